@@ -1,0 +1,1 @@
+//! Test and example support for the ipvsnl workspace (not published).
