@@ -1,1 +1,60 @@
-//! placeholder
+//! Sans-IO encoding and decoding of the Linux IPVS generic-netlink family.
+//!
+//! This crate turns IPVS messages into bytes and bytes into messages; it
+//! opens no socket and knows nothing of a kernel beyond its ABI. Every
+//! attribute enum keeps what it does not recognise in an `Other` variant, so
+//! a message from a newer kernel still parses, and every decoding error
+//! names the attribute that was wrong.
+//!
+//! Byte order is decided per attribute in one place (`bytes.rs`): ports,
+//! addresses and the IPv4 netmask are network order; everything else,
+//! including the IPv6 "netmask" (a prefix length) and the sync daemon's
+//! multicast port, is host order.
+//!
+//! The typed model (services, destinations, schedulers) lives in the
+//! `ipvsnl` crate, which builds these messages.
+//!
+//! ```
+//! use ipvsnl_wire::{IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr};
+//! use netlink_packet_core::{NetlinkMessage, NLM_F_ACK, NLM_F_REQUEST};
+//! use netlink_packet_generic::GenlMessage;
+//!
+//! let payload = IpvsMessage::new(
+//!     IpvsCommand::DelService,
+//!     vec![IpvsAttr::Service(vec![
+//!         ServiceAttr::AddressFamily(2),
+//!         ServiceAttr::Fwmark(5),
+//!     ])],
+//! );
+//! let mut genl = GenlMessage::from_payload(payload);
+//! genl.set_resolved_family_id(0x23);
+//! let mut msg = NetlinkMessage::from(genl);
+//! msg.header.flags = NLM_F_REQUEST | NLM_F_ACK;
+//! msg.finalize();
+//! let mut buf = vec![0; msg.buffer_len()];
+//! msg.serialize(&mut buf);
+//! assert_eq!(buf.len(), 16 + 4 + 4 + 8 + 8);
+//! ```
+
+mod attr;
+mod bytes;
+mod command;
+mod daemon;
+mod dest;
+mod message;
+mod nest;
+mod service;
+mod stats;
+
+pub use attr::IpvsAttr;
+pub use command::IpvsCommand;
+pub use daemon::DaemonAttr;
+pub use dest::DestAttr;
+pub use message::{IpvsMessage, IPVS_GENL_NAME, IPVS_GENL_VERSION};
+pub use service::{FlagsMask, ServiceAttr};
+pub use stats::{StatsAttr, StatsField, IPVS_STATS_ATTR_PAD};
+
+/// Re-exported so users need not name the matching versions themselves.
+pub use netlink_packet_core;
+/// Re-exported so users need not name the matching versions themselves.
+pub use netlink_packet_generic;

@@ -1,0 +1,108 @@
+//! Fixed-width reads and writes for attribute payloads.
+//!
+//! Every attribute of the IPVS family is either host byte order ("native":
+//! the kernel and user space share a CPU) or network byte order. The
+//! functions here are the only place that decides how many bytes a value
+//! takes; each read names the attribute it decodes so that a malformed
+//! message says exactly what was wrong.
+
+use netlink_packet_core::DecodeError;
+
+fn exact<const N: usize>(value: &[u8], what: &str) -> Result<[u8; N], DecodeError> {
+    value.try_into().map_err(|_| {
+        DecodeError::from(format!(
+            "invalid {what}: expected {N} bytes, got {}",
+            value.len()
+        ))
+    })
+}
+
+/// Reads a host-order `u8`.
+pub(crate) fn u8_of(value: &[u8], what: &str) -> Result<u8, DecodeError> {
+    Ok(exact::<1>(value, what)?[0])
+}
+
+/// Reads a host-order `u16`.
+pub(crate) fn u16_ne(value: &[u8], what: &str) -> Result<u16, DecodeError> {
+    Ok(u16::from_ne_bytes(exact(value, what)?))
+}
+
+/// Reads a network-order `u16` (ports).
+pub(crate) fn u16_be(value: &[u8], what: &str) -> Result<u16, DecodeError> {
+    Ok(u16::from_be_bytes(exact(value, what)?))
+}
+
+/// Reads a host-order `u32`.
+pub(crate) fn u32_ne(value: &[u8], what: &str) -> Result<u32, DecodeError> {
+    Ok(u32::from_ne_bytes(exact(value, what)?))
+}
+
+/// Reads a host-order `u64`.
+pub(crate) fn u64_ne(value: &[u8], what: &str) -> Result<u64, DecodeError> {
+    Ok(u64::from_ne_bytes(exact(value, what)?))
+}
+
+/// Reads four raw bytes (an IPv4 address or the raw netmask word).
+pub(crate) fn raw4(value: &[u8], what: &str) -> Result<[u8; 4], DecodeError> {
+    exact(value, what)
+}
+
+/// Reads an address union (`union nf_inet_addr`): up to 16 bytes, shorter
+/// input zero-filled as the kernel itself does.
+pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> {
+    if value.len() > 16 {
+        return Err(DecodeError::from(format!(
+            "invalid {what}: at most 16 bytes, got {}",
+            value.len()
+        )));
+    }
+    let mut out = [0u8; 16];
+    out[..value.len()].copy_from_slice(value);
+    Ok(out)
+}
+
+/// Reads a string that may or may not carry its NUL terminator.
+pub(crate) fn string(value: &[u8], what: &str) -> Result<String, DecodeError> {
+    let end = value.iter().position(|&b| b == 0).unwrap_or(value.len());
+    String::from_utf8(value[..end].to_vec())
+        .map_err(|_| DecodeError::from(format!("invalid {what}: not UTF-8")))
+}
+
+/// Length of a string attribute's payload: the bytes plus the NUL.
+pub(crate) fn string_len(s: &str) -> usize {
+    s.len() + 1
+}
+
+/// Writes a string and its NUL terminator.
+pub(crate) fn emit_string(s: &str, buf: &mut [u8]) {
+    buf[..s.len()].copy_from_slice(s.as_bytes());
+    buf[s.len()] = 0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_reads_check_length_and_name_the_attribute() {
+        assert_eq!(u16_be(&[0x00, 0x50], "PORT").unwrap(), 80);
+        let err = u32_ne(&[1, 2], "IPVS_SVC_ATTR_TIMEOUT").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("IPVS_SVC_ATTR_TIMEOUT"), "{text}");
+        assert!(text.contains("got 2"), "{text}");
+    }
+
+    #[test]
+    fn address_is_zero_filled_and_bounded() {
+        assert_eq!(addr16(&[10, 0, 0, 1], "ADDR").unwrap()[..5], [10, 0, 0, 1, 0]);
+        assert!(addr16(&[0; 17], "ADDR").is_err());
+    }
+
+    #[test]
+    fn strings_stop_at_the_first_nul() {
+        assert_eq!(string(b"wlc\0", "S").unwrap(), "wlc");
+        assert_eq!(string(b"rr", "S").unwrap(), "rr");
+        assert_eq!(string(b"", "S").unwrap(), "");
+        assert!(string(&[0xff, 0xfe], "S").is_err());
+    }
+}

@@ -1,1 +1,0 @@
-//! Test and example support for the ipvsnl workspace (not published).
