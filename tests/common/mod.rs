@@ -1,0 +1,228 @@
+//! Support for the kernel tests (`tests/*.rs` with `mod common;`).
+//!
+//! Kernel tests need root and a kernel with IPVS. They are marked
+//! `#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]`, so a plain
+//! `cargo test` on the host skips them; `.ci/kernel-tests` runs them with
+//! `--ignored` inside a qemu VM booting Debian's 6.1 and 6.12 cloud kernels.
+//!
+//! Each test calls [`fresh_netns`] first: it moves the *calling thread* into a new
+//! network namespace with its own, empty IPVS table. libtest runs every test on a
+//! thread of its own (unless `--test-threads=1`, where tests share the main
+//! thread; each `fresh_netns` call then still gives a new namespace), so tests run
+//! in parallel without seeing each other's services.
+//!
+//! Things that follow the thread's namespace: sockets created by the thread
+//! (netlink included), child processes it spawns ([`ipvsadm`]), `/proc/sys/net/...`
+//! opened by it, and `/proc/thread-self/net/...` ([`proc_net`]). `/proc/net` is
+//! `/proc/self/net`, i.e. the namespace of the process's *main* thread: do not read
+//! it from a test.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// The `#[ignore]` reason every kernel test uses (for reference; attributes need a
+/// literal): `#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]`.
+pub const IGNORE_REASON: &str = "needs IPVS: runs in the VM via .ci/kernel-tests";
+
+/// uid and gid of the unprivileged user (`nobody` / `nogroup`) present in the VM.
+pub const NOBODY: u32 = 65534;
+
+/// True inside the test VM (`.ci/vm/run` sets `IPVSNL_IN_VM=1`).
+pub fn in_vm() -> bool {
+    std::env::var_os("IPVSNL_IN_VM").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The running kernel's release (`uname -r`), e.g. `6.1.0-57-cloud-amd64`.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .expect("read /proc/sys/kernel/osrelease")
+        .trim()
+        .to_owned()
+}
+
+/// The running kernel's (major, minor) version, e.g. (6, 12).
+pub fn kernel_version() -> (u32, u32) {
+    let rel = kernel_release();
+    let mut it = rel.split(|c: char| !c.is_ascii_digit());
+    let major = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    let minor = it.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (major, minor)
+}
+
+/// Panics with a clear message unless the process runs as root.
+pub fn require_root() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    assert!(
+        euid == 0,
+        "kernel tests need root (euid is {euid}) and a kernel with IPVS; \
+         run them in the VM with .ci/kernel-tests"
+    );
+}
+
+/// Moves the current thread into a brand-new network namespace (own IPVS table,
+/// nothing configured) and brings `lo` up there.
+///
+/// A fresh namespace has `lo` down and no routes, and then the kernel refuses
+/// every IPVS destination with EINVAL; with `lo` up it accepts them.
+///
+/// Panics if not root or if the namespace cannot be created.
+pub fn fresh_netns() {
+    require_root();
+    // SAFETY: unshare only takes flags. CLONE_NEWNET changes the network namespace
+    // of the calling thread only (the other threads keep theirs), which is allowed
+    // in a multi-threaded process.
+    let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
+    if rc != 0 {
+        panic!(
+            "unshare(CLONE_NEWNET) failed: {} (kernel tests need root; run them with .ci/kernel-tests)",
+            io::Error::last_os_error()
+        );
+    }
+    set_link_up("lo").unwrap_or_else(|e| panic!("bringing lo up in the new netns: {e}"));
+    assert!(
+        link_is_up("lo").expect("read lo flags"),
+        "lo still down after SIOCSIFFLAGS"
+    );
+}
+
+/// An AF_INET datagram socket in the current thread's namespace, for interface
+/// ioctls.
+fn ioctl_socket() -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the result is checked before use.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a freshly created descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn ifreq_for(name: &str) -> io::Result<libc::ifreq> {
+    // SAFETY: ifreq is plain old data; all-zero is a valid value.
+    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() >= ifr.ifr_name.len() || bytes.contains(&0) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "bad interface name"));
+    }
+    for (dst, &src) in ifr.ifr_name.iter_mut().zip(bytes) {
+        *dst = src as libc::c_char;
+    }
+    Ok(ifr)
+}
+
+fn get_flags(sock: &OwnedFd, ifr: &mut libc::ifreq) -> io::Result<()> {
+    // SAFETY: SIOCGIFFLAGS reads ifr_name and writes ifr_flags of the ifreq we
+    // pass, which lives for the whole call.
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS as _, ifr as *mut libc::ifreq) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets IFF_UP on interface `name` in the current thread's namespace
+/// (SIOCGIFFLAGS + SIOCSIFFLAGS, like `ip link set NAME up`).
+pub fn set_link_up(name: &str) -> io::Result<()> {
+    let sock = ioctl_socket()?;
+    let mut ifr = ifreq_for(name)?;
+    get_flags(&sock, &mut ifr)?;
+    // SAFETY: after SIOCGIFFLAGS the flags member of the union is the active one.
+    unsafe { ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    // SAFETY: SIOCSIFFLAGS reads ifr_name and ifr_flags from the ifreq we pass.
+    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS as _, &ifr as *const libc::ifreq) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether interface `name` has IFF_UP in the current thread's namespace.
+pub fn link_is_up(name: &str) -> io::Result<bool> {
+    let sock = ioctl_socket()?;
+    let mut ifr = ifreq_for(name)?;
+    get_flags(&sock, &mut ifr)?;
+    // SAFETY: after SIOCGIFFLAGS the flags member of the union is the active one.
+    let flags = unsafe { ifr.ifr_ifru.ifru_flags };
+    Ok(flags & libc::IFF_UP as libc::c_short != 0)
+}
+
+/// Path of `/proc/thread-self/net/<name>`: the current *thread's* namespace view
+/// (unlike `/proc/net/<name>`, which is the main thread's).
+pub fn proc_net(name: &str) -> PathBuf {
+    PathBuf::from("/proc/thread-self/net").join(name)
+}
+
+/// Reads `/proc/thread-self/net/<name>` (e.g. `ip_vs`, `ip_vs_conn`, `ip_vs_stats`).
+pub fn read_proc_net(name: &str) -> String {
+    let path = proc_net(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// Runs a program from PATH in the current thread's namespace and returns its
+/// output. Panics if it cannot be started.
+pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Output {
+    Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
+}
+
+/// Runs the reference `ipvsadm` (Debian's, from PATH) in the current thread's
+/// network namespace.
+pub fn ipvsadm(args: &[&str]) -> Output {
+    run("ipvsadm", args)
+}
+
+/// Runs `ipvsadm` with `stdin` fed to it (e.g. `-R`).
+pub fn ipvsadm_stdin(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("ipvsadm")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run ipvsadm: {e}"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .expect("write ipvsadm stdin");
+    child.wait_with_output().expect("wait for ipvsadm")
+}
+
+/// Asserts that an `Output` succeeded (showing the command, status and stderr
+/// otherwise) and returns its stdout.
+pub fn assert_ok(what: &str, out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+/// Runs `ipvsadm args`, asserts it succeeded, returns its stdout.
+pub fn ipvsadm_ok(args: &[&str]) -> String {
+    assert_ok(&format!("ipvsadm {}", args.join(" ")), ipvsadm(args))
+}
+
+/// A `Command` for `program` that runs as the unprivileged user nobody/nogroup
+/// (uid/gid 65534, no supplementary groups) in the current thread's namespace.
+pub fn command_as_nobody(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    // std drops the supplementary groups (setgroups(0)) when root sets a uid.
+    cmd.uid(NOBODY).gid(NOBODY);
+    cmd
+}
