@@ -108,6 +108,12 @@ fn namespaces_are_isolated() {
                 barrier.wait();
                 let saved = ipvsadm_ok(&["-S", "-n"]);
                 let proc = read_proc_net("ip_vs");
+                // /proc/net is /proc/self/net: the main thread's namespace, not ours.
+                let main_view = std::fs::read_to_string("/proc/net/ip_vs").expect("read /proc/net/ip_vs");
+                assert!(
+                    !main_view.contains(&format!("0A4D000{i}:0050")),
+                    "/proc/net unexpectedly shows worker {i}'s namespace:\n{main_view}"
+                );
                 // Keep both namespaces alive until both have looked.
                 barrier.wait();
                 (i, saved, proc)
@@ -155,4 +161,28 @@ fn parallel_test_a_sees_only_its_table() {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn parallel_test_b_sees_only_its_table() {
     own_table_stays_own("sh");
+}
+
+/// IPVS sysctls are per namespace, and /proc/sys/net follows the namespace of the
+/// thread that opens it (unlike /proc/net, see tests/common).
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn sysctls_follow_the_thread_namespace() {
+    const KNOB: &str = "/proc/sys/net/ipv4/vs/expire_nodest_conn";
+    let read = || std::fs::read_to_string(KNOB).unwrap_or_else(|e| panic!("read {KNOB}: {e}"));
+    let barrier = Arc::new(Barrier::new(2));
+    let b = Arc::clone(&barrier);
+    let writer = thread::spawn(move || {
+        fresh_netns();
+        std::fs::write(KNOB, "1\n").expect("write sysctl");
+        b.wait();
+        b.wait();
+        std::fs::read_to_string(KNOB).unwrap()
+    });
+    fresh_netns();
+    barrier.wait();
+    let here = read();
+    barrier.wait();
+    assert_eq!(writer.join().unwrap().trim(), "1", "writer's namespace keeps its value");
+    assert_eq!(here.trim(), "0", "another namespace keeps the default");
 }
