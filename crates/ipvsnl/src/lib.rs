@@ -1,1 +1,59 @@
-//! placeholder
+//! A safe client for Linux IPVS (IP Virtual Server), the kernel's layer-4
+//! load balancer, over its generic-netlink family — no libnl, no ipvsadm.
+//!
+//! - [`Client`]: one socket per client, every kernel operation as a typed
+//!   method, any network namespace ([`Client::in_namespace`]), pipelined
+//!   batches of [`Request`]s ([`Client::apply`]).
+//! - The model: [`Service`] keyed by [`ServiceKey`] (protocol + address +
+//!   port, or fwmark + family), [`Destination`] with its [`Forward`]ing
+//!   method (tunnel parameters only on [`Forward::Tunnel`]), any
+//!   [`Scheduler`] by name, 64-bit [`Stats`], [`Timeouts`], [`Info`],
+//!   [`SyncDaemon`].
+//! - One [`Error`] that keeps the errno, names the operation and says what
+//!   failed in words. Bad input is refused before anything is sent.
+//!
+//! The wire format lives in the sans-IO crate `ipvsnl_wire`.
+//!
+//! ```no_run
+//! use ipvsnl::{Client, Destination, Forward, Scheduler, Service, ServiceKey};
+//!
+//! let mut ipvs = Client::new()?;
+//! let key = ServiceKey::tcp("192.0.2.10".parse().unwrap(), 443);
+//! ipvs.add_service(&Service::new(key).with_scheduler(Scheduler::Maglev))?;
+//! for (i, ip) in ["198.51.100.1", "198.51.100.2"].iter().enumerate() {
+//!     let dest = Destination::new(ip.parse().unwrap(), 443)
+//!         .with_forward(Forward::Route)
+//!         .with_weight(i as u32 + 1);
+//!     ipvs.add_destination(&key, &dest)?;
+//! }
+//! for row in ipvs.table()? {
+//!     println!("{}: {} destinations", row.service.service.key, row.destinations.len());
+//! }
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+
+mod client;
+mod decode;
+mod error;
+mod model;
+mod pipeline;
+mod request;
+pub mod rules;
+pub mod sync;
+mod transport;
+
+pub use client::{Client, ClientOptions, TableEntry};
+pub use error::Error;
+pub use model::config::{Info, Timeouts};
+pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX};
+pub use model::destination::{
+    Destination, DestinationEntry, Forward, Tunnel, TunnelFlags, TunnelKind, WEIGHT_MAX,
+};
+pub use model::family::{AddressFamily, Protocol};
+pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
+pub use model::service::{Netmask, Service, ServiceEntry, ServiceFlags, ServiceKey, PE_NAME_MAX};
+pub use model::stats::Stats;
+pub use request::{Request, RequestKind};
+
+/// The sans-IO wire crate this client is built on.
+pub use ipvsnl_wire as wire;

@@ -1,0 +1,54 @@
+//! Global settings: connection timeouts and module information.
+
+/// Connection timeouts in seconds (`ipvsadm --set`).
+///
+/// When setting, 0 means "leave this one unchanged".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Timeouts {
+    /// Established TCP connections (kernel default 900).
+    pub tcp: u32,
+    /// TCP connections after FIN (default 120).
+    pub tcp_fin: u32,
+    /// UDP (default 300).
+    pub udp: u32,
+}
+
+impl Timeouts {
+    /// Timeouts with the given values (0 leaves a value unchanged).
+    pub fn new(tcp: u32, tcp_fin: u32, udp: u32) -> Self {
+        Timeouts { tcp, tcp_fin, udp }
+    }
+}
+
+/// What `GET_INFO` reports.
+///
+/// ```
+/// # use ipvsnl::Info;
+/// let info = Info::new(0x010201, 4096);
+/// assert_eq!(info.version_string(), "1.2.1");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub struct Info {
+    /// IPVS version code, e.g. 0x010201 for 1.2.1.
+    pub version: u32,
+    /// Size of the connection hash table.
+    pub conn_tab_size: u32,
+}
+
+impl Info {
+    /// Info from its two numbers.
+    pub fn new(version: u32, conn_tab_size: u32) -> Self {
+        Info {
+            version,
+            conn_tab_size,
+        }
+    }
+
+    /// The version as `major.minor.patch`.
+    pub fn version_string(&self) -> String {
+        let v = self.version;
+        format!("{}.{}.{}", (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff)
+    }
+}

@@ -1,0 +1,110 @@
+//! The connection synchronisation daemon.
+
+use std::net::IpAddr;
+
+use crate::Error;
+
+/// The role of a sync daemon. Both may run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum DaemonRole {
+    /// Sends connection state (1).
+    Master,
+    /// Receives connection state (2).
+    Backup,
+}
+
+impl DaemonRole {
+    /// The kernel's state number.
+    pub fn to_raw(self) -> u32 {
+        match self {
+            DaemonRole::Master => 1,
+            DaemonRole::Backup => 2,
+        }
+    }
+
+    /// The role for a kernel state number.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            1 => Some(DaemonRole::Master),
+            2 => Some(DaemonRole::Backup),
+            _ => None,
+        }
+    }
+}
+
+/// The longest interface name the kernel accepts.
+pub const IFNAME_MAX: usize = 15;
+
+/// A sync daemon's configuration; listed daemons carry the effective values
+/// the kernel chose (on kernels 4.3 and later).
+///
+/// ```
+/// use ipvsnl::{DaemonRole, SyncDaemon};
+/// let d = SyncDaemon::new(DaemonRole::Master, "eth0").with_sync_id(9);
+/// d.validate().unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SyncDaemon {
+    /// Master or backup.
+    pub role: DaemonRole,
+    /// Multicast interface.
+    pub interface: String,
+    /// Sync id (0..=255).
+    pub sync_id: u32,
+    /// Maximum sync message length (kernel default: from the MTU).
+    pub max_len: Option<u16>,
+    /// Multicast group (default 224.0.0.81).
+    pub group: Option<IpAddr>,
+    /// UDP port (default 8848).
+    pub port: Option<u16>,
+    /// Multicast TTL (default 1).
+    pub ttl: Option<u8>,
+}
+
+impl SyncDaemon {
+    /// A daemon with the kernel's defaults.
+    pub fn new(role: DaemonRole, interface: impl Into<String>) -> Self {
+        SyncDaemon {
+            role,
+            interface: interface.into(),
+            sync_id: 0,
+            max_len: None,
+            group: None,
+            port: None,
+            ttl: None,
+        }
+    }
+
+    /// Sets the sync id.
+    pub fn with_sync_id(mut self, id: u32) -> Self {
+        self.sync_id = id;
+        self
+    }
+
+    /// Checks what the kernel would refuse.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.interface.is_empty()
+            || self.interface.len() > IFNAME_MAX
+            || self.interface.bytes().any(|b| b == 0)
+        {
+            return Err(Error::invalid(
+                "sync daemon interface",
+                format!("{:?} must be 1 to {IFNAME_MAX} bytes", self.interface),
+            ));
+        }
+        if let Some(group) = self.group {
+            if !group.is_multicast() {
+                return Err(Error::invalid(
+                    "multicast group",
+                    format!("{group} is not a multicast address"),
+                ));
+            }
+        }
+        if self.ttl == Some(0) {
+            return Err(Error::invalid("multicast TTL", "must be 1 to 255"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,351 @@
+//! Destinations (real servers) and how packets reach them.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use bitflags::bitflags;
+
+use crate::{AddressFamily, Error, ServiceKey, Stats};
+
+/// The tunnel encapsulation of a tunnelled destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[non_exhaustive]
+pub enum TunnelKind {
+    /// IP-in-IP (0), the default.
+    #[default]
+    Ipip,
+    /// Generic UDP Encapsulation (1, kernel 5.2+): needs a port.
+    Gue,
+    /// GRE (2, kernel 5.3+).
+    Gre,
+    /// A type this crate does not know.
+    Other(u8),
+}
+
+impl TunnelKind {
+    /// The kernel's number.
+    pub fn to_raw(self) -> u8 {
+        match self {
+            TunnelKind::Ipip => 0,
+            TunnelKind::Gue => 1,
+            TunnelKind::Gre => 2,
+            TunnelKind::Other(n) => n,
+        }
+    }
+
+    /// The type for a kernel number.
+    pub fn from_raw(raw: u8) -> Self {
+        match raw {
+            0 => TunnelKind::Ipip,
+            1 => TunnelKind::Gue,
+            2 => TunnelKind::Gre,
+            n => TunnelKind::Other(n),
+        }
+    }
+}
+
+bitflags! {
+    /// Tunnel checksum flags (`IP_VS_TUNNEL_ENCAP_FLAG_*`); empty means no
+    /// checksum.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+    pub struct TunnelFlags: u16 {
+        /// Outer checksum.
+        const CSUM = 1 << 0;
+        /// Remote checksum offload.
+        const REMCSUM = 1 << 1;
+        const _ = !0;
+    }
+}
+
+/// Tunnel parameters: they exist only on [`Forward::Tunnel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[non_exhaustive]
+pub struct Tunnel {
+    /// Encapsulation.
+    pub kind: TunnelKind,
+    /// Destination UDP port for GUE (0 otherwise).
+    pub port: u16,
+    /// Checksum flags.
+    pub flags: TunnelFlags,
+}
+
+impl Tunnel {
+    /// IP-in-IP, the classic tunnel.
+    pub fn ipip() -> Self {
+        Tunnel::default()
+    }
+
+    /// GUE to a UDP port.
+    pub fn gue(port: u16) -> Self {
+        Tunnel {
+            kind: TunnelKind::Gue,
+            port,
+            flags: TunnelFlags::empty(),
+        }
+    }
+
+    /// GRE.
+    pub fn gre() -> Self {
+        Tunnel {
+            kind: TunnelKind::Gre,
+            port: 0,
+            flags: TunnelFlags::empty(),
+        }
+    }
+
+    /// Sets the checksum flags.
+    pub fn with_flags(mut self, flags: TunnelFlags) -> Self {
+        self.flags = flags;
+        self
+    }
+}
+
+/// How the director forwards packets to a destination
+/// (`IP_VS_CONN_F_FWD_MASK` bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[non_exhaustive]
+pub enum Forward {
+    /// NAT (0): ipvsadm `-m`.
+    #[default]
+    Masquerade,
+    /// Local node (1).
+    Local,
+    /// IP tunnelling (2): ipvsadm `-i`.
+    Tunnel(Tunnel),
+    /// Direct routing (3): ipvsadm `-g`.
+    Route,
+    /// Bypass (4).
+    Bypass,
+    /// A method number this crate does not know (0..=7).
+    Other(u32),
+}
+
+impl Forward {
+    /// The kernel's method number.
+    pub fn to_raw(self) -> u32 {
+        match self {
+            Forward::Masquerade => 0,
+            Forward::Local => 1,
+            Forward::Tunnel(_) => 2,
+            Forward::Route => 3,
+            Forward::Bypass => 4,
+            Forward::Other(n) => n,
+        }
+    }
+
+    /// The method for a kernel number and the tunnel attributes.
+    pub(crate) fn from_raw(raw: u32, tunnel: Tunnel) -> Self {
+        match raw & 0x7 {
+            0 => Forward::Masquerade,
+            1 => Forward::Local,
+            2 => Forward::Tunnel(tunnel),
+            3 => Forward::Route,
+            4 => Forward::Bypass,
+            n => Forward::Other(n),
+        }
+    }
+
+    /// The tunnel parameters, for a tunnel.
+    pub fn tunnel(&self) -> Option<&Tunnel> {
+        match self {
+            Forward::Tunnel(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Forward {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Forward::Masquerade => f.write_str("Masq"),
+            Forward::Local => f.write_str("Local"),
+            Forward::Tunnel(_) => f.write_str("Tunnel"),
+            Forward::Route => f.write_str("Route"),
+            Forward::Bypass => f.write_str("Bypass"),
+            Forward::Other(n) => write!(f, "method {n}"),
+        }
+    }
+}
+
+/// The largest weight the kernel accepts (it reads the weight as an `int`).
+pub const WEIGHT_MAX: u32 = i32::MAX as u32;
+
+/// A destination's configuration: what you add, edit and compare.
+///
+/// ```
+/// use ipvsnl::{Destination, Forward, Tunnel};
+/// let d = Destination::new("10.1.0.2".parse().unwrap(), 8080)
+///     .with_weight(3)
+///     .with_forward(Forward::Tunnel(Tunnel::gue(6080)));
+/// assert_eq!(d.forward.tunnel().unwrap().port, 6080);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub struct Destination {
+    /// Real server address (its family may differ from the service's only
+    /// when tunnelling).
+    pub addr: IpAddr,
+    /// Real server port.
+    pub port: u16,
+    /// Forwarding method.
+    pub forward: Forward,
+    /// Weight, 0 to [`WEIGHT_MAX`]; 0 takes no new connections.
+    pub weight: u32,
+    /// Upper connection threshold; 0 means none.
+    pub upper_threshold: u32,
+    /// Lower connection threshold; must not exceed a non-zero upper one.
+    pub lower_threshold: u32,
+}
+
+impl Destination {
+    /// A masqueraded destination of weight 1 (ipvsadm's defaults).
+    pub fn new(addr: IpAddr, port: u16) -> Self {
+        Destination {
+            addr,
+            port,
+            forward: Forward::Masquerade,
+            weight: 1,
+            upper_threshold: 0,
+            lower_threshold: 0,
+        }
+    }
+
+    /// Sets the forwarding method.
+    pub fn with_forward(mut self, forward: Forward) -> Self {
+        self.forward = forward;
+        self
+    }
+
+    /// Sets the weight.
+    pub fn with_weight(mut self, weight: u32) -> Self {
+        self.weight = weight;
+        self
+    }
+
+    /// Sets the upper and lower connection thresholds.
+    pub fn with_thresholds(mut self, upper: u32, lower: u32) -> Self {
+        self.upper_threshold = upper;
+        self.lower_threshold = lower;
+        self
+    }
+
+    /// The address family of the real server.
+    pub fn family(&self) -> AddressFamily {
+        AddressFamily::of(&self.addr)
+    }
+
+    /// Checks what the kernel would refuse, for a destination of `service`.
+    pub fn validate_for(&self, service: &ServiceKey) -> Result<(), Error> {
+        if self.weight > WEIGHT_MAX {
+            return Err(Error::invalid(
+                "weight",
+                format!("{} is above the kernel's maximum {WEIGHT_MAX}", self.weight),
+            ));
+        }
+        if self.lower_threshold > self.upper_threshold {
+            return Err(Error::invalid(
+                "thresholds",
+                format!(
+                    "lower threshold {} is above upper threshold {} (0 means no upper threshold, so a lower one needs an upper one)",
+                    self.lower_threshold, self.upper_threshold
+                ),
+            ));
+        }
+        if let Forward::Other(n) = self.forward {
+            if n > 7 {
+                return Err(Error::invalid(
+                    "forwarding method",
+                    format!("{n} does not fit the kernel's three-bit field"),
+                ));
+            }
+        }
+        if let Forward::Tunnel(t) = self.forward {
+            if t.kind == TunnelKind::Gue && t.port == 0 {
+                return Err(Error::invalid("tunnel", "a GUE tunnel needs a port"));
+            }
+            if t.kind != TunnelKind::Gue && t.port != 0 {
+                return Err(Error::invalid(
+                    "tunnel",
+                    "a tunnel port is only meaningful for GUE",
+                ));
+            }
+        }
+        if self.family() != service.family() && self.forward.tunnel().is_none() {
+            return Err(Error::invalid(
+                "destination",
+                format!(
+                    "{} destination {} on an {} service needs tunnel forwarding",
+                    self.family(),
+                    self.addr,
+                    service.family()
+                ),
+            ));
+        }
+        let addr_ok = match self.addr {
+            IpAddr::V4(a) => !(a.is_unspecified() || a.is_broadcast() || a.is_multicast()),
+            IpAddr::V6(a) => !(a.is_unspecified() || a.is_multicast()),
+        };
+        if !addr_ok {
+            return Err(Error::invalid(
+                "destination",
+                format!("{} is not a unicast address", self.addr),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A destination as listed by the kernel: configuration, connection counts
+/// and counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DestinationEntry {
+    /// The configuration.
+    pub destination: Destination,
+    /// Active connections.
+    pub active_conns: u32,
+    /// Inactive connections.
+    pub inactive_conns: u32,
+    /// Persistent connection templates.
+    pub persistent_conns: u32,
+    /// Counters and rates since the last zero.
+    pub stats: Stats,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svc() -> ServiceKey {
+        ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)
+    }
+
+    #[test]
+    fn refuses_what_the_kernel_refuses() {
+        let d = Destination::new("10.0.0.2".parse().unwrap(), 80);
+        d.validate_for(&svc()).unwrap();
+        let e = d.with_thresholds(0, 10).validate_for(&svc()).unwrap_err();
+        assert!(e.to_string().contains("lower threshold 10"), "{e}");
+        assert!(d.with_weight(WEIGHT_MAX + 1).validate_for(&svc()).is_err());
+        let gue0 = d.with_forward(Forward::Tunnel(Tunnel::gue(0)));
+        assert!(gue0.validate_for(&svc()).is_err());
+        let v6 = Destination::new("2001:db8::2".parse().unwrap(), 80);
+        let e = v6.validate_for(&svc()).unwrap_err().to_string();
+        assert!(e.contains("needs tunnel forwarding"), "{e}");
+        v6.with_forward(Forward::Tunnel(Tunnel::ipip()))
+            .validate_for(&svc())
+            .unwrap();
+        let mc = Destination::new("224.0.0.1".parse().unwrap(), 80);
+        assert!(mc.validate_for(&svc()).is_err());
+    }
+
+    #[test]
+    fn forward_numbers_round_trip() {
+        for raw in 0..8 {
+            assert_eq!(Forward::from_raw(raw, Tunnel::ipip()).to_raw(), raw);
+        }
+        for raw in 0..=255u8 {
+            assert_eq!(TunnelKind::from_raw(raw).to_raw(), raw);
+        }
+    }
+}

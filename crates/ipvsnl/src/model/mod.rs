@@ -1,0 +1,9 @@
+//! The typed model: what a user thinks in.
+
+pub(crate) mod config;
+pub(crate) mod daemon;
+pub(crate) mod destination;
+pub(crate) mod family;
+pub(crate) mod scheduler;
+pub(crate) mod service;
+pub(crate) mod stats;

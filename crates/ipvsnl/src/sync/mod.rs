@@ -1,0 +1,1 @@
+//! Declarative bulk sync: desired table in, kernel converged out.

@@ -1,0 +1,220 @@
+//! Sans-IO framing: requests to bytes, received datagrams to replies.
+//!
+//! Nothing here touches a socket, so everything is tested on byte vectors.
+
+use ipvsnl_wire::netlink_packet_core::{
+    ErrorBuffer, NetlinkBuffer, NetlinkMessage, NlasIterator, ParseableParametrized, NLMSG_DONE,
+    NLMSG_ERROR, NLMSG_NOOP, NLMSG_OVERRUN,
+};
+use ipvsnl_wire::netlink_packet_generic::ctrl::nlas::GenlCtrlAttrs;
+use ipvsnl_wire::netlink_packet_generic::ctrl::{GenlCtrl, GenlCtrlCmd};
+use ipvsnl_wire::netlink_packet_generic::{GenlHeader, GenlMessage};
+use ipvsnl_wire::IpvsMessage;
+
+/// `GENL_ID_CTRL`: the generic-netlink controller.
+pub(crate) const GENL_ID_CTRL: u16 = 0x10;
+const CTRL_ATTR_FAMILY_ID: u16 = 1;
+const GENL_HDRLEN: usize = 4;
+
+/// Appends one IPVS request to `out`.
+pub(crate) fn push_request(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16, msg: IpvsMessage) {
+    let mut genl = GenlMessage::from_payload(msg);
+    genl.set_resolved_family_id(family);
+    push(out, NetlinkMessage::from(genl), seq, flags);
+}
+
+/// Appends a `CTRL_CMD_GETFAMILY` request for `name` to `out`.
+pub(crate) fn push_get_family(out: &mut Vec<u8>, name: &str, seq: u32, flags: u16) {
+    let genl = GenlMessage::from_payload(GenlCtrl {
+        cmd: GenlCtrlCmd::GetFamily,
+        nlas: vec![GenlCtrlAttrs::FamilyName(name.to_owned())],
+    });
+    push(out, NetlinkMessage::from(genl), seq, flags);
+}
+
+fn push<T>(out: &mut Vec<u8>, mut msg: NetlinkMessage<T>, seq: u32, flags: u16)
+where
+    T: ipvsnl_wire::netlink_packet_core::NetlinkSerializable,
+{
+    msg.header.flags = flags;
+    msg.header.sequence_number = seq;
+    msg.finalize();
+    let start = out.len();
+    out.resize(start + msg.buffer_len(), 0);
+    msg.serialize(&mut out[start..]);
+}
+
+/// What one netlink message of a reply datagram says.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reply<'a> {
+    /// An IPVS message (a listed object or a get reply), still undecoded.
+    Data {
+        /// The generic-netlink command.
+        command: u8,
+        /// The attributes after the generic-netlink header.
+        attrs: &'a [u8],
+    },
+    /// A positive acknowledgement.
+    Ack,
+    /// A refusal; the positive errno.
+    Error(i32),
+    /// The end of a dump.
+    Done,
+    /// The reply to a family lookup: the id.
+    FamilyId(u16),
+    /// Padding, overrun notices and anything else that carries no answer.
+    Ignored,
+}
+
+/// One message of a datagram, with its header fields.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Frame<'a> {
+    /// Sequence number it answers.
+    pub seq: u32,
+    /// Netlink flags (`NLM_F_MULTI` marks dump parts).
+    pub flags: u16,
+    /// The content.
+    pub reply: Reply<'a>,
+}
+
+/// Splits a received datagram into frames. `family` is the IPVS family id:
+/// messages of another type that are not control messages are ignored.
+pub(crate) fn frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, String> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    while offset < datagram.len() {
+        let rest = &datagram[offset..];
+        let buf = NetlinkBuffer::new_checked(rest)
+            .map_err(|e| format!("bad netlink header at byte {offset}: {e}"))?;
+        let len = buf.length() as usize;
+        let payload = &rest[16..len];
+        let reply = match buf.message_type() {
+            NLMSG_ERROR => {
+                let err = ErrorBuffer::new_checked(payload)
+                    .map_err(|e| format!("bad NLMSG_ERROR at byte {offset}: {e}"))?;
+                match err.code() {
+                    None => Reply::Ack,
+                    Some(code) => Reply::Error(code.get().saturating_abs()),
+                }
+            }
+            NLMSG_DONE => Reply::Done,
+            NLMSG_NOOP | NLMSG_OVERRUN => Reply::Ignored,
+            t if t == family => {
+                if payload.len() < GENL_HDRLEN {
+                    return Err(format!("IPVS message at byte {offset} too short"));
+                }
+                Reply::Data {
+                    command: payload[0],
+                    attrs: &payload[GENL_HDRLEN..],
+                }
+            }
+            GENL_ID_CTRL => family_id(&payload[GENL_HDRLEN.min(payload.len())..])
+                .map(Reply::FamilyId)
+                .unwrap_or(Reply::Ignored),
+            _ => Reply::Ignored,
+        };
+        out.push(Frame {
+            seq: buf.sequence_number(),
+            flags: buf.flags(),
+            reply,
+        });
+        // Messages are 4-byte aligned; a zero length would loop forever.
+        offset += (len.max(16) + 3) & !3;
+    }
+    Ok(out)
+}
+
+fn family_id(attrs: &[u8]) -> Option<u16> {
+    NlasIterator::new(attrs).flatten().find_map(|nla| {
+        (nla.kind() == CTRL_ATTR_FAMILY_ID && nla.value().len() == 2)
+            .then(|| u16::from_ne_bytes([nla.value()[0], nla.value()[1]]))
+    })
+}
+
+/// Decodes the attributes of a data frame.
+pub(crate) fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, String> {
+    IpvsMessage::parse_with_param(
+        attrs,
+        GenlHeader {
+            cmd: command,
+            version: 1,
+        },
+    )
+    .map_err(|e| format!("{e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
+    use ipvsnl_wire::{IpvsAttr, IpvsCommand};
+
+    fn ack(seq: u32, code: i32) -> Vec<u8> {
+        // nlmsghdr + error code + the original header (CAP_ACK style: header only)
+        let mut v = Vec::new();
+        v.extend_from_slice(&36u32.to_ne_bytes());
+        v.extend_from_slice(&NLMSG_ERROR.to_ne_bytes());
+        v.extend_from_slice(&0u16.to_ne_bytes());
+        v.extend_from_slice(&seq.to_ne_bytes());
+        v.extend_from_slice(&1234u32.to_ne_bytes());
+        v.extend_from_slice(&code.to_ne_bytes());
+        v.extend_from_slice(&[0; 16]);
+        v
+    }
+
+    #[test]
+    fn requests_frame_back_to_themselves() {
+        let mut out = Vec::new();
+        let msg = IpvsMessage::new(IpvsCommand::SetConfig, vec![IpvsAttr::TimeoutUdp(5)]);
+        push_request(&mut out, 0x22, 7, NLM_F_REQUEST | NLM_F_ACK, msg.clone());
+        push_request(&mut out, 0x22, 8, NLM_F_REQUEST, msg.clone());
+        let frames = frames(&out, 0x22).unwrap();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0].seq, 7);
+        assert_eq!(frames[1].seq, 8);
+        match frames[1].reply {
+            Reply::Data { command, attrs } => assert_eq!(decode(command, attrs).unwrap(), msg),
+            ref other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn acks_errors_and_garbage() {
+        let mut d = ack(1, 0);
+        d.extend(ack(2, -libc::EEXIST));
+        let f = frames(&d, 0x22).unwrap();
+        assert_eq!(f[0].reply, Reply::Ack);
+        assert_eq!(f[1].reply, Reply::Error(libc::EEXIST));
+        // A length field that runs past the datagram is an error, not a panic.
+        let mut bad = ack(3, 0);
+        bad[0] = 200;
+        assert!(frames(&bad, 0x22).is_err());
+        assert!(frames(&[1, 2, 3], 0x22).is_err());
+        // A truncated error payload.
+        let mut short = ack(4, 0);
+        short.truncate(18);
+        short[0] = 18;
+        assert!(frames(&short, 0x22).is_err());
+    }
+
+    #[test]
+    fn family_lookup_round_trip() {
+        let mut out = Vec::new();
+        push_get_family(&mut out, "IPVS", 1, NLM_F_REQUEST);
+        // Reply: ctrl message with FAMILY_ID=0x23.
+        let mut reply = Vec::new();
+        reply.extend_from_slice(&28u32.to_ne_bytes());
+        reply.extend_from_slice(&GENL_ID_CTRL.to_ne_bytes());
+        reply.extend_from_slice(&0u16.to_ne_bytes());
+        reply.extend_from_slice(&1u32.to_ne_bytes());
+        reply.extend_from_slice(&0u32.to_ne_bytes());
+        reply.extend_from_slice(&[1, 2, 0, 0]);
+        reply.extend_from_slice(&6u16.to_ne_bytes());
+        reply.extend_from_slice(&1u16.to_ne_bytes());
+        reply.extend_from_slice(&0x23u16.to_ne_bytes());
+        reply.extend_from_slice(&[0, 0]);
+        let f = frames(&reply, 0).unwrap();
+        assert_eq!(f[0].reply, Reply::FamilyId(0x23));
+        assert!(out.windows(5).any(|w| w == b"IPVS\0"));
+    }
+}
