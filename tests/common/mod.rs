@@ -38,6 +38,21 @@ pub fn in_vm() -> bool {
     std::env::var_os("IPVSNL_IN_VM").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
+/// The path of an example binary (`ipvsadm`, `ipvs-doctor`, ...): staged by
+/// `.ci/kernel-tests` under `IPVSNL_EXAMPLES` in the VM; on the host, beside
+/// the test binary's own target directory (`target/debug/examples`).
+pub fn example(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("IPVSNL_EXAMPLES") {
+        return PathBuf::from(dir).join(name);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/debug/deps/<test> -> target/debug/examples/<name>
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .map(|profile| profile.join("examples").join(name))
+        .expect("test binary is not under target/<profile>/deps")
+}
+
 /// The running kernel's release (`uname -r`), e.g. `6.1.0-57-cloud-amd64`.
 pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -109,7 +124,10 @@ fn ifreq_for(name: &str) -> io::Result<libc::ifreq> {
     let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.len() >= ifr.ifr_name.len() || bytes.contains(&0) {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "bad interface name"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "bad interface name",
+        ));
     }
     for (dst, &src) in ifr.ifr_name.iter_mut().zip(bytes) {
         *dst = src as libc::c_char;
@@ -120,7 +138,13 @@ fn ifreq_for(name: &str) -> io::Result<libc::ifreq> {
 fn get_flags(sock: &OwnedFd, ifr: &mut libc::ifreq) -> io::Result<()> {
     // SAFETY: SIOCGIFFLAGS reads ifr_name and writes ifr_flags of the ifreq we
     // pass, which lives for the whole call.
-    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS as _, ifr as *mut libc::ifreq) };
+    let rc = unsafe {
+        libc::ioctl(
+            sock.as_raw_fd(),
+            libc::SIOCGIFFLAGS as _,
+            ifr as *mut libc::ifreq,
+        )
+    };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -136,7 +160,13 @@ pub fn set_link_up(name: &str) -> io::Result<()> {
     // SAFETY: after SIOCGIFFLAGS the flags member of the union is the active one.
     unsafe { ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
     // SAFETY: SIOCSIFFLAGS reads ifr_name and ifr_flags from the ifreq we pass.
-    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS as _, &ifr as *const libc::ifreq) };
+    let rc = unsafe {
+        libc::ioctl(
+            sock.as_raw_fd(),
+            libc::SIOCSIFFLAGS as _,
+            &ifr as *const libc::ifreq,
+        )
+    };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
