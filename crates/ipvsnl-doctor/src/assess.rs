@@ -67,7 +67,7 @@ pub(crate) fn assess(report: &Report) -> Vec<Problem> {
     // Modules that must still come from the disk.
     let needs_disk = needed
         .iter()
-        .any(|m| !present(m) && !(m.name == "ip_vs" && ipvs_answered));
+        .any(|m| !(present(m) || (m.name == "ip_vs" && ipvs_answered)));
 
     if !release.is_empty() && !tree.release_dir_exists {
         let others: Vec<&str> = tree

@@ -513,7 +513,7 @@ fn absent_reason(name: &str, ip_vs_present: bool, br_netfilter_present: bool) ->
         if ip_vs_present {
             "ip_vs is loaded but does not export its sysctls here (a network namespace owned by a non-initial user namespace)".to_string()
         } else {
-            "ip_vs is not loaded (its sysctls appear when it is)".to_string()
+            "ip_vs is not loaded; its sysctls appear when it is".to_string()
         }
     } else if name.starts_with("net.bridge.") {
         if br_netfilter_present {

@@ -27,11 +27,35 @@ impl NetlinkProbe {
     }
 }
 
-impl Probe for NetlinkProbe {
-    fn probe(&self, _netns: Option<&Path>) -> ProbeOutcome {
+fn classify(err: &ipvsnl::Error) -> ProbeOutcome {
+    if err.is_unavailable() {
+        ProbeOutcome::NotRegistered
+    } else if err.is_permission_denied() {
+        ProbeOutcome::PermissionDenied
+    } else {
         ProbeOutcome::Failed {
-            errno: None,
-            message: "TEMP STUB".to_string(),
+            errno: err.errno(),
+            message: err.to_string(),
+        }
+    }
+}
+
+impl Probe for NetlinkProbe {
+    fn probe(&self, netns: Option<&Path>) -> ProbeOutcome {
+        let client = match netns {
+            Some(path) => ipvsnl::Client::in_namespace(path),
+            None => ipvsnl::Client::new(),
+        };
+        let mut client = match client {
+            Ok(client) => client,
+            Err(err) => return classify(&err),
+        };
+        match client.info() {
+            Ok(info) => ProbeOutcome::Reachable {
+                version: info.version_string(),
+                conn_tab_size: info.conn_tab_size,
+            },
+            Err(err) => classify(&err),
         }
     }
 }
