@@ -282,4 +282,22 @@ fn doctor_unprivileged() {
     assert_eq!(field("probe"), "permission_denied");
     assert_eq!(field("ip_vs"), "loaded");
     assert_eq!(field("errors"), "no_cap_net_admin");
+
+    // The ipvs-doctor binary says the same, with exit status 1.
+    let bin = example("ipvs-doctor");
+    if !bin.is_file() {
+        eprintln!("{} not staged; binary check skipped", bin.display());
+        return;
+    }
+    let out = Command::new(&bin)
+        .arg("--json")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .expect("run ipvs-doctor as nobody");
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    assert!(json.contains("\"usable\": false"), "{json}");
+    assert!(json.contains("\"result\": \"permission_denied\""), "{json}");
+    assert!(json.contains("\"kind\": \"no_cap_net_admin\""), "{json}");
 }

@@ -267,7 +267,10 @@ fn scenario_foreign_1_modules_of_another_kernel() {
     let report = diagnose(&Options::new().with_probe(false));
     eprintln!("{report}");
     assert!(!report.usable());
-    assert_eq!(report.modules_tree.foreign_vermagic_releases, [other.as_str()]);
+    assert_eq!(
+        report.modules_tree.foreign_vermagic_releases,
+        [other.as_str()]
+    );
     assert!(report.ip_vs.built_for_other_kernel());
     let vermagic = report
         .ip_vs

@@ -76,7 +76,11 @@ pub(crate) fn assess(report: &Report) -> Vec<Problem> {
             .map(String::as_str)
             .filter(|r| *r != release)
             .collect();
-        let summary = if others.is_empty() {
+        let summary = if !report.proc_modules_readable && others.is_empty() {
+            format!(
+                "this kernel ({release}) shows no /proc/modules and has no modules tree: it cannot load modules, so IPVS must be built in"
+            )
+        } else if others.is_empty() {
             format!(
                 "no modules tree for the running kernel {release}: {} does not exist",
                 tree.release_dir.display()
@@ -88,15 +92,24 @@ pub(crate) fn assess(report: &Report) -> Vec<Problem> {
                 others.join(", ")
             )
         };
-        problems.push(problem(
-            ProblemKind::ModulesDirMissing,
-            if needs_disk { Severity::Error } else { Severity::Warning },
-            "",
-            summary,
+        let fix = if !report.proc_modules_readable && others.is_empty() {
+            "use a kernel built with IPVS and its schedulers (CONFIG_IP_VS=y, CONFIG_IP_VS_RR=y, ...), or one with module support and its modules package".to_string()
+        } else {
             format!(
                 "make /lib/modules/{release} visible (mount the host's /lib/modules read-only) or load the modules on the host: modprobe -a {}",
                 needed.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(" ")
-            ),
+            )
+        };
+        problems.push(problem(
+            ProblemKind::ModulesDirMissing,
+            if needs_disk {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            "",
+            summary,
+            fix,
         ));
     } else if tree.release_dir_exists && !tree.has_modules_dep {
         problems.push(problem(
@@ -315,7 +328,7 @@ pub(crate) fn assess(report: &Report) -> Vec<Problem> {
         }
         let first_line = attempt.output.lines().next().unwrap_or("no message");
         let fix = match attempt.errno {
-            Some(libc::ENOEXEC) => format!("the module file was built for another kernel: install the modules of {release}, or load {} on the host", attempt.module),
+            Some(libc::ENOEXEC) => format!("the module file was built for another kernel (dmesg names the mismatch: version magic or module_layout): install the modules of {release}, or load {} on the host", attempt.module),
             Some(libc::ENOENT) => install_fix(release, &attempt.module),
             Some(libc::EPERM) | Some(libc::EACCES) => "loading modules needs CAP_SYS_MODULE in the initial user namespace: run modprobe as root on the host".to_string(),
             Some(libc::ENOSYS) => "this kernel has no loadable-module support: use a kernel with IPVS built in".to_string(),
