@@ -1,1 +1,21 @@
-//! Declarative bulk sync: desired table in, kernel converged out.
+//! Declarative bulk sync: give the table you want, and the kernel ends up
+//! holding exactly that, with the fewest requests and round trips.
+//!
+//! - [`Table`]: services with their destinations, wanted or found.
+//! - [`plan`]: the pure planner (current + desired + [`Scope`] -> ordered
+//!   [`Request`](crate::Request)s), printable as ipvsadm rules
+//!   ([`Plan::to_rules`]) for a dry run.
+//! - [`Syncer`]: lists (or remembers) the kernel's table, plans, applies
+//!   the plan pipelined ([`crate::Client::apply`]) and reports every
+//!   request's outcome.
+
+mod dryrun;
+mod plan;
+mod table;
+
+pub use dryrun::rule;
+pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
+pub use table::{Table, TableDestination, TableService};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,363 @@
+//! The pure planner: current table + desired table + scope -> ordered
+//! requests. No I/O, no clock: time comes in as an argument.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::sync::table::{dest_id, dest_matches, service_matches, Table, TableService};
+use crate::{Protocol, Request, ServiceKey};
+
+/// Which services a sync may touch, so that it coexists with other
+/// managers of the same table. Services outside the scope are never
+/// changed nor deleted, and a wanted service outside it is refused
+/// ([`Plan::conflicts`]).
+///
+/// ```
+/// use ipvsnl::sync::Scope;
+/// use ipvsnl::ServiceKey;
+/// let mine = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let other = ServiceKey::tcp("192.0.2.1".parse().unwrap(), 80);
+/// let scope = Scope::predicate(|k: &ServiceKey| k.to_string().contains(" 10."));
+/// assert!(scope.contains(&mine));
+/// assert!(!scope.contains(&other));
+/// assert!(Scope::keys([mine]).contains(&mine));
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Every service of the namespace belongs to this manager.
+    #[default]
+    All,
+    /// Only these keys.
+    Keys(HashSet<ServiceKey>),
+    /// The keys this predicate accepts.
+    Predicate(Arc<dyn Fn(&ServiceKey) -> bool + Send + Sync>),
+}
+
+impl Scope {
+    /// A scope of these keys.
+    pub fn keys(keys: impl IntoIterator<Item = ServiceKey>) -> Self {
+        Scope::Keys(keys.into_iter().collect())
+    }
+
+    /// A scope given by a predicate.
+    pub fn predicate(f: impl Fn(&ServiceKey) -> bool + Send + Sync + 'static) -> Self {
+        Scope::Predicate(Arc::new(f))
+    }
+
+    /// Whether the key is in scope.
+    pub fn contains(&self, key: &ServiceKey) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Keys(k) => k.contains(key),
+            Scope::Predicate(f) => f(key),
+        }
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::All => f.write_str("All"),
+            Scope::Keys(k) => f.debug_tuple("Keys").field(&k.len()).finish(),
+            Scope::Predicate(_) => f.write_str("Predicate(..)"),
+        }
+    }
+}
+
+/// How destinations that are no longer wanted are removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Drain {
+    /// The longest a destination may drain before it is deleted anyway.
+    pub max: Duration,
+    /// Drain UDP (and SCTP) destinations too; by default they are deleted
+    /// at once, as their "connections" are only timers.
+    pub datagrams: bool,
+}
+
+impl Drain {
+    /// Graceful removal with at most `max` of draining, TCP only.
+    pub fn new(max: Duration) -> Self {
+        Drain {
+            max,
+            datagrams: false,
+        }
+    }
+
+    /// Drains UDP and SCTP destinations too.
+    pub fn with_datagrams(mut self, yes: bool) -> Self {
+        self.datagrams = yes;
+        self
+    }
+}
+
+/// Planner settings.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct PlanOptions {
+    /// Which services may be touched.
+    pub scope: Scope,
+    /// Graceful destination removal; `None` deletes at once.
+    pub drain: Option<Drain>,
+}
+
+impl PlanOptions {
+    /// Options with this scope and immediate removal.
+    pub fn new(scope: Scope) -> Self {
+        PlanOptions { scope, drain: None }
+    }
+
+    /// Removes destinations gracefully: weight 0 first, delete once their
+    /// active and inactive connections reach 0 (on a later sync), or after
+    /// the drain's maximum.
+    pub fn with_drain(mut self, drain: Drain) -> Self {
+        self.drain = Some(drain);
+        self
+    }
+}
+
+/// Identifies one destination of one service.
+pub type DestinationId = (ServiceKey, IpAddr, u16);
+
+/// Destinations being drained and since when: the planner's memory between
+/// syncs (the [`crate::sync::Syncer`] keeps it).
+pub type DrainLedger = HashMap<DestinationId, Instant>;
+
+/// The ordered requests that take the current table to the desired one.
+///
+/// Requests come in two phases: first service-level requests (delete,
+/// add, edit services), then destination requests. The applier sends the
+/// second phase only for services whose first-phase request succeeded.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Plan {
+    requests: Vec<Request>,
+    service_phase: usize,
+    conflicts: Vec<ServiceKey>,
+    draining: DrainLedger,
+    unchanged: usize,
+}
+
+impl Plan {
+    /// The requests, in the order they must be sent.
+    pub fn requests(&self) -> &[Request] {
+        &self.requests
+    }
+
+    /// How many of the first requests are service-level (phase one).
+    pub fn service_phase(&self) -> usize {
+        self.service_phase
+    }
+
+    /// How many requests.
+    pub fn len(&self) -> usize {
+        self.requests.len()
+    }
+
+    /// True when nothing needs to change.
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
+    /// Wanted services outside the scope: refused, not touched.
+    pub fn conflicts(&self) -> &[ServiceKey] {
+        &self.conflicts
+    }
+
+    /// Destinations still draining once this plan is applied, with the time
+    /// their drain began.
+    pub fn draining(&self) -> &DrainLedger {
+        &self.draining
+    }
+
+    /// Wanted services already exactly as wanted (no request at all).
+    pub fn unchanged(&self) -> usize {
+        self.unchanged
+    }
+
+    pub(crate) fn into_parts(self) -> (Vec<Request>, usize, DrainLedger) {
+        (self.requests, self.service_phase, self.draining)
+    }
+
+    /// The plan as ipvsadm rules (`-A`, `-E`, `-D`, `-a`, `-e`, `-d`), one a
+    /// line: a dry run that `ipvsadm -R` would also apply.
+    pub fn to_rules(&self) -> String {
+        crate::sync::dryrun::rules(&self.requests)
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_rules())
+    }
+}
+
+fn drains_protocol(key: &ServiceKey, drain: &Drain) -> bool {
+    match key {
+        ServiceKey::Inet {
+            protocol: Protocol::Tcp,
+            ..
+        }
+        | ServiceKey::Fwmark { .. } => true,
+        _ => drain.datagrams,
+    }
+}
+
+/// Plans the requests that make `current` hold `desired`, within
+/// `options.scope`: what matches is not touched; settings the kernel can
+/// edit in place are edited (service scheduler, flags, persistence,
+/// netmask, persistence engine; destination forwarding, tunnel, weight and
+/// thresholds); only what is no longer wanted is deleted.
+///
+/// `ledger` says which destinations were already draining and since when;
+/// `now` is the time the drain deadlines are measured against. Pure: the
+/// same inputs give the same plan.
+///
+/// ```
+/// use std::time::Instant;
+/// use ipvsnl::sync::{plan, PlanOptions, Table};
+/// use ipvsnl::{Destination, Request, Service, ServiceKey};
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let mut want = Table::new();
+/// want.insert(Service::new(key), [Destination::new("172.16.0.1".parse().unwrap(), 80)]);
+/// let p = plan(&Table::new(), &want, &PlanOptions::default(), &Default::default(), Instant::now());
+/// assert!(matches!(p.requests()[0], Request::AddService(_)));
+/// assert_eq!(p.len(), 2);
+/// let again = plan(&want, &want, &PlanOptions::default(), &Default::default(), Instant::now());
+/// assert!(again.is_empty());
+/// ```
+pub fn plan(
+    current: &Table,
+    desired: &Table,
+    options: &PlanOptions,
+    ledger: &DrainLedger,
+    now: Instant,
+) -> Plan {
+    let mut p = Plan::default();
+    let mut dest_ops: Vec<Request> = Vec::new();
+    let scope = &options.scope;
+    let mut cur = current.iter().peekable();
+    let mut want = desired.iter().peekable();
+    loop {
+        let order = match (cur.peek(), want.peek()) {
+            (None, None) => break,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(c), Some(w)) => c.service.key.cmp(&w.service.key),
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                // Found, not wanted.
+                if let Some(c) = cur.next() {
+                    if scope.contains(&c.service.key) {
+                        p.requests.push(Request::DeleteService(c.service.key));
+                    }
+                }
+            }
+            std::cmp::Ordering::Greater => {
+                // Wanted, not found.
+                if let Some(w) = want.next() {
+                    if !scope.contains(&w.service.key) {
+                        p.conflicts.push(w.service.key);
+                        continue;
+                    }
+                    p.requests.push(Request::AddService(w.service.clone()));
+                    let key = w.service.key;
+                    dest_ops.extend(
+                        w.destinations
+                            .iter()
+                            .map(|d| Request::AddDestination(key, d.destination)),
+                    );
+                }
+            }
+            std::cmp::Ordering::Equal => {
+                let (Some(c), Some(w)) = (cur.next(), want.next()) else {
+                    break;
+                };
+                if !scope.contains(&w.service.key) {
+                    p.conflicts.push(w.service.key);
+                    continue;
+                }
+                let before = p.requests.len() + dest_ops.len();
+                if !service_matches(&c.service, &w.service) {
+                    p.requests.push(Request::EditService(w.service.clone()));
+                }
+                diff_destinations(c, w, options, ledger, now, &mut dest_ops, &mut p.draining);
+                if p.requests.len() + dest_ops.len() == before {
+                    p.unchanged += 1;
+                }
+            }
+        }
+    }
+    p.service_phase = p.requests.len();
+    p.requests.append(&mut dest_ops);
+    p
+}
+
+fn diff_destinations(
+    c: &TableService,
+    w: &TableService,
+    options: &PlanOptions,
+    ledger: &DrainLedger,
+    now: Instant,
+    out: &mut Vec<Request>,
+    draining: &mut DrainLedger,
+) {
+    let key = w.service.key;
+    let drain = options.drain.filter(|d| drains_protocol(&key, d));
+    let mut deletes = Vec::new();
+    let mut edits = Vec::new();
+    let mut adds = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < c.destinations.len() || j < w.destinations.len() {
+        let order = match (c.destinations.get(i), w.destinations.get(j)) {
+            (Some(a), Some(b)) => dest_id(&a.destination).cmp(&dest_id(&b.destination)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                let found = &c.destinations[i];
+                let d = found.destination;
+                let id = (key, d.addr, d.port);
+                i += 1;
+                let Some(drain) = drain else {
+                    deletes.push(Request::DeleteDestination(key, d.addr, d.port));
+                    continue;
+                };
+                let since = ledger.get(&id).copied().unwrap_or(now);
+                let expired = now.saturating_duration_since(since) >= drain.max;
+                if found.connections == 0 || expired {
+                    deletes.push(Request::DeleteDestination(key, d.addr, d.port));
+                } else {
+                    if d.weight != 0 {
+                        edits.push(Request::EditDestination(key, d.with_weight(0)));
+                    }
+                    draining.insert(id, since);
+                }
+            }
+            std::cmp::Ordering::Greater => {
+                adds.push(Request::AddDestination(key, w.destinations[j].destination));
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let (a, b) = (
+                    &c.destinations[i].destination,
+                    &w.destinations[j].destination,
+                );
+                if !dest_matches(a, b) {
+                    edits.push(Request::EditDestination(key, *b));
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.append(&mut deletes);
+    out.append(&mut edits);
+    out.append(&mut adds);
+}

@@ -1,0 +1,240 @@
+//! [`Table`]: services with their destinations, as wanted or as found.
+
+use std::collections::btree_map::{self, BTreeMap};
+use std::net::IpAddr;
+
+use crate::{Destination, Forward, Service, ServiceFlags, ServiceKey, TableEntry};
+
+/// A destination as the planner sees it: its settings and, when it was
+/// listed from the kernel, how many connections it still holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableDestination {
+    /// The settings.
+    pub destination: Destination,
+    /// Active plus inactive connections when listed (0 for a wanted one).
+    pub connections: u64,
+}
+
+/// A service and its destinations, sorted by address and port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableService {
+    /// The service's settings.
+    pub service: Service,
+    /// Its destinations, sorted by (address, port), no duplicates.
+    pub destinations: Vec<TableDestination>,
+}
+
+impl TableService {
+    /// The destination with this address and port, if any.
+    pub fn destination(&self, addr: &IpAddr, port: u16) -> Option<&TableDestination> {
+        self.position(addr, port)
+            .ok()
+            .map(|i| &self.destinations[i])
+    }
+
+    pub(crate) fn position(&self, addr: &IpAddr, port: u16) -> Result<usize, usize> {
+        self.destinations
+            .binary_search_by(|d| dest_id(&d.destination).cmp(&(*addr, port)))
+    }
+
+    /// Inserts or replaces a destination (keeps the order).
+    pub(crate) fn upsert(&mut self, d: TableDestination) {
+        match self.position(&d.destination.addr, d.destination.port) {
+            Ok(i) => self.destinations[i] = d,
+            Err(i) => self.destinations.insert(i, d),
+        }
+    }
+
+    /// Removes a destination, if present.
+    pub(crate) fn remove(&mut self, addr: &IpAddr, port: u16) {
+        if let Ok(i) = self.position(addr, port) {
+            self.destinations.remove(i);
+        }
+    }
+}
+
+pub(crate) fn dest_id(d: &Destination) -> (IpAddr, u16) {
+    (d.addr, d.port)
+}
+
+/// A set of services with their destinations, keyed and sorted by
+/// [`ServiceKey`]: the desired state handed to the planner, and the state
+/// listed from the kernel (or remembered from the last sync).
+///
+/// ```
+/// use ipvsnl::sync::Table;
+/// use ipvsnl::{Destination, Service, ServiceKey};
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let mut want = Table::new();
+/// want.insert(
+///     Service::new(key),
+///     [Destination::new("172.16.0.1".parse().unwrap(), 80)],
+/// );
+/// assert_eq!(want.len(), 1);
+/// assert_eq!(want.destination_count(), 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Table {
+    services: BTreeMap<ServiceKey, TableService>,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new() -> Self {
+        Table::default()
+    }
+
+    /// Adds (or replaces) a service with its destinations. A destination
+    /// listed twice (same address and port) keeps its last settings.
+    pub fn insert(
+        &mut self,
+        service: Service,
+        destinations: impl IntoIterator<Item = Destination>,
+    ) {
+        let mut dests: Vec<TableDestination> = destinations
+            .into_iter()
+            .map(|destination| TableDestination {
+                destination,
+                connections: 0,
+            })
+            .collect();
+        // Stable sort, then keep the last of equal ids.
+        dests.sort_by_key(|d| dest_id(&d.destination));
+        let mut out: Vec<TableDestination> = Vec::with_capacity(dests.len());
+        for d in dests {
+            match out.last_mut() {
+                Some(last) if dest_id(&last.destination) == dest_id(&d.destination) => *last = d,
+                _ => out.push(d),
+            }
+        }
+        let key = service.key;
+        self.services.insert(
+            key,
+            TableService {
+                service,
+                destinations: out,
+            },
+        );
+    }
+
+    /// Removes a service; returns it if it was there.
+    pub fn remove(&mut self, key: &ServiceKey) -> Option<TableService> {
+        self.services.remove(key)
+    }
+
+    /// The service with this key.
+    pub fn get(&self, key: &ServiceKey) -> Option<&TableService> {
+        self.services.get(key)
+    }
+
+    pub(crate) fn get_mut(&mut self, key: &ServiceKey) -> Option<&mut TableService> {
+        self.services.get_mut(key)
+    }
+
+    pub(crate) fn put(&mut self, entry: TableService) {
+        self.services.insert(entry.service.key, entry);
+    }
+
+    /// Every service, in key order.
+    pub fn iter(&self) -> btree_map::Values<'_, ServiceKey, TableService> {
+        self.services.values()
+    }
+
+    /// Every key, in order.
+    pub fn keys(&self) -> btree_map::Keys<'_, ServiceKey, TableService> {
+        self.services.keys()
+    }
+
+    /// How many services.
+    pub fn len(&self) -> usize {
+        self.services.len()
+    }
+
+    /// True when there is no service.
+    pub fn is_empty(&self) -> bool {
+        self.services.is_empty()
+    }
+
+    /// How many destinations, over all services.
+    pub fn destination_count(&self) -> usize {
+        self.services.values().map(|s| s.destinations.len()).sum()
+    }
+
+    /// The table listed from the kernel ([`crate::Client::table`]), with
+    /// each destination's active plus inactive connections.
+    pub fn from_entries(entries: impl IntoIterator<Item = TableEntry>) -> Self {
+        let mut t = Table::new();
+        for e in entries {
+            t.put(service_from_entry(e));
+        }
+        t
+    }
+
+    /// True when both tables hold the same services and destinations with
+    /// the same settings (connection counts and kernel-only flags aside):
+    /// what a converged sync leaves.
+    pub fn same_settings(&self, other: &Table) -> bool {
+        self.len() == other.len()
+            && self.iter().zip(other.iter()).all(|(a, b)| {
+                service_matches(&b.service, &a.service)
+                    && a.destinations.len() == b.destinations.len()
+                    && a.destinations.iter().zip(&b.destinations).all(|(x, y)| {
+                        dest_id(&x.destination) == dest_id(&y.destination)
+                            && dest_matches(&x.destination, &y.destination)
+                    })
+            })
+    }
+}
+
+pub(crate) fn service_from_entry(e: TableEntry) -> TableService {
+    let mut destinations: Vec<TableDestination> = e
+        .destinations
+        .into_iter()
+        .map(|d| TableDestination {
+            destination: d.destination,
+            connections: u64::from(d.active_conns) + u64::from(d.inactive_conns),
+        })
+        .collect();
+    destinations.sort_by_key(|d| dest_id(&d.destination));
+    destinations.dedup_by_key(|d| dest_id(&d.destination));
+    TableService {
+        service: e.service.service,
+        destinations,
+    }
+}
+
+impl FromIterator<(Service, Vec<Destination>)> for Table {
+    fn from_iter<I: IntoIterator<Item = (Service, Vec<Destination>)>>(iter: I) -> Self {
+        let mut t = Table::new();
+        for (s, d) in iter {
+            t.insert(s, d);
+        }
+        t
+    }
+}
+
+/// Whether the service found (`current`) already has the wanted settings.
+/// The kernel adds `HASHED` to every service it holds; that is not a setting.
+pub(crate) fn service_matches(current: &Service, wanted: &Service) -> bool {
+    current.scheduler == wanted.scheduler
+        && current.flags - ServiceFlags::HASHED == wanted.flags - ServiceFlags::HASHED
+        && current.timeout == wanted.timeout
+        && current.netmask == wanted.netmask
+        && current.persistence_engine == wanted.persistence_engine
+}
+
+/// Whether the destination found already has the wanted settings.
+///
+/// The kernel forces the forwarding method of a destination whose address
+/// is local to the director to `Local`, whatever was asked: a listed
+/// `Local` therefore matches any wanted method (an edit would change
+/// nothing).
+pub(crate) fn dest_matches(current: &Destination, wanted: &Destination) -> bool {
+    current.weight == wanted.weight
+        && current.upper_threshold == wanted.upper_threshold
+        && current.lower_threshold == wanted.lower_threshold
+        && (current.forward == wanted.forward || current.forward == Forward::Local)
+}

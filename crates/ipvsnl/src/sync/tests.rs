@@ -1,0 +1,295 @@
+//! Unit tests of the pure planner and the rule printer.
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::{
+    Destination, Forward, Netmask, Request, Scheduler, Service, ServiceFlags, ServiceKey, Tunnel,
+    TunnelFlags,
+};
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+fn key(i: u32) -> ServiceKey {
+    ServiceKey::tcp(IpAddr::from([10, 0, (i >> 8) as u8, i as u8]), 80)
+}
+
+fn dest(i: u32) -> Destination {
+    Destination::new(IpAddr::from([172, 16, (i >> 8) as u8, i as u8]), 80)
+}
+
+fn table(services: u32, dests: u32) -> Table {
+    let mut t = Table::new();
+    for s in 1..=services {
+        t.insert(
+            Service::new(key(s)).with_scheduler(Scheduler::RoundRobin),
+            (0..dests).map(|d| dest(s * 10 + d)),
+        );
+    }
+    t
+}
+
+fn run(cur: &Table, want: &Table, opts: &PlanOptions) -> Plan {
+    plan(cur, want, opts, &DrainLedger::new(), Instant::now())
+}
+
+fn with_conns(t: &mut Table, k: &ServiceKey, addr: IpAddr, conns: u64) {
+    let s = t.get_mut(k).unwrap();
+    let i = s.position(&addr, 80).unwrap();
+    s.destinations[i].connections = conns;
+}
+
+#[test]
+fn from_empty_adds_services_first_then_destinations() {
+    let want = table(3, 2);
+    let p = run(&Table::new(), &want, &PlanOptions::default());
+    assert_eq!(p.len(), 9);
+    assert_eq!(p.service_phase(), 3);
+    assert!(p.requests()[..3]
+        .iter()
+        .all(|r| matches!(r, Request::AddService(_))));
+    assert!(p.requests()[3..]
+        .iter()
+        .all(|r| matches!(r, Request::AddDestination(..))));
+    // Deterministic: same inputs, same plan.
+    let again = run(&Table::new(), &want, &PlanOptions::default());
+    assert_eq!(p.requests(), again.requests());
+}
+
+#[test]
+fn nothing_to_do_when_everything_matches() {
+    let want = table(5, 3);
+    let mut cur = want.clone();
+    // The kernel reports HASHED on every service it holds; not a setting.
+    for k in want.keys() {
+        cur.get_mut(k).unwrap().service.flags |= ServiceFlags::HASHED;
+    }
+    let p = run(&cur, &want, &PlanOptions::default());
+    assert!(p.is_empty(), "{}", p.to_rules());
+    assert_eq!(p.unchanged(), 5);
+    assert_eq!(p.to_rules(), "");
+}
+
+#[test]
+fn edits_in_place_what_the_kernel_can_edit() {
+    let cur = table(2, 2);
+    let mut want = cur.clone();
+    // Service 1: scheduler and persistence change. Service 2: a weight,
+    // the thresholds, and the forwarding method of another destination.
+    let s1 = want.get_mut(&key(1)).unwrap();
+    s1.service = s1
+        .service
+        .clone()
+        .with_scheduler(Scheduler::WeightedLeastConnection)
+        .with_persistence(300);
+    let s2 = want.get_mut(&key(2)).unwrap();
+    s2.destinations[0].destination = s2.destinations[0]
+        .destination
+        .with_weight(7)
+        .with_thresholds(100, 10);
+    s2.destinations[1].destination = s2.destinations[1].destination.with_forward(Forward::Tunnel(
+        Tunnel::gue(6080).with_flags(TunnelFlags::CSUM),
+    ));
+    let p = run(&cur, &want, &PlanOptions::default());
+    assert_eq!(p.len(), 3, "{}", p.to_rules());
+    assert_eq!(
+        p.to_rules(),
+        "-E -t 10.0.0.1:80 -s wlc -p 300\n\
+         -e -t 10.0.0.2:80 -r 172.16.0.20:80 -m -w 7 -x 100 -y 10\n\
+         -e -t 10.0.0.2:80 -r 172.16.0.21:80 -i -w 1 --tun-type gue --tun-port 6080 --tun-csum\n"
+    );
+}
+
+#[test]
+fn deletes_what_is_no_longer_wanted_within_scope_only() {
+    let mut cur = table(3, 2);
+    // A co-tenant's service, outside our scope.
+    let foreign = ServiceKey::udp(ip("192.0.2.1"), 53);
+    cur.insert(
+        Service::new(foreign),
+        [Destination::new(ip("192.0.2.9"), 53)],
+    );
+    let mut want = table(2, 2);
+    want.get_mut(&key(2)).unwrap().destinations.pop();
+    let scope = Scope::predicate(|k: &ServiceKey| match k {
+        ServiceKey::Inet { addr, .. } => addr.to_string().starts_with("10."),
+        _ => false,
+    });
+    let p = run(&cur, &want, &PlanOptions::new(scope.clone()));
+    assert_eq!(
+        p.to_rules(),
+        "-D -t 10.0.0.3:80\n-d -t 10.0.0.2:80 -r 172.16.0.21:80\n"
+    );
+    assert_eq!(p.service_phase(), 1);
+    // The co-tenant is left alone with Scope::Keys too.
+    let keys = Scope::keys([key(1), key(2), key(3)]);
+    let p2 = run(&cur, &want, &PlanOptions::new(keys));
+    assert_eq!(p.requests(), p2.requests());
+    // With everything in scope, the foreign service goes.
+    let p3 = run(&cur, &want, &PlanOptions::default());
+    assert!(p3.requests().contains(&Request::DeleteService(foreign)));
+    // A wanted service outside the scope is refused, not created.
+    let mut want2 = want.clone();
+    let other = ServiceKey::tcp(ip("198.51.100.1"), 443);
+    want2.insert(Service::new(other), []);
+    let p4 = run(&cur, &want2, &PlanOptions::new(scope));
+    assert_eq!(p4.conflicts(), &[other]);
+    assert!(!p4.to_rules().contains("198.51.100.1"));
+}
+
+#[test]
+fn graceful_removal_drains_then_deletes() {
+    let start = Instant::now();
+    let drain = Drain::new(Duration::from_secs(60));
+    let opts = PlanOptions::default().with_drain(drain);
+    let mut cur = table(1, 3);
+    let gone = dest(11).addr;
+    let idle = dest(12).addr;
+    with_conns(&mut cur, &key(1), gone, 4);
+    let mut want = cur.clone();
+    let s = want.get_mut(&key(1)).unwrap();
+    s.remove(&gone, 80);
+    s.remove(&idle, 80);
+    // First sync: the busy one goes to weight 0, the idle one is deleted.
+    let p = plan(&cur, &want, &opts, &DrainLedger::new(), start);
+    assert_eq!(
+        p.to_rules(),
+        "-d -t 10.0.0.1:80 -r 172.16.0.12:80\n-e -t 10.0.0.1:80 -r 172.16.0.11:80 -m -w 0\n"
+    );
+    let id = (key(1), gone, 80);
+    assert_eq!(p.draining().get(&id), Some(&start));
+    // Next sync, still busy, weight already 0: nothing to send, still draining.
+    let mut cur2 = cur.clone();
+    cur2.get_mut(&key(1)).unwrap().remove(&idle, 80);
+    let s = cur2.get_mut(&key(1)).unwrap();
+    let i = s.position(&gone, 80).unwrap();
+    s.destinations[i].destination.weight = 0;
+    let later = start + Duration::from_secs(10);
+    let p2 = plan(&cur2, &want, &opts, p.draining(), later);
+    assert!(p2.is_empty(), "{}", p2.to_rules());
+    assert_eq!(p2.draining().get(&id), Some(&start));
+    // The drain bound passed: deleted although still busy.
+    let p3 = plan(
+        &cur2,
+        &want,
+        &opts,
+        p2.draining(),
+        start + Duration::from_secs(61),
+    );
+    assert_eq!(p3.to_rules(), "-d -t 10.0.0.1:80 -r 172.16.0.11:80\n");
+    assert!(p3.draining().is_empty());
+    // Connections gone: deleted.
+    with_conns(&mut cur2, &key(1), gone, 0);
+    let p4 = plan(&cur2, &want, &opts, p2.draining(), later);
+    assert_eq!(p4.to_rules(), "-d -t 10.0.0.1:80 -r 172.16.0.11:80\n");
+    // Wanted again while draining: its weight comes back, drain forgotten.
+    with_conns(&mut cur2, &key(1), gone, 3);
+    let p5 = plan(&cur2, &cur, &opts, p2.draining(), later);
+    assert_eq!(
+        p5.to_rules(),
+        "-e -t 10.0.0.1:80 -r 172.16.0.11:80 -m -w 1\n-a -t 10.0.0.1:80 -r 172.16.0.12:80 -m -w 1\n"
+    );
+    assert!(p5.draining().is_empty());
+}
+
+#[test]
+fn datagram_services_skip_the_drain_unless_asked() {
+    let k = ServiceKey::udp(ip("10.0.0.1"), 53);
+    let mut cur = Table::new();
+    cur.insert(Service::new(k), [Destination::new(ip("172.16.0.1"), 53)]);
+    cur.get_mut(&k).unwrap().destinations[0].connections = 9;
+    let mut want = Table::new();
+    want.insert(Service::new(k), []);
+    let now = Instant::now();
+    let opts = PlanOptions::default().with_drain(Drain::new(Duration::from_secs(60)));
+    let p = plan(&cur, &want, &opts, &DrainLedger::new(), now);
+    assert_eq!(p.to_rules(), "-d -u 10.0.0.1:53 -r 172.16.0.1:53\n");
+    let opts =
+        PlanOptions::default().with_drain(Drain::new(Duration::from_secs(60)).with_datagrams(true));
+    let p = plan(&cur, &want, &opts, &DrainLedger::new(), now);
+    assert_eq!(p.to_rules(), "-e -u 10.0.0.1:53 -r 172.16.0.1:53 -m -w 0\n");
+}
+
+#[test]
+fn a_local_destination_matches_whatever_forwarding_was_asked() {
+    // The kernel forces Local on a destination address of the director.
+    let mut cur = table(1, 1);
+    cur.get_mut(&key(1)).unwrap().destinations[0]
+        .destination
+        .forward = Forward::Local;
+    let want = table(1, 1);
+    assert!(run(&cur, &want, &PlanOptions::default()).is_empty());
+    // The other way round is a real change.
+    assert_eq!(run(&want, &cur, &PlanOptions::default()).len(), 1);
+}
+
+#[test]
+fn duplicates_in_the_desired_state_keep_the_last() {
+    let mut t = Table::new();
+    t.insert(Service::new(key(1)), [dest(1), dest(1).with_weight(5)]);
+    assert_eq!(t.destination_count(), 1);
+    assert_eq!(
+        t.get(&key(1)).unwrap().destinations[0].destination.weight,
+        5
+    );
+}
+
+#[test]
+fn rules_cover_every_service_form() {
+    let v6 = ServiceKey::tcp(ip("2001:db8::1"), 443);
+    let fw = ServiceKey::fwmark(5, crate::AddressFamily::Inet);
+    let sctp = ServiceKey::sctp(ip("10.0.0.9"), 9);
+    let reqs = [
+        Request::AddService(
+            Service::new(v6)
+                .with_scheduler(Scheduler::WeightedRoundRobin)
+                .with_persistence(300)
+                .with_netmask(Netmask::V6(64))
+                .with_persistence_engine("sip"),
+        ),
+        Request::AddService(
+            Service::new(fw)
+                .with_scheduler(Scheduler::SourceHashing)
+                .with_persistence(360)
+                .with_netmask(Netmask::V4("255.255.255.0".parse().unwrap()))
+                .with_flags(ServiceFlags::SH_FALLBACK | ServiceFlags::SH_PORT),
+        ),
+        Request::AddService(Service::new(sctp).with_flags(ServiceFlags::ONE_PACKET)),
+        Request::AddDestination(
+            v6,
+            Destination::new(ip("2001:db8::5"), 443).with_forward(Forward::Route),
+        ),
+        Request::AddDestination(
+            fw,
+            Destination::new(ip("10.1.1.1"), 0).with_forward(Forward::Tunnel(Tunnel::ipip())),
+        ),
+        Request::DeleteDestination(v6, ip("2001:db8::5"), 443),
+        Request::DeleteService(fw),
+    ];
+    assert_eq!(
+        dryrun::rules(&reqs),
+        "-A -t [2001:db8::1]:443 -s wrr -p 300 -M 64 --pe sip\n\
+         -A -f 5 -s sh -p 360 -M 255.255.255.0 -b sh-fallback,sh-port\n\
+         -A --sctp-service 10.0.0.9:9 -s wlc -o\n\
+         -a -t [2001:db8::1]:443 -r [2001:db8::5]:443 -g -w 1\n\
+         -a -f 5 -r 10.1.1.1:0 -i -w 1 --tun-type ipip\n\
+         -d -t [2001:db8::1]:443 -r [2001:db8::5]:443\n\
+         -D -f 5\n"
+    );
+}
+
+#[test]
+fn same_settings_ignores_connections_and_hashed() {
+    let a = table(3, 2);
+    let mut b = a.clone();
+    b.get_mut(&key(2)).unwrap().destinations[1].connections = 7;
+    b.get_mut(&key(3)).unwrap().service.flags |= ServiceFlags::HASHED;
+    assert!(a.same_settings(&b));
+    b.get_mut(&key(3)).unwrap().destinations[0]
+        .destination
+        .weight = 9;
+    assert!(!a.same_settings(&b));
+}
