@@ -53,6 +53,7 @@ pub use model::family::{AddressFamily, Protocol};
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceEntry, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
+pub use pipeline::ApplyOptions;
 pub use request::{Request, RequestKind};
 
 /// The sans-IO wire crate this client is built on.

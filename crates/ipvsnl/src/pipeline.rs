@@ -1,10 +1,55 @@
 //! Pipelined batches: many requests per `sendmsg`, one ACK per batch,
 //! every outcome accounted for.
+//!
+//! How a batch works: requests are encoded back to back into one buffer of
+//! at most [`ClientOptions::with_batch_bytes`](crate::ClientOptions) bytes
+//! (counted exactly), only the last asks for an acknowledgement, and one
+//! `sendmsg` hands the whole buffer to the kernel, which processes it
+//! synchronously before the call returns. A refused request still gets its
+//! own error message (with `NETLINK_CAP_ACK`, 36 bytes), so the replies
+//! are: one error per refused request, then the ACK of the last. The number
+//! of requests per batch is bounded so that even if every one fails, their
+//! error messages fit in the socket's receive buffer.
+//!
+//! If replies were dropped anyway (`ENOBUFS`), a no-op with an ACK is sent
+//! as a barrier: when its ACK arrives, every surviving reply of the batch
+//! has been read, and the requests whose outcome could not be seen report
+//! `ENOBUFS` (outcome unknown: they may have been applied) instead of a
+//! guess. The sync engine then reads the affected services back.
 
 use ipvsnl_wire::netlink_packet_core::{NLMSG_NOOP, NLM_F_ACK, NLM_F_REQUEST};
 
+use crate::request::addr_bytes;
 use crate::transport::frame::{self, Reply};
-use crate::{Client, Error, Request};
+use crate::{Client, Destination, Error, Request, Service, ServiceFlags, ServiceKey};
+
+/// Tuning of one [`Client::apply_with`] call.
+///
+/// ```
+/// let opts = ipvsnl::ApplyOptions::default().with_max_batch_requests(64);
+/// assert_eq!(opts.max_batch_requests(), Some(64));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApplyOptions {
+    max_batch_requests: Option<usize>,
+}
+
+impl ApplyOptions {
+    /// At most this many requests per `sendmsg`, overriding the bound the
+    /// client derives from its socket buffer. A bound above what the
+    /// buffer holds lets a batch full of failures overflow it: useful only
+    /// to exercise the `ENOBUFS` recovery, or to measure.
+    pub fn with_max_batch_requests(mut self, n: usize) -> Self {
+        self.max_batch_requests = Some(n.max(1));
+        self
+    }
+
+    /// The override in force, if any.
+    pub fn max_batch_requests(&self) -> Option<usize> {
+        self.max_batch_requests
+    }
+}
 
 impl Client {
     /// Applies many requests, pipelined: as many as fit in a batch go out in
@@ -18,6 +63,15 @@ impl Client {
     /// seen report `ENOBUFS` rather than a guess, and later batches are
     /// made smaller.
     pub fn apply(&mut self, requests: &[Request]) -> Vec<Result<(), Error>> {
+        self.apply_with(requests, &ApplyOptions::default())
+    }
+
+    /// [`Client::apply`] with tuning.
+    pub fn apply_with(
+        &mut self,
+        requests: &[Request],
+        options: &ApplyOptions,
+    ) -> Vec<Result<(), Error>> {
         let mut results: Vec<Option<Result<(), Error>>> = requests
             .iter()
             .map(|r| r.validate().err().map(Err))
@@ -25,41 +79,57 @@ impl Client {
         let family = match self.family_id() {
             Ok(f) => f,
             Err(e) => {
-                let text = e.to_string();
+                let unavailable = matches!(e, Error::Unavailable);
                 let errno = e.errno().unwrap_or(libc::EIO);
                 return requests
                     .iter()
                     .zip(results)
                     .map(|(r, done)| match done {
                         Some(done) => done,
-                        None if errno == libc::ENOENT && text.contains("not available") => {
-                            Err(Error::Unavailable)
-                        }
+                        None if unavailable => Err(Error::Unavailable),
                         None => Err(Error::kernel(r.kind(), r.target(), errno)),
                     })
                     .collect();
             }
         };
+        let mut max_requests = options
+            .max_batch_requests
+            .unwrap_or(self.max_batch_requests)
+            .max(1);
+        let budget = self.opts.batch_bytes;
+        let mut batch = Vec::new();
+        let mut seqs = Vec::new();
         let mut next = 0;
-        let mut max_requests = self.max_batch_requests;
         while next < requests.len() {
-            // Gather the next batch: indices of requests still to send.
-            let mut batch = Vec::new();
-            let mut bytes = 0;
-            while next < requests.len()
-                && batch.len() < max_requests
-                && bytes < self.opts.batch_bytes
-            {
-                if results[next].is_none() {
-                    batch.push(next);
-                    bytes += 160; // a typical request; the exact size is not needed
+            // Encode the next batch, counting its bytes exactly.
+            batch.clear();
+            seqs.clear();
+            self.tx.clear();
+            while next < requests.len() && batch.len() < max_requests {
+                if results[next].is_some() {
+                    next += 1;
+                    continue;
                 }
+                let start = self.tx.len();
+                let seq = self.seq.wrapping_add(1).max(1);
+                encode(&mut self.tx, family, seq, NLM_F_REQUEST, &requests[next]);
+                if self.tx.len() > budget && !batch.is_empty() {
+                    self.tx.truncate(start);
+                    break;
+                }
+                self.seq = seq;
+                batch.push(next);
+                seqs.push((start, seq));
                 next += 1;
             }
-            if batch.is_empty() {
+            let Some(&(last_start, _)) = seqs.last() else {
                 continue;
-            }
-            match self.send_batch(family, requests, &batch, &mut results) {
+            };
+            // Only the last request asks for an acknowledgement.
+            let flags_at = last_start + 6;
+            let flags = NLM_F_REQUEST | NLM_F_ACK;
+            self.tx[flags_at..flags_at + 2].copy_from_slice(&flags.to_ne_bytes());
+            match self.send_batch(family, requests, &batch, &seqs, &mut results) {
                 Ok(true) => {}
                 Ok(false) => max_requests = (max_requests / 2).max(1),
                 Err(e) => {
@@ -83,51 +153,49 @@ impl Client {
             .collect()
     }
 
-    /// Sends one batch and records every outcome. `Ok(false)` means replies
-    /// were lost (ENOBUFS) and the batch size should shrink.
+    /// Sends the encoded batch in `self.tx` and records every outcome.
+    /// `Ok(false)` means replies were lost (ENOBUFS) and the batch size
+    /// should shrink.
     fn send_batch(
         &mut self,
         family: u16,
         requests: &[Request],
         batch: &[usize],
+        seqs: &[(usize, u32)],
         results: &mut [Option<Result<(), Error>>],
     ) -> Result<bool, Error> {
         let kind = requests[batch[0]].kind();
-        self.tx.clear();
-        let first_seq = self.seq.wrapping_add(1);
-        let mut seqs = Vec::with_capacity(batch.len());
-        for (n, &i) in batch.iter().enumerate() {
-            let seq = self.next_seq();
-            let last = n + 1 == batch.len();
-            let flags = if last {
-                NLM_F_REQUEST | NLM_F_ACK
+        let first_seq = seqs[0].1;
+        let last_seq = seqs[seqs.len() - 1].1;
+        // Sequence numbers of a batch are consecutive (wrapping, skipping 0).
+        let index_of = |seq: u32| -> Option<usize> {
+            let off = seq.wrapping_sub(first_seq) as usize;
+            let pos = if off < seqs.len() && seqs[off].1 == seq {
+                Some(off)
             } else {
-                NLM_F_REQUEST
+                seqs.iter().position(|s| s.1 == seq)
             };
-            frame::push_request(&mut self.tx, family, seq, flags, requests[i].to_message());
-            seqs.push(seq);
-        }
-        let last_seq = *seqs.last().unwrap_or(&first_seq);
-        let index_of = |seq: u32| seqs.iter().position(|s| *s == seq).map(|p| batch[p]);
+            pos.map(|p| batch[p])
+        };
         self.sock
             .send(&self.tx)
             .map_err(|e| self.io_error(kind, e))?;
         let mut lost = false;
-        let mut barrier = None;
+        let mut barriers: Vec<u32> = Vec::new();
         loop {
             let n = match self.sock.recv(&mut self.rx) {
                 Ok(n) => n,
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) && barrier.is_none() => {
-                    // Replies were dropped. Everything queued after this
-                    // point is intact; a no-op with an ACK marks the end.
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) && barriers.len() < 64 => {
+                    // Replies were dropped. The kernel processed the whole
+                    // batch before the send returned, so whatever survived
+                    // is queued; a no-op with an ACK marks its end. If the
+                    // barrier's own ACK is dropped, another one follows.
                     lost = true;
                     let seq = self.next_seq();
-                    self.tx.clear();
-                    push_noop(&mut self.tx, seq);
-                    self.sock
-                        .send(&self.tx)
-                        .map_err(|e| self.io_error(kind, e))?;
-                    barrier = Some(seq);
+                    let mut noop = Vec::with_capacity(16);
+                    push_noop(&mut noop, seq);
+                    self.sock.send(&noop).map_err(|e| self.io_error(kind, e))?;
+                    barriers.push(seq);
                     continue;
                 }
                 Err(e) => return Err(self.io_error(kind, e)),
@@ -136,7 +204,7 @@ impl Client {
                 .map_err(|detail| Error::Decode { kind, detail })?;
             let mut finished = false;
             for f in frames {
-                if Some(f.seq) == barrier {
+                if barriers.contains(&f.seq) {
                     finished = true;
                     continue;
                 }
@@ -145,11 +213,16 @@ impl Client {
                     Reply::Error(e) => {
                         let r = &requests[i];
                         results[i] = Some(Err(Error::kernel(r.kind(), r.target(), e)));
-                        if f.seq == last_seq && barrier.is_none() {
+                        if f.seq == last_seq && barriers.is_empty() {
                             finished = true;
                         }
                     }
-                    Reply::Ack if f.seq == last_seq && barrier.is_none() => finished = true,
+                    Reply::Ack => {
+                        results[i] = Some(Ok(()));
+                        if f.seq == last_seq && barriers.is_empty() {
+                            finished = true;
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -157,6 +230,8 @@ impl Client {
                 break;
             }
         }
+        // No error seen for a request means it was applied, unless replies
+        // were lost: then its outcome is unknown.
         for &i in batch {
             if results[i].is_none() {
                 results[i] = Some(if lost {
@@ -179,4 +254,211 @@ fn push_noop(out: &mut Vec<u8>, seq: u32) {
     out.extend_from_slice(&(NLM_F_REQUEST | NLM_F_ACK).to_ne_bytes());
     out.extend_from_slice(&seq.to_ne_bytes());
     out.extend_from_slice(&0u32.to_ne_bytes());
+}
+
+/// Appends one request, encoded directly for the service and destination
+/// requests a sync sends by the thousand (byte for byte what
+/// [`Request::to_message`] gives, without building it), through the
+/// generic encoder for the others.
+pub(crate) fn encode(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16, r: &Request) {
+    const NEW_SERVICE: u8 = 1;
+    const SET_SERVICE: u8 = 2;
+    const DEL_SERVICE: u8 = 3;
+    const NEW_DEST: u8 = 5;
+    const SET_DEST: u8 = 6;
+    const DEL_DEST: u8 = 7;
+    let (cmd, service, full, dest): (u8, &ServiceKey, Option<&Service>, Option<DestNest>) = match r
+    {
+        Request::AddService(s) => (NEW_SERVICE, &s.key, Some(s), None),
+        Request::EditService(s) => (SET_SERVICE, &s.key, Some(s), None),
+        Request::DeleteService(k) => (DEL_SERVICE, k, None, None),
+        Request::AddDestination(k, d) => (NEW_DEST, k, None, Some(DestNest::Full(d))),
+        Request::EditDestination(k, d) => (SET_DEST, k, None, Some(DestNest::Full(d))),
+        Request::DeleteDestination(k, a, p) => (DEL_DEST, k, None, Some(DestNest::Id(a, *p))),
+        other => {
+            frame::push_request(out, family, seq, flags, other.to_message());
+            return;
+        }
+    };
+    let start = out.len();
+    // nlmsghdr (length patched below), genlmsghdr.
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    out.extend_from_slice(&family.to_ne_bytes());
+    out.extend_from_slice(&flags.to_ne_bytes());
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    out.extend_from_slice(&[cmd, ipvsnl_wire::IPVS_GENL_VERSION, 0, 0]);
+    // IPVS_CMD_ATTR_SERVICE
+    let nest = begin(out, 1);
+    match service {
+        ServiceKey::Inet {
+            protocol,
+            addr,
+            port,
+        } => {
+            attr(
+                out,
+                1,
+                &crate::AddressFamily::of(addr).to_raw().to_ne_bytes(),
+            );
+            attr(out, 2, &protocol.to_raw().to_ne_bytes());
+            attr(out, 3, &addr_bytes(addr));
+            attr(out, 4, &port.to_be_bytes());
+        }
+        ServiceKey::Fwmark { mark, family } => {
+            attr(out, 1, &family.to_raw().to_ne_bytes());
+            attr(out, 5, &mark.to_ne_bytes());
+        }
+    }
+    if let Some(s) = full {
+        let name = s.scheduler.name().as_bytes();
+        string_attr(out, 6, name);
+        if let Some(pe) = &s.persistence_engine {
+            string_attr(out, 11, pe.as_bytes());
+        }
+        let mut fm = [0u8; 8];
+        fm[..4].copy_from_slice(&(s.flags - ServiceFlags::HASHED).bits().to_ne_bytes());
+        fm[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
+        attr(out, 7, &fm);
+        attr(out, 8, &s.timeout.to_ne_bytes());
+        attr(out, 9, &s.netmask.to_wire());
+    }
+    end(out, nest);
+    // IPVS_CMD_ATTR_DEST
+    match dest {
+        Some(DestNest::Full(d)) => {
+            let nest = begin(out, 2);
+            let tunnel = d.forward.tunnel().copied().unwrap_or_default();
+            attr(out, 11, &d.family().to_raw().to_ne_bytes());
+            attr(out, 1, &addr_bytes(&d.addr));
+            attr(out, 2, &d.port.to_be_bytes());
+            attr(out, 3, &d.forward.to_raw().to_ne_bytes());
+            attr(out, 4, &d.weight.to_ne_bytes());
+            attr(out, 13, &[tunnel.kind.to_raw()]);
+            attr(out, 14, &tunnel.port.to_be_bytes());
+            attr(out, 15, &tunnel.flags.bits().to_ne_bytes());
+            attr(out, 5, &d.upper_threshold.to_ne_bytes());
+            attr(out, 6, &d.lower_threshold.to_ne_bytes());
+            end(out, nest);
+        }
+        Some(DestNest::Id(a, p)) => {
+            let nest = begin(out, 2);
+            attr(out, 11, &crate::AddressFamily::of(a).to_raw().to_ne_bytes());
+            attr(out, 1, &addr_bytes(a));
+            attr(out, 2, &p.to_be_bytes());
+            end(out, nest);
+        }
+        None => {}
+    }
+    let len = (out.len() - start) as u32;
+    out[start..start + 4].copy_from_slice(&len.to_ne_bytes());
+}
+
+enum DestNest<'a> {
+    Full(&'a Destination),
+    Id(&'a std::net::IpAddr, u16),
+}
+
+/// One attribute, padded to 4 bytes.
+fn attr(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
+    let len = 4 + value.len();
+    out.extend_from_slice(&(len as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(value);
+    pad(out, len);
+}
+
+/// A NUL-terminated string attribute.
+fn string_attr(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
+    let len = 4 + value.len() + 1;
+    out.extend_from_slice(&(len as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(value);
+    out.push(0);
+    pad(out, len);
+}
+
+/// Pads an attribute of `len` bytes to a multiple of 4.
+fn pad(out: &mut Vec<u8>, len: usize) {
+    out.extend_from_slice(&[0; 3][..(4 - len % 4) % 4]);
+}
+
+/// Starts a nest; returns where its header is.
+fn begin(out: &mut Vec<u8>, kind: u16) -> usize {
+    let at = out.len();
+    out.extend_from_slice(&0u16.to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    at
+}
+
+fn end(out: &mut Vec<u8>, at: usize) {
+    let len = (out.len() - at) as u16;
+    out[at..at + 2].copy_from_slice(&len.to_ne_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AddressFamily, Forward, Netmask, Scheduler, Tunnel, TunnelFlags, TunnelKind};
+
+    fn generic(r: &Request) -> Vec<u8> {
+        let mut v = Vec::new();
+        frame::push_request(&mut v, 0x25, 9, NLM_F_REQUEST, r.to_message());
+        v
+    }
+
+    fn direct(r: &Request) -> Vec<u8> {
+        let mut v = vec![0xaa; 3]; // encoding appends; offsets must not matter
+        encode(&mut v, 0x25, 9, NLM_F_REQUEST, r);
+        v.split_off(3)
+    }
+
+    #[test]
+    fn direct_encoding_is_byte_identical_to_the_generic_one() {
+        let v4 = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+        let v6 = ServiceKey::udp("2001:db8::1".parse().unwrap(), 53);
+        let fw = ServiceKey::fwmark(7, AddressFamily::Inet6);
+        let d = Destination::new("172.16.0.1".parse().unwrap(), 8080)
+            .with_weight(3)
+            .with_thresholds(10, 2);
+        let gue = Destination::new("2001:db8::9".parse().unwrap(), 53).with_forward(
+            Forward::Tunnel(Tunnel {
+                kind: TunnelKind::Gue,
+                port: 6080,
+                flags: TunnelFlags::REMCSUM,
+            }),
+        );
+        let reqs = [
+            Request::AddService(Service::new(v4).with_scheduler(Scheduler::RoundRobin)),
+            Request::AddService(
+                Service::new(v6)
+                    .with_persistence(300)
+                    .with_netmask(Netmask::V6(64))
+                    .with_persistence_engine("sip")
+                    .with_flags(ServiceFlags::HASHED | ServiceFlags::ONE_PACKET),
+            ),
+            Request::EditService(Service::new(fw).with_scheduler(Scheduler::Maglev)),
+            Request::DeleteService(v4),
+            Request::DeleteService(fw),
+            Request::AddDestination(v4, d),
+            Request::EditDestination(v6, gue),
+            Request::DeleteDestination(v4, d.addr, d.port),
+            Request::DeleteDestination(v6, gue.addr, gue.port),
+            Request::Flush,
+        ];
+        for r in &reqs {
+            assert_eq!(direct(r), generic(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn options_override_the_window() {
+        assert_eq!(ApplyOptions::default().max_batch_requests(), None);
+        assert_eq!(
+            ApplyOptions::default()
+                .with_max_batch_requests(0)
+                .max_batch_requests(),
+            Some(1)
+        );
+    }
 }
