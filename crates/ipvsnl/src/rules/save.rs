@@ -1,0 +1,182 @@
+//! Printing services and destinations as rules (`ipvsadm -S` lines).
+
+use std::net::IpAddr;
+
+use super::text::ntop;
+use super::Names;
+use crate::{
+    AddressFamily, Destination, Forward, Netmask, Protocol, Scheduler, Service, ServiceFlags,
+    ServiceKey, TunnelFlags, TunnelKind,
+};
+
+/// The protocol name used for service-name lookups (`getservbyport`).
+pub(crate) fn lookup_protocol(key: &ServiceKey) -> Option<&'static str> {
+    match key {
+        ServiceKey::Inet { protocol, .. } => match protocol {
+            Protocol::Tcp => Some("tcp"),
+            Protocol::Udp => Some("udp"),
+            Protocol::Sctp => Some("sctp"),
+            _ => None,
+        },
+        ServiceKey::Fwmark { .. } => None,
+    }
+}
+
+/// An address and port the way ipvsadm prints them
+/// (`addrport_to_anyname`): `host:port` or `[host]:port`, the host and
+/// port named through `names` when it can, else numeric; cut at 59 bytes.
+///
+/// `protocol` (`"tcp"`, `"udp"`, `"sctp"`) is the one used to name the
+/// port; `None` leaves the port numeric.
+///
+/// ```
+/// use ipvsnl::rules::{addr_port, Numeric};
+/// assert_eq!(addr_port(&"10.0.0.1".parse().unwrap(), 80, Some("tcp"), &Numeric), "10.0.0.1:80");
+/// assert_eq!(addr_port(&"2001:db8::1".parse().unwrap(), 443, None, &Numeric), "[2001:db8::1]:443");
+/// ```
+pub fn addr_port(addr: &IpAddr, port: u16, protocol: Option<&str>, names: &dyn Names) -> String {
+    let host = names.host_name(addr).unwrap_or_else(|| ntop(addr));
+    let port = protocol
+        .and_then(|p| names.port_name(port, p))
+        .unwrap_or_else(|| port.to_string());
+    let mut s = match addr {
+        IpAddr::V4(_) => format!("{host}:{port}"),
+        IpAddr::V6(_) => format!("[{host}]:{port}"),
+    };
+    if s.len() > 59 {
+        let mut end = 59;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+/// The service part of a rule: `-t 10.0.0.1:80`, `-u ...`,
+/// `--sctp-service ...`, `-f 5` or `-f 5 -6` (fwmarks print as signed
+/// 32-bit numbers, as ipvsadm does).
+pub fn service_rule_label(key: &ServiceKey, names: &dyn Names) -> String {
+    match key {
+        ServiceKey::Fwmark { mark, family } => {
+            let six = if *family == AddressFamily::Inet6 {
+                " -6"
+            } else {
+                ""
+            };
+            format!("-f {}{six}", *mark as i32)
+        }
+        ServiceKey::Inet {
+            protocol,
+            addr,
+            port,
+        } => {
+            let switch = match protocol {
+                Protocol::Tcp => "-t",
+                Protocol::Udp => "-u",
+                Protocol::Sctp => "--sctp-service",
+                _ => "--xxx-service",
+            };
+            format!(
+                "{switch} {}",
+                addr_port(addr, *port, lookup_protocol(key), names)
+            )
+        }
+    }
+}
+
+/// The scheduler flags as ipvsadm names them for a scheduler:
+/// `sh-fallback,sh-port` for sh, `mh-...` for mh, `flag-N` otherwise.
+pub(crate) fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
+    let names: [&str; 3] = match scheduler.name() {
+        "sh" => ["sh-fallback", "sh-port", ""],
+        "mh" => ["mh-fallback", "mh-port", ""],
+        _ => ["flag-1", "flag-2", "flag-3"],
+    };
+    let bits = [ServiceFlags::SCHED1, ServiceFlags::SCHED2, ServiceFlags::SCHED3];
+    let mut out: Vec<&str> = Vec::new();
+    for (bit, name) in bits.iter().zip(names) {
+        if flags.contains(*bit) && !name.is_empty() {
+            out.push(name);
+        }
+    }
+    out.join(",")
+}
+
+/// A service as an `-A` rule, as `ipvsadm -S` prints it (no newline).
+///
+/// ```
+/// use ipvsnl::rules::{service_rule, Numeric};
+/// use ipvsnl::{Scheduler, Service, ServiceKey};
+/// let s = Service::new(ServiceKey::udp("10.0.0.1".parse().unwrap(), 53))
+///     .with_scheduler(Scheduler::RoundRobin)
+///     .with_persistence(300);
+/// assert_eq!(service_rule(&s, &Numeric), "-A -u 10.0.0.1:53 -s rr -p 300");
+/// ```
+pub fn service_rule(svc: &Service, names: &dyn Names) -> String {
+    let mut s = format!(
+        "-A {} -s {}",
+        service_rule_label(&svc.key, names),
+        svc.scheduler.name()
+    );
+    if svc.flags.contains(ServiceFlags::PERSISTENT) {
+        s.push_str(&format!(" -p {}", svc.timeout));
+        match svc.netmask {
+            Netmask::V4(m) if u32::from(m) != u32::MAX => s.push_str(&format!(" -M {m}")),
+            Netmask::V6(p) if p != 128 => s.push_str(&format!(" -M {p}")),
+            _ => {}
+        }
+    }
+    if let Some(pe) = &svc.persistence_engine {
+        s.push_str(&format!(" --pe {pe}"));
+    }
+    if svc.flags.contains(ServiceFlags::ONE_PACKET) {
+        s.push_str(" -o");
+    }
+    let sched = ServiceFlags::SCHED1 | ServiceFlags::SCHED2 | ServiceFlags::SCHED3;
+    if svc.flags.intersects(sched) {
+        s.push_str(" -b ");
+        s.push_str(&sched_flag_names(&svc.scheduler, svc.flags));
+    }
+    s
+}
+
+/// A destination of a service as an `-a` rule, as `ipvsadm -S` prints it
+/// (no newline). Thresholds are not part of ipvsadm's rules.
+///
+/// ```
+/// use ipvsnl::rules::{destination_rule, Numeric};
+/// use ipvsnl::{Destination, Forward, ServiceKey};
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let d = Destination::new("10.0.1.1".parse().unwrap(), 8080).with_weight(5);
+/// assert_eq!(destination_rule(&key, &d, &Numeric), "-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -m -w 5");
+/// ```
+pub fn destination_rule(key: &ServiceKey, dest: &Destination, names: &dyn Names) -> String {
+    let switch = match dest.forward {
+        Forward::Masquerade => "-m",
+        Forward::Tunnel(_) => "-i",
+        _ => "-g",
+    };
+    let mut s = format!(
+        "-a {} -r {} {switch} -w {}",
+        service_rule_label(key, names),
+        addr_port(&dest.addr, dest.port, lookup_protocol(key), names),
+        dest.weight as i32
+    );
+    if let Forward::Tunnel(t) = dest.forward {
+        let flag = if t.flags.contains(TunnelFlags::REMCSUM) {
+            "--tun-remcsum"
+        } else if t.flags.contains(TunnelFlags::CSUM) {
+            "--tun-csum"
+        } else {
+            "--tun-nocsum"
+        };
+        match t.kind {
+            TunnelKind::Ipip => s.push_str(" --tun-type ipip"),
+            TunnelKind::Gue => s.push_str(&format!(" --tun-type gue --tun-port {} {flag}", t.port)),
+            TunnelKind::Gre => s.push_str(&format!(" --tun-type gre {flag}")),
+            TunnelKind::Other(_) => {}
+        }
+    }
+    s
+}

@@ -1,0 +1,237 @@
+//! The C-library text conventions ipvsadm relies on, re-implemented in pure
+//! Rust so that parsing and printing give the same results: `strtol`-style
+//! integers, `inet_aton`'s legacy IPv4 forms and `inet_ntop`'s IPv6 form.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// White space as C's `isspace` sees it in the "C" locale.
+pub(crate) fn c_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// `strtol(s, &end, 10)` that must consume the whole string: leading white
+/// space and one sign are allowed, at least one digit is required, and an
+/// out-of-range value (for a 64-bit `long`) is an error.
+pub(crate) fn strtol_full(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && c_space(b[i]) {
+        i += 1;
+    }
+    let mut neg = false;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        neg = b[i] == b'-';
+        i += 1;
+    }
+    let start = i;
+    let mut v: i128 = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        v = v * 10 + i128::from(b[i] - b'0');
+        if v > i128::from(i64::MAX) + 1 {
+            v = i128::from(i64::MAX) + 2; // saturate: ERANGE
+        }
+        i += 1;
+    }
+    if i == start || i != b.len() {
+        return None;
+    }
+    let v = if neg { -v } else { v };
+    i64::try_from(v).ok()
+}
+
+/// ipvsadm's `string_to_number`: a whole-string decimal in `[min, max]`.
+pub(crate) fn number_in(s: &str, min: i64, max: i64) -> Option<i64> {
+    strtol_full(s).filter(|v| (min..=max).contains(v))
+}
+
+/// `strtoul(s, &end, 0)` on a string that starts with a digit: returns the
+/// value (None on overflow) and the number of bytes used.
+fn strtoul0(b: &[u8]) -> (Option<u64>, usize) {
+    let (radix, mut i) = if b.len() >= 2 && b[0] == b'0' && (b[1] == b'x' || b[1] == b'X') {
+        if b.len() > 2 && b[2].is_ascii_hexdigit() {
+            (16, 2)
+        } else {
+            // "0x" without hex digits: strtoul reads just the "0".
+            return (Some(0), 1);
+        }
+    } else if b[0] == b'0' {
+        (8, 0)
+    } else {
+        (10, 0)
+    };
+    let mut v: Option<u64> = Some(0);
+    while i < b.len() {
+        let d = match (b[i] as char).to_digit(radix) {
+            Some(d) => d,
+            None => break,
+        };
+        v = v
+            .and_then(|v| v.checked_mul(u64::from(radix)))
+            .and_then(|v| v.checked_add(u64::from(d)));
+        i += 1;
+    }
+    (v, i)
+}
+
+/// glibc's `inet_aton`: `a.b.c.d`, `a.b.c`, `a.b` or `a`, each part
+/// decimal, octal (leading 0) or hex (0x); anything after white space is
+/// ignored.
+pub fn inet_aton(s: &str) -> Option<Ipv4Addr> {
+    let b = s.as_bytes();
+    let mut parts: Vec<u64> = Vec::with_capacity(4);
+    let mut i = 0;
+    let last;
+    loop {
+        if i >= b.len() || !b[i].is_ascii_digit() {
+            return None;
+        }
+        let (v, used) = strtoul0(&b[i..]);
+        let v = v?;
+        i += used;
+        if i < b.len() && b[i] == b'.' {
+            if parts.len() > 2 || v > 0xff {
+                return None;
+            }
+            parts.push(v);
+            i += 1;
+        } else {
+            last = v;
+            break;
+        }
+    }
+    if i < b.len() && !c_space(b[i]) {
+        return None;
+    }
+    let max: u64 = match parts.len() {
+        0 => 0xffff_ffff,
+        1 => 0xff_ffff,
+        2 => 0xffff,
+        _ => 0xff,
+    };
+    if last > max {
+        return None;
+    }
+    let mut v = last;
+    for (n, p) in parts.iter().enumerate() {
+        v |= p << (24 - 8 * n);
+    }
+    Some(Ipv4Addr::from(u32::try_from(v).ok()?))
+}
+
+/// glibc's `inet_pton(AF_INET6, ...)`.
+pub fn inet_pton6(s: &str) -> Option<Ipv6Addr> {
+    // Rust's parser accepts the same forms as glibc for what matters here
+    // (hex groups of up to four digits, one "::", a trailing dotted quad).
+    // It rejects a scope suffix, as glibc does.
+    s.parse::<Ipv6Addr>().ok()
+}
+
+/// glibc's `inet_ntop(AF_INET6, ...)`: the longest run (first on a tie) of
+/// two or more zero groups becomes "::"; an IPv4-compatible or IPv4-mapped
+/// address ends in a dotted quad.
+pub fn inet_ntop6(a: &Ipv6Addr) -> String {
+    let w = a.segments();
+    let (mut best_base, mut best_len) = (usize::MAX, 0);
+    let mut i = 0;
+    while i < 8 {
+        if w[i] == 0 {
+            let start = i;
+            while i < 8 && w[i] == 0 {
+                i += 1;
+            }
+            let len = i - start;
+            if len > best_len {
+                best_base = start;
+                best_len = len;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if best_len < 2 {
+        best_base = usize::MAX;
+    }
+    let mut out = String::with_capacity(40);
+    let mut i = 0;
+    while i < 8 {
+        if best_base != usize::MAX && i >= best_base && i < best_base + best_len {
+            if i == best_base {
+                out.push(':');
+            }
+            i += 1;
+            continue;
+        }
+        if i != 0 {
+            out.push(':');
+        }
+        if i == 6
+            && best_base == 0
+            && (best_len == 6 || (best_len == 5 && w[5] == 0xffff))
+        {
+            let o = a.octets();
+            out.push_str(&format!("{}.{}.{}.{}", o[12], o[13], o[14], o[15]));
+            return out;
+        }
+        out.push_str(&format!("{:x}", w[i]));
+        i += 1;
+    }
+    if best_base != usize::MAX && best_base + best_len == 8 {
+        out.push(':');
+    }
+    out
+}
+
+/// An address as `inet_ntop` prints it.
+pub fn ntop(addr: &IpAddr) -> String {
+    match addr {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => inet_ntop6(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strtol_like_c() {
+        assert_eq!(strtol_full(" +12"), Some(12));
+        assert_eq!(strtol_full("-1"), Some(-1));
+        assert_eq!(strtol_full("12 "), None);
+        assert_eq!(strtol_full(""), None);
+        assert_eq!(strtol_full("-"), None);
+        assert_eq!(strtol_full("99999999999999999999"), None);
+        assert_eq!(number_in("4294967295", 1, 4294967295), Some(4294967295));
+        assert_eq!(number_in("0", 1, 5), None);
+    }
+
+    #[test]
+    fn inet_aton_legacy_forms() {
+        assert_eq!(inet_aton("10.1"), Some(Ipv4Addr::new(10, 0, 0, 1)));
+        assert_eq!(inet_aton("0x0a000001"), Some(Ipv4Addr::new(10, 0, 0, 1)));
+        assert_eq!(inet_aton("24"), Some(Ipv4Addr::new(0, 0, 0, 24)));
+        assert_eq!(inet_aton("010.0.0.1"), Some(Ipv4Addr::new(8, 0, 0, 1)));
+        assert_eq!(inet_aton("1.2.3.4 junk"), Some(Ipv4Addr::new(1, 2, 3, 4)));
+        assert_eq!(inet_aton("300.1.1.1"), None);
+        assert_eq!(inet_aton("1.2.3.4.5"), None);
+        assert_eq!(inet_aton("08"), None);
+        assert_eq!(inet_aton("0x"), None);
+        assert_eq!(inet_aton(""), None);
+        assert_eq!(inet_aton("a.b"), None);
+        assert_eq!(inet_aton("1.2.65535"), Some(Ipv4Addr::new(1, 2, 255, 255)));
+    }
+
+    #[test]
+    fn ntop_like_glibc() {
+        let t = |s: &str| inet_ntop6(&s.parse().unwrap());
+        assert_eq!(t("2001:db8::1"), "2001:db8::1");
+        assert_eq!(t("::"), "::");
+        assert_eq!(t("::1"), "::1");
+        assert_eq!(t("::1.2.3.4"), "::1.2.3.4");
+        assert_eq!(t("::ffff:1.2.3.4"), "::ffff:1.2.3.4");
+        assert_eq!(t("1:0:0:1:0:0:0:1"), "1:0:0:1::1");
+        assert_eq!(t("1:0:1:1:1:1:1:1"), "1:0:1:1:1:1:1:1");
+        assert_eq!(t("1::"), "1::");
+        assert_eq!(t("fe80::1"), "fe80::1");
+    }
+}
