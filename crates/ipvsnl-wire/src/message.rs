@@ -73,10 +73,11 @@ impl ParseableParametrized<[u8], GenlHeader> for IpvsMessage {
         let command = IpvsCommand::from(header.cmd);
         let mut attrs = Vec::new();
         for nla in NlasIterator::new(buf) {
-            let nla = nla.context(format!("malformed attribute in IPVS {command:?} message"))?;
+            let nla =
+                nla.with_context(|| format!("malformed attribute in IPVS {command:?} message"))?;
             attrs.push(
                 IpvsAttr::parse_for(&nla, command)
-                    .context(format!("in IPVS {command:?} message"))?,
+                    .with_context(|| format!("in IPVS {command:?} message"))?,
             );
         }
         Ok(IpvsMessage { command, attrs })

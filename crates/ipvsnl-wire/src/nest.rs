@@ -11,8 +11,8 @@ where
 {
     let mut out = Vec::new();
     for nla in NlasIterator::new(payload) {
-        let nla = nla.context(format!("malformed attribute in {nest}"))?;
-        out.push(A::parse(&nla).context(format!("in {nest}"))?);
+        let nla = nla.with_context(|| format!("malformed attribute in {nest}"))?;
+        out.push(A::parse(&nla).with_context(|| format!("in {nest}"))?);
     }
     Ok(out)
 }

@@ -83,6 +83,30 @@ impl SyncDaemon {
         self
     }
 
+    /// Sets the maximum sync message length.
+    pub fn with_max_len(mut self, len: u16) -> Self {
+        self.max_len = Some(len);
+        self
+    }
+
+    /// Sets the multicast group (IPv4 or IPv6).
+    pub fn with_group(mut self, group: IpAddr) -> Self {
+        self.group = Some(group);
+        self
+    }
+
+    /// Sets the multicast UDP port.
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// Sets the multicast TTL (1 to 255).
+    pub fn with_ttl(mut self, ttl: u8) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
     /// Checks what the kernel would refuse.
     pub fn validate(&self) -> Result<(), Error> {
         if self.interface.is_empty()
