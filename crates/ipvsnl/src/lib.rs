@@ -33,6 +33,7 @@
 //! ```
 
 mod client;
+pub mod connections;
 mod decode;
 mod error;
 mod model;

@@ -764,11 +764,7 @@ fn parse_sched_flags(sched: &str, arg: &str) -> Result<u32, ArgError> {
             "sh-port" => (ServiceFlags::SH_PORT, Some("sh")),
             "mh-fallback" => (ServiceFlags::MH_FALLBACK, Some("mh")),
             "mh-port" => (ServiceFlags::MH_PORT, Some("mh")),
-            _ => {
-                return Err(ArgError::fail(format!(
-                    "invalid scheduler flag `{flag}'"
-                )))
-            }
+            _ => return Err(ArgError::fail(format!("invalid scheduler flag `{flag}'"))),
         };
         flags |= bit.bits();
         if let Some(s) = needs {
@@ -1018,18 +1014,14 @@ fn parse_rest(
                     match inet_pton6(val) {
                         Some(a) if a.is_multicast() => e.mcast_group = Some(IpAddr::V6(a)),
                         _ => {
-                            return Err(ArgError::fail(format!(
-                                "invalid IPv6 mcast-group `{val}'"
-                            )))
+                            return Err(ArgError::fail(format!("invalid IPv6 mcast-group `{val}'")))
                         }
                     }
                 } else {
                     match val.parse::<Ipv4Addr>() {
                         Ok(a) if a.is_multicast() => e.mcast_group = Some(IpAddr::V4(a)),
                         _ => {
-                            return Err(ArgError::fail(format!(
-                                "invalid IPv4 mcast-group `{val}'"
-                            )))
+                            return Err(ArgError::fail(format!("invalid IPv4 mcast-group `{val}'")))
                         }
                     }
                 }
@@ -1197,9 +1189,9 @@ fn check_tunnel(e: &Entry) -> Result<(), ArgError> {
                 None => last = Some(opt),
                 Some(l) => {
                     return Err(ArgError::fail(format!(
-                        "The option '{}' conflicts with the '{}' option in the '{name}' tunnel type",
-                        OPT_NAMES[opt], OPT_NAMES[l]
-                    )))
+                    "The option '{}' conflicts with the '{}' option in the '{name}' tunnel type",
+                    OPT_NAMES[opt], OPT_NAMES[l]
+                )))
                 }
             }
         }
@@ -1222,8 +1214,7 @@ fn finish(mut e: Entry) -> Result<Command, ArgError> {
                     "Zero port specified for non-persistent service",
                 ));
             }
-            if e.flags & ServiceFlags::ONE_PACKET.bits() != 0 && e.fwmark == 0 && e.protocol != 17
-            {
+            if e.flags & ServiceFlags::ONE_PACKET.bits() != 0 && e.fwmark == 0 && e.protocol != 17 {
                 return Err(ArgError::fail(
                     "One-Packet Scheduling is only for UDP virtual services",
                 ));
@@ -1234,13 +1225,18 @@ fn finish(mut e: Entry) -> Result<Command, ArgError> {
             if let Some(arg) = &e.sched_flags {
                 e.flags |= parse_sched_flags(&e.sched, arg)?;
             }
-            let scheduler = Scheduler::new(&e.sched).unwrap_or_else(|_| Scheduler::Other(e.sched.clone()));
+            let scheduler =
+                Scheduler::new(&e.sched).unwrap_or_else(|_| Scheduler::Other(e.sched.clone()));
             let mut svc = Service::new(e.key());
             svc.scheduler = scheduler;
             svc.flags = ServiceFlags::from_bits_retain(e.flags);
             svc.timeout = e.timeout;
             svc.netmask = netmask_of(&e);
-            svc.persistence_engine = if e.pe.is_empty() { None } else { Some(e.pe.clone()) };
+            svc.persistence_engine = if e.pe.is_empty() {
+                None
+            } else {
+                Some(e.pe.clone())
+            };
             Ok(Command::Apply(if e.cmd == Cmd::Add {
                 Request::AddService(svc)
             } else {

@@ -93,7 +93,11 @@ pub(crate) fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> St
         "mh" => ["mh-fallback", "mh-port", ""],
         _ => ["flag-1", "flag-2", "flag-3"],
     };
-    let bits = [ServiceFlags::SCHED1, ServiceFlags::SCHED2, ServiceFlags::SCHED3];
+    let bits = [
+        ServiceFlags::SCHED1,
+        ServiceFlags::SCHED2,
+        ServiceFlags::SCHED3,
+    ];
     let mut out: Vec<&str> = Vec::new();
     for (bit, name) in bits.iter().zip(names) {
         if flags.contains(*bit) && !name.is_empty() {

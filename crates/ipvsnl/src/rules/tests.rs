@@ -110,7 +110,8 @@ fn netmask_follows_the_family_at_that_moment() {
         panic!()
     };
     assert_eq!(s.netmask, Netmask::V6(64));
-    let Command::Apply(Request::AddService(s)) = args("-A -t 10.1.1.1 -p 100 -M 24").unwrap() else {
+    let Command::Apply(Request::AddService(s)) = args("-A -t 10.1.1.1 -p 100 -M 24").unwrap()
+    else {
         panic!()
     };
     assert_eq!(s.netmask, Netmask::V4("0.0.0.24".parse().unwrap()));
@@ -131,7 +132,10 @@ fn dest_port_follows_the_service_for_dr_and_tunnel() {
     else {
         panic!()
     };
-    assert_eq!((d.port, d.weight, d.upper_threshold, d.lower_threshold), (8080, 3, 100, 10));
+    assert_eq!(
+        (d.port, d.weight, d.upper_threshold, d.lower_threshold),
+        (8080, 3, 100, 10)
+    );
     let Command::Apply(Request::EditDestination(_, d)) = args(
         "-e -t [2001:db8::1]:443 -r [2001:db8::5]:8443 -i --tun-type gue --tun-port 6080 --tun-remcsum",
     )
@@ -139,7 +143,10 @@ fn dest_port_follows_the_service_for_dr_and_tunnel() {
         panic!()
     };
     let t = d.forward.tunnel().unwrap();
-    assert_eq!((t.kind, t.port, t.flags.bits(), d.port), (TunnelKind::Gue, 6080, 2, 443));
+    assert_eq!(
+        (t.kind, t.port, t.flags.bits(), d.port),
+        (TunnelKind::Gue, 6080, 2, 443)
+    );
 }
 
 #[test]

@@ -164,10 +164,7 @@ pub fn inet_ntop6(a: &Ipv6Addr) -> String {
         if i != 0 {
             out.push(':');
         }
-        if i == 6
-            && best_base == 0
-            && (best_len == 6 || (best_len == 5 && w[5] == 0xffff))
-        {
+        if i == 6 && best_base == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)) {
             let o = a.octets();
             out.push_str(&format!("{}.{}.{}.{}", o[12], o[13], o[14], o[15]));
             return out;

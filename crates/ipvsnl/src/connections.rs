@@ -1,0 +1,246 @@
+//! The kernel's connection table as `/proc/net/ip_vs_conn` shows it.
+//!
+//! Each row is one connection (or persistence template): protocol, client,
+//! virtual and destination address and port, state, seconds left, and the
+//! persistence engine's name and data if it has some. [`parse`] reads the
+//! text; [`read`] reads the file of the caller's network namespace.
+//!
+//! ```
+//! use ipvsnl::connections::parse;
+//! let text = "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Expires PEName PEData\n\
+//!             TCP C0A80A01 D431 0A000001 0050 C0A80102 0050 ESTABLISHED     899\n";
+//! let conns = parse(text).unwrap();
+//! assert_eq!(conns[0].client_addr.to_string(), "192.168.10.1");
+//! assert_eq!(conns[0].client_port, 54321);
+//! assert_eq!(conns[0].state, "ESTABLISHED");
+//! assert_eq!(conns[0].expires, 899);
+//! ```
+
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
+
+/// Where the kernel shows the connections of the caller's namespace.
+pub const PROC_PATH: &str = "/proc/net/ip_vs_conn";
+
+/// One row of the connection table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Connection {
+    /// Protocol name as the kernel prints it: `TCP`, `UDP`, `SCTP`, `IP`
+    /// (fwmark persistence templates), `ICMP`, ...
+    pub protocol: String,
+    /// Client address.
+    pub client_addr: IpAddr,
+    /// Client port (0 for templates).
+    pub client_port: u16,
+    /// Virtual (service) address.
+    pub virtual_addr: IpAddr,
+    /// Virtual port.
+    pub virtual_port: u16,
+    /// Destination (real server) address; its family may differ from the
+    /// client's for a mixed-family tunnel.
+    pub dest_addr: IpAddr,
+    /// Destination port.
+    pub dest_port: u16,
+    /// Protocol state name (`ESTABLISHED`, `SYN_RECV`, `UDP`, `NONE`, ...).
+    pub state: String,
+    /// Seconds until the entry expires.
+    pub expires: u32,
+    /// Persistence engine name and data (e.g. `sip` and a Call-ID), if any.
+    pub persistence: Option<(String, String)>,
+}
+
+/// Why a text is not a connection table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// The header line is missing (empty text).
+    MissingHeader,
+    /// A row does not have the columns of a connection; `line` is 1-based.
+    BadRow {
+        /// Line number.
+        line: usize,
+        /// The row.
+        text: String,
+    },
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::MissingHeader => f.write_str("no header line in the connection table"),
+            ParseError::BadRow { line, text } => {
+                write!(f, "line {line} is not a connection row: {text:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// C's `strtoul(s, NULL, 16)` truncated to 32 bits: leading white space, a
+/// sign, an optional 0x, then hex digits up to the first other character.
+fn hex_u32(s: &str) -> u32 {
+    let t = s.trim_start();
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let t = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .filter(|r| r.starts_with(|c: char| c.is_ascii_hexdigit()))
+        .unwrap_or(t);
+    let mut v: u64 = 0;
+    for c in t.chars() {
+        match c.to_digit(16) {
+            Some(d) => {
+                v = v
+                    .checked_mul(16)
+                    .and_then(|v| v.checked_add(u64::from(d)))
+                    .unwrap_or(u64::MAX)
+            }
+            None => break,
+        }
+    }
+    let v = if neg { v.wrapping_neg() } else { v };
+    v as u32
+}
+
+/// An address column: IPv6 text, IPv4 text, or (what the kernel prints for
+/// IPv4) eight host-order hex digits.
+fn address(s: &str) -> IpAddr {
+    if let Ok(a) = s.parse::<std::net::Ipv6Addr>() {
+        return IpAddr::V6(a);
+    }
+    if let Ok(a) = s.parse::<Ipv4Addr>() {
+        return IpAddr::V4(a);
+    }
+    IpAddr::V4(Ipv4Addr::from(hex_u32(s)))
+}
+
+/// A port column: hex, as `%hX` reads it (truncated to 16 bits).
+fn port(s: &str) -> Option<u16> {
+    if !s
+        .trim_start_matches(['+', '-'])
+        .starts_with(|c: char| c.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    Some(hex_u32(s) as u16)
+}
+
+/// Parses one row (without the header). `None` if it lacks the nine
+/// columns of a connection.
+pub fn parse_row(row: &str) -> Option<Connection> {
+    let f: Vec<&str> = row.split_ascii_whitespace().collect();
+    if f.len() < 9 {
+        return None;
+    }
+    let client_addr = address(f[1]);
+    // The virtual address is read in the client's family.
+    let virtual_addr = match client_addr {
+        IpAddr::V6(_) => IpAddr::V6(f[3].parse().unwrap_or(std::net::Ipv6Addr::UNSPECIFIED)),
+        IpAddr::V4(_) => match f[3].parse::<Ipv4Addr>() {
+            Ok(a) if f[1].parse::<Ipv4Addr>().is_ok() => IpAddr::V4(a),
+            _ => IpAddr::V4(Ipv4Addr::from(hex_u32(f[3]))),
+        },
+    };
+    let expires = crate::rules::text::strtol_full(f[8]).unwrap_or(0) as u32;
+    Some(Connection {
+        protocol: f[0].to_owned(),
+        client_addr,
+        client_port: port(f[2])?,
+        virtual_addr,
+        virtual_port: port(f[4])?,
+        dest_addr: address(f[5]),
+        dest_port: port(f[6])?,
+        state: f[7].to_owned(),
+        expires,
+        persistence: (f.len() >= 11).then(|| (f[9].to_owned(), f[10].to_owned())),
+    })
+}
+
+/// Parses the whole text of `/proc/net/ip_vs_conn` (or `ip_vs_conn_sync`,
+/// whose extra column is not kept): the header line, then one row per
+/// connection.
+pub fn parse(text: &str) -> Result<Vec<Connection>, ParseError> {
+    let mut lines = text.lines().enumerate();
+    if lines.next().is_none() {
+        return Err(ParseError::MissingHeader);
+    }
+    let mut out = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match parse_row(line) {
+            Some(c) => out.push(c),
+            None => {
+                return Err(ParseError::BadRow {
+                    line: i + 1,
+                    text: line.to_owned(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reads and parses a connection table file.
+pub fn read_from(path: impl AsRef<Path>) -> io::Result<Vec<Connection>> {
+    let text = std::fs::read_to_string(path)?;
+    parse(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+/// Reads the connections of the calling process's network namespace
+/// (`/proc/net/ip_vs_conn`).
+pub fn read() -> io::Result<Vec<Connection>> {
+    read_from(PROC_PATH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str =
+        "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Expires PEName PEData\n";
+
+    #[test]
+    fn rows_of_every_form() {
+        let text = format!(
+            "{HEADER}\
+TCP C0A80A01 D431 0A000001 0050 C0A80102 0050 ESTABLISHED     899\n\
+IP  0A000002 0000 0A000001 0050 C0A80101 0050 NONE           6000\n\
+TCP 2001:0db8:0000:0000:0000:0000:0000:0099 C350 2001:0db8:0000:0000:0000:0000:0000:0001 01BB 2001:0db8:0000:0000:0000:0000:0000:a0a0 01BB SYN_RECV         59\n\
+UDP C0A80A05 13C4 0A000001 13C4 C0A80104 13C4 UDP             170 sip 3a01bc@example.com\n\
+TCP 0A000002 0400 0A000001 0050 2001:0db8:0000:0000:0000:0000:0000:0005 0050 ESTABLISHED      10\n"
+        );
+        let c = parse(&text).unwrap();
+        assert_eq!(c.len(), 5);
+        assert_eq!(c[1].protocol, "IP");
+        assert_eq!(c[1].expires, 6000);
+        assert_eq!(c[2].client_addr.to_string(), "2001:db8::99");
+        assert_eq!(c[2].virtual_port, 443);
+        assert_eq!(
+            c[3].persistence,
+            Some(("sip".into(), "3a01bc@example.com".into()))
+        );
+        assert_eq!(c[4].dest_addr.to_string(), "2001:db8::5");
+        assert_eq!(c[4].client_addr.to_string(), "10.0.0.2");
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        assert_eq!(parse(""), Err(ParseError::MissingHeader));
+        assert!(matches!(
+            parse(&format!("{HEADER}TCP 1 2\n")),
+            Err(ParseError::BadRow { line: 2, .. })
+        ));
+        assert!(parse_row("TCP zz zz zz zz zz zz X 1").is_none());
+        assert_eq!(hex_u32("ffffffffffffffffff"), u32::MAX);
+    }
+}

@@ -1,0 +1,361 @@
+//! `ipvsadm`, byte for byte: a drop-in for Debian's ipvsadm 1.31 built on
+//! the ipvsnl library.
+//!
+//! Grammar and rules printing come from `ipvsnl::rules`, connections from
+//! `ipvsnl::connections`; this file does name resolution, listings, error
+//! texts and exit statuses. `-R` checks the whole input before changing
+//! anything, then applies it in pipelined batches (see examples/ipvsadm.md).
+//!
+//!     cargo build --release --example ipvsadm
+
+use std::io::{Read, Write};
+use std::process::exit;
+
+use ipvsnl::rules::{self, ArgError, Command, ListFormat, ListWhat, Names, Numeric};
+use ipvsnl::{Client, Info, Request, RequestKind};
+
+#[path = "ipvsadm/conn.rs"]
+mod conn;
+#[path = "ipvsadm/kernel.rs"]
+mod kernel;
+#[path = "ipvsadm/list.rs"]
+mod list;
+#[path = "ipvsadm/names.rs"]
+mod names;
+
+use names::LibcNames;
+
+const VERSION: &str = "ipvsadm v1.31 2019/12/24 (compiled with popt and IPVS v1.2.1)\n";
+
+/// Output collected for stdout, written once (or before an early exit).
+struct Out {
+    buf: String,
+}
+
+impl Out {
+    fn flush(&mut self) {
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(self.buf.as_bytes());
+        let _ = so.flush();
+        self.buf.clear();
+    }
+
+    /// Writes what was printed, the message on stderr, and exits.
+    fn die(&mut self, message: &str, status: i32) -> ! {
+        self.flush();
+        eprintln!("{message}");
+        exit(status);
+    }
+
+    fn exit(&mut self, status: i32) -> ! {
+        self.flush();
+        exit(status);
+    }
+}
+
+fn usage(program: &str) -> String {
+    include_str!("ipvsadm/usage.txt").replace("{PROGRAM}", program)
+}
+
+/// Connects and reads the IPVS info, as `ipvs_init` does (loading the
+/// module with modprobe and retrying once).
+fn init() -> (Client, Info) {
+    let attempt = || -> Result<(Client, Info), ipvsnl::Error> {
+        let mut c = Client::new()?;
+        let info = c.info()?;
+        Ok((c, info))
+    };
+    match attempt() {
+        Ok(v) => v,
+        Err(_) => {
+            let _ = std::process::Command::new("/sbin/modprobe")
+                .args(["--", "ip_vs"])
+                .status();
+            match attempt() {
+                Ok(v) => v,
+                Err(e) => {
+                    let msg = kernel::ipvs_strerror(RequestKind::GetInfo, kernel::errno_of(&e));
+                    eprintln!("Can't initialize ipvs: {msg}");
+                    eprintln!(
+                        "Are you sure that IP Virtual Server is built in the kernel or as module?"
+                    );
+                    exit(2);
+                }
+            }
+        }
+    }
+}
+
+struct Ctx {
+    client: Client,
+    info: Info,
+    program: String,
+    out: Out,
+}
+
+impl Ctx {
+    fn names(&self, numeric: bool) -> &'static dyn Names {
+        if numeric {
+            &Numeric
+        } else {
+            &LibcNames
+        }
+    }
+
+    fn header(&mut self) {
+        let v = self.info.version;
+        self.out.buf.push_str(&format!(
+            "IP Virtual Server version {}.{}.{} (size={})\n",
+            (v >> 16) & 0xff,
+            (v >> 8) & 0xff,
+            v & 0xff,
+            self.info.conn_tab_size
+        ));
+    }
+
+    fn list_error(&mut self, kind: RequestKind, e: &ipvsnl::Error) -> ! {
+        let msg = kernel::ipvs_strerror(kind, kernel::errno_of(e));
+        self.out.die(&msg, 1)
+    }
+
+    fn sorted_services(&mut self, f: &ListFormat) -> Vec<ipvsnl::ServiceEntry> {
+        let mut services = match self.client.services() {
+            Ok(s) => s,
+            Err(e) => self.list_error(RequestKind::ListServices, &e),
+        };
+        if !f.nosort {
+            list::glibc_msort(&mut services, &|a, b| {
+                list::cmp_services(&a.service.key, &b.service.key)
+            });
+        }
+        services
+    }
+
+    fn dests(&mut self, key: &ipvsnl::ServiceKey, f: &ListFormat) -> Vec<ipvsnl::DestinationEntry> {
+        let mut dests = match self.client.destinations(key) {
+            Ok(d) => d,
+            Err(e) => self.list_error(RequestKind::ListDestinations, &e),
+        };
+        if !f.nosort {
+            list::glibc_msort(&mut dests, &|a, b| list::cmp_dests(a, b));
+        }
+        dests
+    }
+
+    fn print_service(&mut self, se: &ipvsnl::ServiceEntry, f: &ListFormat) {
+        let names = self.names(f.numeric);
+        list::service_line(&mut self.out.buf, se, f, names);
+        let dests = self.dests(&se.service.key, f);
+        for d in &dests {
+            list::dest_line(&mut self.out.buf, &se.service.key, d, f, names);
+        }
+    }
+
+    fn list_all(&mut self, f: &ListFormat) {
+        self.header();
+        list::title(&mut self.out.buf, f);
+        let services = self.sorted_services(f);
+        for se in &services {
+            self.print_service(se, f);
+        }
+    }
+
+    fn save(&mut self, f: &ListFormat) {
+        let services = self.sorted_services(f);
+        let names = self.names(f.numeric);
+        for se in &services {
+            let dests = self.dests(&se.service.key, f);
+            list::save_service(&mut self.out.buf, se, &dests, names);
+        }
+    }
+
+    fn list(&mut self, what: ListWhat, f: &ListFormat) {
+        match what {
+            ListWhat::All => self.list_all(f),
+            ListWhat::Service(key) => {
+                let se = match self.client.service(&key) {
+                    Ok(s) => s,
+                    Err(e) => self.list_error(RequestKind::GetService, &e),
+                };
+                list::title(&mut self.out.buf, f);
+                self.print_service(&se, f);
+            }
+            ListWhat::Connections => {
+                let names = self.names(f.numeric);
+                if let Err((msg, status)) = conn::list(&mut self.out.buf, f, names) {
+                    self.out.die(&msg, status);
+                }
+            }
+            ListWhat::Timeouts => match self.client.timeouts() {
+                Ok(t) => self.out.buf.push_str(&format!(
+                    "Timeout (tcp tcpfin udp): {} {} {}\n",
+                    t.tcp as i32, t.tcp_fin as i32, t.udp as i32
+                )),
+                Err(_) => self.out.exit(1),
+            },
+            ListWhat::Daemons => match self.client.sync_daemons() {
+                Ok(ds) => {
+                    for d in ds {
+                        let role = match d.role {
+                            ipvsnl::DaemonRole::Master => "master",
+                            _ => "backup",
+                        };
+                        let mut s = format!(
+                            "{role} sync daemon (mcast={}, syncid={}",
+                            d.interface, d.sync_id as i32
+                        );
+                        if let Some(n) = d.max_len.filter(|n| *n != 0) {
+                            s.push_str(&format!(", maxlen={n}"));
+                        }
+                        if let Some(g) = d.group {
+                            s.push_str(&format!(", group={}", rules::text::ntop(&g)));
+                        }
+                        if let Some(n) = d.port.filter(|n| *n != 0) {
+                            s.push_str(&format!(", port={n}"));
+                        }
+                        if let Some(n) = d.ttl.filter(|n| *n != 0) {
+                            s.push_str(&format!(", ttl={n}"));
+                        }
+                        s.push_str(")\n");
+                        self.out.buf.push_str(&s);
+                    }
+                }
+                Err(_) => self.out.exit(1),
+            },
+            _ => {}
+        }
+    }
+
+    /// Runs one command that is not a restore; returns ipvsadm's result
+    /// (0 or 255) for a change, 0 for a listing.
+    fn run(&mut self, cmd: Command) -> i32 {
+        match cmd {
+            Command::Apply(req) => {
+                let kind = req.kind();
+                match kernel::apply(&mut self.client, &[req]).pop() {
+                    Some(Err(errno)) => {
+                        self.out.flush();
+                        eprintln!("{}", kernel::ipvs_strerror(kind, errno));
+                        255
+                    }
+                    _ => 0,
+                }
+            }
+            Command::List(what, f) => {
+                self.list(what, &f);
+                0
+            }
+            Command::Save(f) => {
+                self.save(&f);
+                0
+            }
+            Command::Help => {
+                let u = usage(&self.program);
+                self.out.buf.push_str(&u);
+                self.out.exit(0)
+            }
+            Command::Version => {
+                self.out.buf.push_str(VERSION);
+                self.out.exit(0)
+            }
+            Command::Restore => self.restore(),
+            _ => 0,
+        }
+    }
+
+    /// `-R`: every line is checked before anything is sent; then runs of
+    /// changes go to the kernel in pipelined batches, listings in between
+    /// run in their place.
+    fn restore(&mut self) -> i32 {
+        let mut raw = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut raw);
+        let text = String::from_utf8_lossy(&raw);
+        let program = self.program.clone();
+        let parsed = rules::parse_rules(&text, &program, &LibcNames);
+        let rules = match parsed {
+            Ok(r) => r,
+            Err(errors) => {
+                self.out.flush();
+                for e in &errors {
+                    eprintln!("{e}");
+                }
+                let status = errors.first().map(|e| e.error.status).unwrap_or(2);
+                exit(status);
+            }
+        };
+        let mut status = 0;
+        let mut batch: Vec<Request> = Vec::new();
+        let mut rules = rules.into_iter().peekable();
+        while let Some(rule) = rules.next() {
+            match rule.command {
+                Command::Apply(req) => {
+                    batch.push(req);
+                    let next_is_apply =
+                        matches!(rules.peek(), Some(r) if matches!(r.command, Command::Apply(_)));
+                    if !next_is_apply {
+                        status = self.apply_batch(&batch);
+                        batch.clear();
+                    }
+                }
+                other => status = self.run(other),
+            }
+        }
+        status
+    }
+
+    fn apply_batch(&mut self, batch: &[Request]) -> i32 {
+        let results = kernel::apply(&mut self.client, batch);
+        let mut last = 0;
+        self.out.flush();
+        for (req, r) in batch.iter().zip(results) {
+            last = match r {
+                Ok(()) => 0,
+                Err(errno) => {
+                    eprintln!("{}", kernel::ipvs_strerror(req.kind(), errno));
+                    255
+                }
+            };
+        }
+        last
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let program = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "ipvsadm".to_owned());
+    let (client, info) = init();
+    if info.version < 0x010104 {
+        let v = info.version;
+        eprintln!(
+            "Warning: IPVS version mismatch: \n  Kernel compiled with IPVS version {}.{}.{}\n  ipvsadm v1.31  requires minimum IPVS version 1.1.4\n",
+            (v >> 16) & 0xff,
+            (v >> 8) & 0xff,
+            v & 0xff
+        );
+    }
+    let mut ctx = Ctx {
+        client,
+        info,
+        program: program.clone(),
+        out: Out { buf: String::new() },
+    };
+    if args.len() == 1 {
+        ctx.list_all(&ListFormat::default());
+        ctx.out.exit(0);
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cmd = match rules::parse_args(&argv, &LibcNames) {
+        Ok(c) => c,
+        Err(ArgError { message, status }) => {
+            eprintln!("{message}");
+            exit(status);
+        }
+    };
+    let status = ctx.run(cmd);
+    ctx.out.exit(status);
+}
