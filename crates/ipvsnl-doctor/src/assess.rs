@@ -328,7 +328,7 @@ pub(crate) fn assess(report: &Report) -> Vec<Problem> {
         }
         let first_line = attempt.output.lines().next().unwrap_or("no message");
         let fix = match attempt.errno {
-            Some(libc::ENOEXEC) => format!("the module file was built for another kernel (dmesg names the mismatch: version magic or module_layout): install the modules of {release}, or load {} on the host", attempt.module),
+            Some(libc::ENOEXEC) => format!("the module file was built for another kernel (dmesg says which check refused it: version magic, module_layout or struct module size): install the modules of {release}, or load {} on the host", attempt.module),
             Some(libc::ENOENT) => install_fix(release, &attempt.module),
             Some(libc::EPERM) | Some(libc::EACCES) => "loading modules needs CAP_SYS_MODULE in the initial user namespace: run modprobe as root on the host".to_string(),
             Some(libc::ENOSYS) => "this kernel has no loadable-module support: use a kernel with IPVS built in".to_string(),
