@@ -82,11 +82,11 @@ fn capture_kernel_replies() {
             "-t",
             "10.0.0.1:80",
             "-r",
-            "[2001:db8::9]:80",
+            "10.1.0.4",
             "-i",
             "--tun-type",
             "gre",
-            "--tun-remcsum",
+            "--tun-csum",
         ],
         &[
             "-A",

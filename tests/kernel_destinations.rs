@@ -59,7 +59,7 @@ fn every_forwarding_method_weight_and_thresholds() {
             Destination::new(ip("10.1.0.5"), 80)
                 .with_forward(Forward::Bypass)
                 .with_thresholds(5, 5),
-            Destination::new(ip("10.1.0.6"), 1).with_thresholds(u32::MAX, 0),
+            Destination::new(ip("10.1.0.6"), 0).with_thresholds(i32::MAX as u32, 0),
         ];
         for d in &dests {
             c.add_destination(&key, d)
@@ -137,11 +137,14 @@ fn local_addresses_and_port_zero() {
         .collect();
     got.sort();
     assert_eq!(got, vec![Forward::Masquerade, Forward::Local]);
-    // A masqueraded destination of an address-keyed service needs a port.
-    let e = c
-        .add_destination(&key, &Destination::new(ip("10.1.0.1"), 0))
-        .unwrap_err();
-    assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
+    // Port 0 on an address-keyed service is accepted and listed as such.
+    c.add_destination(&key, &Destination::new(ip("10.1.0.1"), 0))
+        .unwrap();
+    assert!(c
+        .destinations(&key)
+        .unwrap()
+        .iter()
+        .any(|d| d.destination.port == 0));
 }
 
 #[test]
@@ -315,6 +318,11 @@ fn kernel_refuses_what_the_library_refuses_locally() {
         ),
         (raw_dest([10, 1, 0, 4], 1, 0, 0, (1, 0)), libc::EINVAL),
         (raw_dest([224, 0, 0, 1], 1, 0, 0, (0, 0)), libc::EINVAL),
+        // An upper threshold above INT_MAX: refused, as EINVAL.
+        (
+            raw_dest([10, 1, 0, 6], 1, u32::MAX, 0, (0, 0)),
+            libc::EINVAL,
+        ),
     ];
     for (dest, errno) in cases {
         let x = nl

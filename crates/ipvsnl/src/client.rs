@@ -9,10 +9,11 @@ use ipvsnl_wire::{IpvsCommand, IpvsMessage, IPVS_GENL_NAME};
 use crate::decode;
 use crate::request::service_key_nest;
 use crate::transport::frame::{self, Reply};
+use crate::transport::netns::NetnsHandle;
 use crate::transport::socket::NlSocket;
 use crate::{
     DaemonRole, Destination, DestinationEntry, Error, Info, Request, RequestKind, Service,
-    ServiceEntry, ServiceKey, SyncDaemon, Timeouts,
+    ServiceEntry, ServiceKey, Stats, SyncDaemon, Timeouts,
 };
 
 /// How a client talks to the kernel.
@@ -110,6 +111,9 @@ pub struct Client {
     pub(crate) max_batch_requests: usize,
     pub(crate) rx: Vec<u8>,
     pub(crate) tx: Vec<u8>,
+    /// The client's namespace, for the `/proc/net` files (None if `/proc`
+    /// was not there when the client was made).
+    netns: Option<NetnsHandle>,
 }
 
 /// Estimated kernel memory one queued reply takes from the socket buffer
@@ -138,7 +142,8 @@ impl Client {
             kind: RequestKind::ResolveFamily,
             source,
         })?;
-        Client::from_socket(sock, opts)
+        // The socket belongs to this thread's namespace: remember it.
+        Client::from_socket(sock, opts, NetnsHandle::current().ok())
     }
 
     /// A client bound to the network namespace of `path`
@@ -153,10 +158,20 @@ impl Client {
         path: impl AsRef<Path>,
         opts: ClientOptions,
     ) -> Result<Self, Error> {
-        Client::from_socket(NlSocket::open_in(path.as_ref())?, opts)
+        let path = path.as_ref();
+        let sock = NlSocket::open_in(path)?;
+        let netns = NetnsHandle::open(path).map_err(|source| Error::Namespace {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Client::from_socket(sock, opts, Some(netns))
     }
 
-    fn from_socket(sock: NlSocket, opts: ClientOptions) -> Result<Self, Error> {
+    fn from_socket(
+        sock: NlSocket,
+        opts: ClientOptions,
+        netns: Option<NetnsHandle>,
+    ) -> Result<Self, Error> {
         let io = |source| Error::Io {
             kind: RequestKind::ResolveFamily,
             source,
@@ -171,6 +186,7 @@ impl Client {
             rx: vec![0; opts.recv_buffer],
             tx: Vec::with_capacity(opts.batch_bytes + 4096),
             opts,
+            netns,
         })
     }
 
@@ -442,6 +458,29 @@ impl Client {
             .iter()
             .map(|m| decode::sync_daemon(&m.attrs).map_err(|detail| Error::Decode { kind, detail }))
             .collect()
+    }
+
+    /// The totals of the client's namespace: counters since the last zero
+    /// and rates, as `/proc/net/ip_vs_stats` of that namespace reports
+    /// them (netlink has no command for them). Read from a short-lived
+    /// thread inside the namespace when the caller is elsewhere; no thread
+    /// of the caller moves.
+    pub fn totals(&self) -> Result<Stats, Error> {
+        let kind = RequestKind::Totals;
+        let netns = self.netns.as_ref().ok_or_else(|| Error::Io {
+            kind,
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the client's namespace is unknown (/proc was not mounted)",
+            ),
+        })?;
+        let text = netns
+            .read_proc_net("ip_vs_stats")
+            .map_err(|source| match source.kind() {
+                std::io::ErrorKind::NotFound => Error::Unavailable,
+                _ => Error::Io { kind, source },
+            })?;
+        decode::proc_stats(&text).map_err(|detail| Error::Decode { kind, detail })
     }
 
     /// Every service, in the kernel's order.

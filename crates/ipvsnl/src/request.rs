@@ -53,6 +53,8 @@ pub enum RequestKind {
     Zero,
     /// `FLUSH`.
     Flush,
+    /// Reading the totals (`/proc/net/ip_vs_stats`, not netlink).
+    Totals,
 }
 
 impl fmt::Display for RequestKind {
@@ -77,6 +79,7 @@ impl fmt::Display for RequestKind {
             GetInfo => "get info",
             Zero => "zero counters",
             Flush => "flush",
+            Totals => "read totals",
         })
     }
 }

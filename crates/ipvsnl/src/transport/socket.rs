@@ -99,7 +99,7 @@ impl NlSocket {
     }
 }
 
-fn enter_netns(file: &File) -> io::Result<()> {
+pub(crate) fn enter_netns(file: &File) -> io::Result<()> {
     // SAFETY: setns takes a valid open descriptor (owned by `file`, alive for
     // the call) and a namespace type; it changes only the calling thread.
     let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };

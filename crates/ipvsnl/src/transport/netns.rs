@@ -1,0 +1,54 @@
+//! A client's handle on its network namespace, for what netlink does not
+//! carry: `/proc/net` files follow the *reading thread's* namespace, so a
+//! file of the client's namespace is read from a short-lived thread that
+//! entered it (or directly, when the caller is already there).
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::socket::enter_netns;
+
+/// An open namespace file (`/proc/thread-self/ns/net`, `/run/netns/NAME`...).
+#[derive(Debug)]
+pub(crate) struct NetnsHandle {
+    file: File,
+}
+
+impl NetnsHandle {
+    /// The calling thread's namespace.
+    pub(crate) fn current() -> io::Result<Self> {
+        NetnsHandle::open(Path::new("/proc/thread-self/ns/net"))
+    }
+
+    /// The namespace of `path`.
+    pub(crate) fn open(path: &Path) -> io::Result<Self> {
+        Ok(NetnsHandle {
+            file: File::open(path)?,
+        })
+    }
+
+    /// Whether the calling thread is in this namespace already.
+    fn is_current(&self) -> io::Result<bool> {
+        let mine = std::fs::metadata("/proc/thread-self/ns/net")?;
+        let this = self.file.metadata()?;
+        Ok(mine.dev() == this.dev() && mine.ino() == this.ino())
+    }
+
+    /// Reads `/proc/thread-self/net/<name>` as seen from this namespace.
+    pub(crate) fn read_proc_net(&self, name: &str) -> io::Result<String> {
+        let path = Path::new("/proc/thread-self/net").join(name);
+        if self.is_current()? {
+            return std::fs::read_to_string(&path);
+        }
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                enter_netns(&self.file)?;
+                std::fs::read_to_string(&path)
+            })
+            .join()
+        })
+        .unwrap_or_else(|_| Err(io::Error::other("namespace thread panicked")))
+    }
+}
