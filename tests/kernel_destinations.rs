@@ -250,6 +250,7 @@ fn destination_errors_are_precise() {
         d.with_thresholds(0, 10),
         d.with_thresholds(5, 6),
         d.with_weight(ipvsnl::WEIGHT_MAX + 1),
+        d.with_thresholds(ipvsnl::THRESHOLD_MAX + 1, 0),
     ] {
         let e = c.edit_destination(&key, &bad).unwrap_err();
         assert!(e.is_invalid_input(), "{e}");
@@ -321,6 +322,10 @@ fn kernel_refuses_what_the_library_refuses_locally() {
         // An upper threshold above INT_MAX: refused, as EINVAL.
         (
             raw_dest([10, 1, 0, 6], 1, u32::MAX, 0, (0, 0)),
+            libc::EINVAL,
+        ),
+        (
+            raw_dest([10, 1, 0, 7], 1, 0x8000_0000, 0, (0, 0)),
             libc::EINVAL,
         ),
     ];

@@ -44,7 +44,7 @@ fn service_message(i: usize) -> IpvsMessage {
         ServiceAttr::Port(80 + (i % 3) as u16),
         ServiceAttr::Scheduler(["wlc", "rr", "mh"][i % 3].to_owned()),
     ];
-    if i % 10 == 0 {
+    if i % 10 == 3 {
         nest.push(ServiceAttr::PersistenceEngine("sip".into()));
     }
     nest.extend([

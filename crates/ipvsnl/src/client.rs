@@ -53,9 +53,10 @@ fn default_recv_buffer() -> usize {
 }
 
 impl ClientOptions {
-    /// How long one receive may wait for the kernel (default 30 s).
+    /// How long one receive may wait for the kernel (default 30 s; at
+    /// least 1 ms: a zero socket timeout would mean "wait forever").
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = timeout.max(Duration::from_millis(1));
         self
     }
 

@@ -48,7 +48,8 @@ pub use error::Error;
 pub use model::config::{Info, Timeouts};
 pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX};
 pub use model::destination::{
-    Destination, DestinationEntry, Forward, Tunnel, TunnelFlags, TunnelKind, WEIGHT_MAX,
+    Destination, DestinationEntry, Forward, Tunnel, TunnelFlags, TunnelKind, THRESHOLD_MAX,
+    WEIGHT_MAX,
 };
 pub use model::family::{AddressFamily, Protocol};
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};

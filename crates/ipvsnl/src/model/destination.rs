@@ -170,6 +170,9 @@ impl fmt::Display for Forward {
 /// The largest weight the kernel accepts (it reads the weight as an `int`).
 pub const WEIGHT_MAX: u32 = i32::MAX as u32;
 
+/// The largest connection threshold the kernel accepts.
+pub const THRESHOLD_MAX: u32 = i32::MAX as u32;
+
 /// A destination's configuration: what you add, edit and compare.
 ///
 /// ```
@@ -240,6 +243,17 @@ impl Destination {
             return Err(Error::invalid(
                 "weight",
                 format!("{} is above the kernel's maximum {WEIGHT_MAX}", self.weight),
+            ));
+        }
+        // The kernel refuses thresholds above INT_MAX (EINVAL, measured on
+        // 6.1 and 6.12), like weights.
+        if self.upper_threshold > THRESHOLD_MAX || self.lower_threshold > THRESHOLD_MAX {
+            return Err(Error::invalid(
+                "thresholds",
+                format!(
+                    "upper {} / lower {}: the kernel's maximum is {THRESHOLD_MAX}",
+                    self.upper_threshold, self.lower_threshold
+                ),
             ));
         }
         if self.lower_threshold > self.upper_threshold {
@@ -327,6 +341,12 @@ mod tests {
         let e = d.with_thresholds(0, 10).validate_for(&svc()).unwrap_err();
         assert!(e.to_string().contains("lower threshold 10"), "{e}");
         assert!(d.with_weight(WEIGHT_MAX + 1).validate_for(&svc()).is_err());
+        assert!(d
+            .with_thresholds(THRESHOLD_MAX, 0)
+            .validate_for(&svc())
+            .is_ok());
+        let e = d.with_thresholds(THRESHOLD_MAX + 1, 0).validate_for(&svc());
+        assert!(e.unwrap_err().is_invalid_input());
         let gue0 = d.with_forward(Forward::Tunnel(Tunnel::gue(0)));
         assert!(gue0.validate_for(&svc()).is_err());
         let v6 = Destination::new("2001:db8::2".parse().unwrap(), 80);
