@@ -100,7 +100,7 @@ fn every_scheduler_module_the_kernel_ships() {
     let (maj, min) = kernel_version();
     let has_twos = (maj, min) >= (6, 7);
     let mut tried = Vec::new();
-    for (i, sched) in Scheduler::named().into_iter().enumerate() {
+    for (i, sched) in Scheduler::named().enumerate() {
         let key = ServiceKey::tcp(IpAddr::from([10, 2, 0, i as u8 + 1]), 80);
         let svc = Service::new(key).with_scheduler(sched.clone());
         let r = c.add_service(&svc);
