@@ -11,9 +11,10 @@
 //! of requests per batch is bounded so that even if every one fails, their
 //! error messages fit in the socket's receive buffer.
 //!
-//! If replies were dropped anyway (`ENOBUFS`), a no-op with an ACK is sent
-//! as a barrier: when its ACK arrives, every surviving reply of the batch
-//! has been read, and the requests whose outcome could not be seen report
+//! If replies were dropped anyway (`ENOBUFS`), the queue is read out (the
+//! kernel delivers nothing new to a congested socket before), then a no-op
+//! with an ACK is sent as a barrier: when its ACK arrives (or the batch's
+//! own ACK), every surviving reply of the batch has been read, and the requests whose outcome could not be seen report
 //! `ENOBUFS` (outcome unknown: they may have been applied) instead of a
 //! guess. The sync engine then reads the affected services back.
 
@@ -182,15 +183,38 @@ impl Client {
             .map_err(|e| self.io_error(kind, e))?;
         let mut lost = false;
         let mut barriers: Vec<u32> = Vec::new();
+        let mut draining = false;
         loop {
             let n = match self.sock.recv(&mut self.rx) {
                 Ok(n) => n,
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) && barriers.len() < 64 => {
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) && !draining => {
                     // Replies were dropped. The kernel processed the whole
                     // batch before the send returned, so whatever survived
-                    // is queued; a no-op with an ACK marks its end. If the
-                    // barrier's own ACK is dropped, another one follows.
+                    // is queued. A congested netlink socket gets nothing
+                    // new until its queue is empty: read the queue out
+                    // (a short wait that times out means it is empty),
+                    // then a no-op with an ACK marks the end.
                     lost = true;
+                    draining = true;
+                    self.sock
+                        .set_timeout(DRAIN_WAIT)
+                        .map_err(|e| self.io_error(kind, e))?;
+                    continue;
+                }
+                Err(e)
+                    if draining
+                        && matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS))
+                        && barriers.len() < 16 =>
+                {
+                    // Queue empty: send the barrier and wait for its ACK.
+                    let timeout = if e.raw_os_error() == Some(libc::EAGAIN) {
+                        self.opts.timeout
+                    } else {
+                        DRAIN_WAIT
+                    };
+                    self.sock
+                        .set_timeout(timeout)
+                        .map_err(|e| self.io_error(kind, e))?;
                     let seq = self.next_seq();
                     let mut noop = Vec::with_capacity(16);
                     push_noop(&mut noop, seq);
@@ -198,7 +222,10 @@ impl Client {
                     barriers.push(seq);
                     continue;
                 }
-                Err(e) => return Err(self.io_error(kind, e)),
+                Err(e) => {
+                    let _ = self.sock.set_timeout(self.opts.timeout);
+                    return Err(self.io_error(kind, e));
+                }
             };
             let frames = frame::frames(&self.rx[..n], family)
                 .map_err(|detail| Error::Decode { kind, detail })?;
@@ -230,6 +257,11 @@ impl Client {
                 break;
             }
         }
+        if draining {
+            self.sock
+                .set_timeout(self.opts.timeout)
+                .map_err(|e| self.io_error(kind, e))?;
+        }
         // No error seen for a request means it was applied, unless replies
         // were lost: then its outcome is unknown.
         for &i in batch {
@@ -245,6 +277,11 @@ impl Client {
         Ok(!lost)
     }
 }
+
+/// How long a receive waits while the queue is read out after `ENOBUFS`:
+/// the batch's replies are all queued already, so a wait this short that
+/// times out means the queue is empty.
+const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A `NLMSG_NOOP` with an ACK request: the kernel skips it and acks, after
 /// everything sent before it.
@@ -391,7 +428,7 @@ fn begin(out: &mut Vec<u8>, kind: u16) -> usize {
     at
 }
 
-fn end(out: &mut Vec<u8>, at: usize) {
+fn end(out: &mut [u8], at: usize) {
     let len = (out.len() - at) as u16;
     out[at..at + 2].copy_from_slice(&len.to_ne_bytes());
 }

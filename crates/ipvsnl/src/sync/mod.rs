@@ -9,10 +9,12 @@
 //!   the plan pipelined ([`crate::Client::apply`]) and reports every
 //!   request's outcome.
 
+mod apply;
 mod dryrun;
 mod plan;
 mod table;
 
+pub use apply::{Outcome, Report, Syncer};
 pub use dryrun::rule;
 pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
 pub use table::{Table, TableDestination, TableService};

@@ -1,0 +1,553 @@
+//! The applier: lists (or remembers) the kernel's table, plans, applies the
+//! plan pipelined and reports every request's outcome.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::time::Instant;
+
+use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
+use crate::sync::table::{
+    dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
+};
+use crate::{ApplyOptions, Client, Error, Request, ServiceKey, TableEntry};
+
+/// What became of one planned request.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Applied.
+    Done,
+    /// Refused by the kernel (the error names the request and the errno),
+    /// or its outcome could not be established (`ENOBUFS` with the kernel
+    /// state read back not showing it).
+    Failed(Error),
+    /// Not sent, because the request at index `cause` (adding its service)
+    /// failed.
+    Skipped {
+        /// Index, in the plan, of the request whose failure caused this.
+        cause: usize,
+    },
+    /// Not needed after all: the listing had missed the service (the
+    /// kernel refused to add it again, `EEXIST`), so it was read back and
+    /// the requests appended at the end of the report corrected it. This
+    /// request, and those of its destinations, count as settled.
+    Superseded,
+}
+
+impl Outcome {
+    /// True for [`Outcome::Done`] and [`Outcome::Superseded`]: nothing
+    /// left to do for this request.
+    pub fn is_done(&self) -> bool {
+        matches!(self, Outcome::Done | Outcome::Superseded)
+    }
+}
+
+/// Every planned request with its outcome.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Report {
+    requests: Vec<Request>,
+    outcomes: Vec<Outcome>,
+    conflicts: Vec<ServiceKey>,
+    listed: bool,
+    verified: usize,
+}
+
+impl Report {
+    /// Each request in plan order with its outcome.
+    pub fn operations(&self) -> impl Iterator<Item = (&Request, &Outcome)> {
+        self.requests.iter().zip(&self.outcomes)
+    }
+
+    /// The planned requests.
+    pub fn requests(&self) -> &[Request] {
+        &self.requests
+    }
+
+    /// The outcomes, one per request.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+
+    /// How many requests were applied.
+    pub fn done(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.is_done()).count()
+    }
+
+    /// The failed requests with their errors.
+    pub fn failures(&self) -> impl Iterator<Item = (&Request, &Error)> {
+        self.operations().filter_map(|(r, o)| match o {
+            Outcome::Failed(e) => Some((r, e)),
+            _ => None,
+        })
+    }
+
+    /// How many requests failed.
+    pub fn failed(&self) -> usize {
+        self.failures().count()
+    }
+
+    /// How many requests were skipped because their service failed.
+    pub fn skipped(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| matches!(o, Outcome::Skipped { .. }))
+            .count()
+    }
+
+    /// Wanted services outside the scope, refused.
+    pub fn conflicts(&self) -> &[ServiceKey] {
+        &self.conflicts
+    }
+
+    /// True when every request was applied and nothing was refused: the
+    /// kernel now holds the desired state (within the scope).
+    pub fn is_complete(&self) -> bool {
+        self.conflicts.is_empty() && self.outcomes.iter().all(Outcome::is_done)
+    }
+
+    /// True when the table was listed from the kernel for this sync (false:
+    /// planned from the cached view).
+    pub fn listed(&self) -> bool {
+        self.listed
+    }
+
+    /// Requests whose replies were lost (`ENOBUFS`) and whose outcome was
+    /// established by reading the kernel's state back.
+    pub fn verified(&self) -> usize {
+        self.verified
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} requests: {} done, {} failed, {} skipped",
+            self.requests.len(),
+            self.done(),
+            self.failed(),
+            self.skipped()
+        )?;
+        if !self.conflicts.is_empty() {
+            write!(f, ", {} wanted services out of scope", self.conflicts.len())?;
+        }
+        for (i, (r, o)) in self.operations().enumerate() {
+            match o {
+                Outcome::Failed(e) => write!(f, "\n  failed: {e}")?,
+                Outcome::Skipped { cause } => {
+                    write!(f, "\n  skipped: {r} (request {cause} failed; this is {i})")?
+                }
+                Outcome::Done | Outcome::Superseded => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Keeps one manager's services of one namespace converged to a desired
+/// [`Table`].
+///
+/// [`Syncer::sync`] lists the kernel's table (the services in scope with
+/// their destinations), plans and applies. After a sync it knows the table
+/// it left: [`Syncer::sync_cached`] plans from that view instead of a
+/// listing, for a caller that promises no one else writes its services;
+/// the cost then grows with the change, not the table. Services whose
+/// request failed are read back from the kernel, so the view stays true.
+///
+/// ```no_run
+/// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+/// use ipvsnl::{Client, Destination, Service, ServiceKey};
+/// let mut ipvs = Client::new()?;
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let mut want = Table::new();
+/// want.insert(Service::new(key), [Destination::new("172.16.0.1".parse().unwrap(), 80)]);
+/// let mut syncer = Syncer::new(PlanOptions::new(Scope::keys([key])));
+/// print!("{}", syncer.plan(&mut ipvs, &want)?); // dry run: ipvsadm rules
+/// let report = syncer.sync(&mut ipvs, &want)?;
+/// assert!(report.is_complete(), "{report}");
+/// # Ok::<(), ipvsnl::Error>(())
+/// ```
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Syncer {
+    options: PlanOptions,
+    apply: ApplyOptions,
+    cache: Option<Table>,
+    ledger: DrainLedger,
+}
+
+impl Syncer {
+    /// A syncer with these planner options and no cached view.
+    pub fn new(options: PlanOptions) -> Self {
+        Syncer {
+            options,
+            ..Syncer::default()
+        }
+    }
+
+    /// Batch tuning for the applier.
+    pub fn with_apply_options(mut self, apply: ApplyOptions) -> Self {
+        self.apply = apply;
+        self
+    }
+
+    /// The planner options.
+    pub fn options(&self) -> &PlanOptions {
+        &self.options
+    }
+
+    /// The table as this syncer last left it (services out of scope are
+    /// listed without destinations), if it has synced.
+    pub fn cached(&self) -> Option<&Table> {
+        self.cache.as_ref()
+    }
+
+    /// Forgets the cached view: the next [`Syncer::sync_cached`] lists.
+    pub fn forget(&mut self) {
+        self.cache = None;
+    }
+
+    /// Destinations draining, with the time their drain began.
+    pub fn draining(&self) -> &DrainLedger {
+        &self.ledger
+    }
+
+    /// Lists the kernel's table as the planner needs it: every service,
+    /// and the destinations (with connection counts) of those in scope.
+    ///
+    /// The kernel's service dump resumes each part at a position counted
+    /// over the services of every namespace, so services added or deleted
+    /// in another namespace meanwhile can make it skip one of ours. The
+    /// service dump (cheap next to the destination dumps) is therefore
+    /// taken twice and the two merged; a service still missed is found
+    /// when adding it fails (`EEXIST`) and corrected in the same sync.
+    pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
+        let mut services = client.services()?;
+        let seen: HashSet<ServiceKey> = services.iter().map(|s| s.service.key).collect();
+        let again = client.services()?;
+        services.extend(again.into_iter().filter(|s| !seen.contains(&s.service.key)));
+        let mut seen = HashSet::with_capacity(services.len());
+        services.retain(|s| seen.insert(s.service.key));
+        let mut entries = Vec::with_capacity(services.len());
+        for service in services {
+            let destinations = if self.options.scope.contains(&service.service.key) {
+                client.destinations(&service.service.key)?
+            } else {
+                Vec::new()
+            };
+            entries.push(TableEntry {
+                service,
+                destinations,
+            });
+        }
+        Ok(Table::from_entries(entries))
+    }
+
+    /// Dry run: lists the table and plans, applying nothing.
+    pub fn plan(&self, client: &mut Client, desired: &Table) -> Result<Plan, Error> {
+        let current = self.list(client)?;
+        Ok(plan(
+            &current,
+            desired,
+            &self.options,
+            &self.ledger,
+            Instant::now(),
+        ))
+    }
+
+    /// Lists the kernel's table, plans and applies. `Err` only when the
+    /// listing fails; every request's outcome is in the report.
+    pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
+        let current = self.list(client)?;
+        Ok(self.run(client, current, desired, true))
+    }
+
+    /// Plans from the cached view (listing only if there is none) and
+    /// applies. For a caller that promises no one else writes the services
+    /// in scope. Destinations being drained are read back first, for their
+    /// connection counts.
+    pub fn sync_cached(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
+        let Some(mut current) = self.cache.take() else {
+            return self.sync(client, desired);
+        };
+        let draining: HashSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
+        for key in draining {
+            if let Err(e) = refresh(client, &mut current, &key) {
+                self.cache = Some(current);
+                return Err(e);
+            }
+        }
+        Ok(self.run(client, current, desired, false))
+    }
+
+    fn run(
+        &mut self,
+        client: &mut Client,
+        mut current: Table,
+        desired: &Table,
+        listed: bool,
+    ) -> Report {
+        let p = plan(
+            &current,
+            desired,
+            &self.options,
+            &self.ledger,
+            Instant::now(),
+        );
+        let conflicts = p.conflicts().to_vec();
+        let (requests, phase, ledger) = p.into_parts();
+        self.ledger = ledger;
+        let mut outcomes: Vec<Option<Outcome>> = Vec::new();
+        outcomes.resize_with(requests.len(), || None);
+
+        // Phase one: services. Then destinations of the services that exist.
+        let first = client.apply_with(&requests[..phase], &self.apply);
+        let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
+        for (i, r) in first.into_iter().enumerate() {
+            if let (Err(_), Request::AddService(s)) = (&r, &requests[i]) {
+                failed_adds.insert(s.key, i);
+            }
+            outcomes[i] = Some(result_outcome(r));
+        }
+        let mut send = Vec::new();
+        let mut sent_at = Vec::new();
+        for (i, r) in requests.iter().enumerate().skip(phase) {
+            match request_key(r).and_then(|k| failed_adds.get(&k)) {
+                Some(&cause) if !is_unknown(&outcomes[cause]) => {
+                    outcomes[i] = Some(Outcome::Skipped { cause })
+                }
+                _ => {
+                    send.push(r.clone());
+                    sent_at.push(i);
+                }
+            }
+        }
+        let second = client.apply_with(&send, &self.apply);
+        drop(send);
+        for (r, i) in second.into_iter().zip(sent_at) {
+            outcomes[i] = Some(result_outcome(r));
+        }
+
+        // Bring the view up to date: what was done is applied to it; the
+        // services of failed or unknown requests are read back.
+        let mut stale: HashSet<ServiceKey> = HashSet::new();
+        for (r, o) in requests.iter().zip(&outcomes) {
+            match o {
+                Some(Outcome::Done) => apply_to(&mut current, r),
+                Some(Outcome::Failed(_)) => {
+                    if let Some(k) = request_key(r) {
+                        stale.insert(k);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut view_ok = true;
+        for key in &stale {
+            if refresh(client, &mut current, key).is_err() {
+                view_ok = false;
+            }
+        }
+        // The listing can miss services (the kernel's dump resumes by a
+        // position counted over every namespace's services): adding one
+        // then fails with EEXIST. It was read back above; plan it again
+        // and apply, once.
+        let mut requests = requests;
+        if view_ok {
+            self.repair(client, &mut current, desired, &mut requests, &mut outcomes);
+        }
+        // Requests whose replies were lost: settled by the state read back.
+        let mut verified = 0;
+        if view_ok {
+            for (r, o) in requests.iter().zip(outcomes.iter_mut()) {
+                if is_unknown(o) && holds(&current, r) {
+                    *o = Some(Outcome::Done);
+                    verified += 1;
+                }
+            }
+        }
+        self.cache = view_ok.then_some(current);
+        Report {
+            requests,
+            outcomes: outcomes
+                .into_iter()
+                .map(|o| o.unwrap_or(Outcome::Done))
+                .collect(),
+            conflicts,
+            listed,
+            verified,
+        }
+    }
+}
+
+impl Syncer {
+    fn repair(
+        &mut self,
+        client: &mut Client,
+        current: &mut Table,
+        desired: &Table,
+        requests: &mut Vec<Request>,
+        outcomes: &mut Vec<Option<Outcome>>,
+    ) {
+        let mut missed: HashMap<ServiceKey, usize> = HashMap::new();
+        for (i, (r, o)) in requests.iter().zip(outcomes.iter()).enumerate() {
+            if let (Request::AddService(svc), Some(Outcome::Failed(e))) = (r, o) {
+                if e.is_already_exists() {
+                    missed.insert(svc.key, i);
+                }
+            }
+        }
+        if missed.is_empty() {
+            return;
+        }
+        let mut cur = Table::new();
+        let mut want = Table::new();
+        for key in missed.keys() {
+            if let Some(t) = current.get(key) {
+                cur.put(t.clone());
+            }
+            if let Some(t) = desired.get(key) {
+                want.put(t.clone());
+            }
+        }
+        for (r, o) in requests.iter().zip(outcomes.iter_mut()) {
+            let settled = match (r, &*o) {
+                (Request::AddService(s), Some(Outcome::Failed(_))) => missed.contains_key(&s.key),
+                (Request::AddDestination(k, _), Some(Outcome::Skipped { .. })) => {
+                    missed.contains_key(k)
+                }
+                _ => false,
+            };
+            if settled {
+                *o = Some(Outcome::Superseded);
+            }
+        }
+        let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
+        let (extra, _, ledger) = p.into_parts();
+        self.ledger.extend(ledger);
+        let results = client.apply_with(&extra, &self.apply);
+        for (r, res) in extra.into_iter().zip(results) {
+            let o = result_outcome(res);
+            match &o {
+                Outcome::Done => apply_to(current, &r),
+                _ => {
+                    if let Some(k) = request_key(&r) {
+                        let _ = refresh(client, current, &k);
+                    }
+                }
+            }
+            requests.push(r);
+            outcomes.push(Some(o));
+        }
+    }
+}
+
+fn result_outcome(r: Result<(), Error>) -> Outcome {
+    match r {
+        Ok(()) => Outcome::Done,
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// A failure whose outcome is not known: replies lost, or the socket failed.
+fn is_unknown(o: &Option<Outcome>) -> bool {
+    match o {
+        Some(Outcome::Failed(e)) => matches!(
+            e,
+            Error::Kernel {
+                errno: libc::ENOBUFS,
+                ..
+            } | Error::Io { .. }
+                | Error::Timeout { .. }
+        ),
+        _ => false,
+    }
+}
+
+/// The service a request is about.
+fn request_key(r: &Request) -> Option<ServiceKey> {
+    match r {
+        Request::AddService(s) | Request::EditService(s) => Some(s.key),
+        Request::DeleteService(k)
+        | Request::AddDestination(k, _)
+        | Request::EditDestination(k, _)
+        | Request::DeleteDestination(k, _, _) => Some(*k),
+        _ => None,
+    }
+}
+
+/// Applies a request that was done to the view.
+fn apply_to(t: &mut Table, r: &Request) {
+    match r {
+        Request::AddService(s) => t.put(TableService {
+            service: s.clone(),
+            destinations: Vec::new(),
+        }),
+        Request::EditService(s) => match t.get_mut(&s.key) {
+            Some(e) => e.service = s.clone(),
+            None => t.put(TableService {
+                service: s.clone(),
+                destinations: Vec::new(),
+            }),
+        },
+        Request::DeleteService(k) => {
+            t.remove(k);
+        }
+        Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
+            if let Some(e) = t.get_mut(k) {
+                let connections = e
+                    .destination(&d.addr, d.port)
+                    .map_or(0, |found| found.connections);
+                e.upsert(TableDestination {
+                    destination: *d,
+                    connections,
+                });
+            }
+        }
+        Request::DeleteDestination(k, a, p) => {
+            if let Some(e) = t.get_mut(k) {
+                e.remove(a, *p);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether the view shows the request's effect.
+fn holds(t: &Table, r: &Request) -> bool {
+    match r {
+        Request::AddService(s) | Request::EditService(s) => t
+            .get(&s.key)
+            .is_some_and(|e| service_matches(&e.service, s)),
+        Request::DeleteService(k) => t.get(k).is_none(),
+        Request::AddDestination(k, d) | Request::EditDestination(k, d) => t
+            .get(k)
+            .and_then(|e| e.destination(&d.addr, d.port))
+            .is_some_and(|found| dest_matches(&found.destination, d)),
+        Request::DeleteDestination(k, a, p) => {
+            t.get(k).is_none_or(|e| e.destination(a, *p).is_none())
+        }
+        _ => false,
+    }
+}
+
+/// Reads one service and its destinations back from the kernel into the
+/// view (removing it if the kernel has none).
+fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
+    match client.service(key) {
+        Ok(service) => {
+            let destinations = client.destinations(key)?;
+            t.put(service_from_entry(TableEntry {
+                service,
+                destinations,
+            }));
+            Ok(())
+        }
+        Err(e) if e.is_not_found() => {
+            t.remove(key);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
