@@ -52,12 +52,18 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .with_persistence(60)
         .with_netmask(Netmask::V6(64));
     ipvs.add_service(&dns_svc)?;
-    ipvs.add_destination(&dns, &Destination::new(ip("2001:db8::1:1"), 53).with_forward(Forward::Route))?;
+    ipvs.add_destination(
+        &dns,
+        &Destination::new(ip("2001:db8::1:1"), 53).with_forward(Forward::Route),
+    )?;
 
     let marked = ServiceKey::fwmark(7, AddressFamily::Inet);
     ipvs.add_service(&Service::new(marked).with_scheduler(Scheduler::Maglev))?;
     let gue = Tunnel::gue(6080).with_flags(TunnelFlags::CSUM);
-    ipvs.add_destination(&marked, &Destination::new(ip("10.2.0.1"), 0).with_forward(Forward::Tunnel(gue)))?;
+    ipvs.add_destination(
+        &marked,
+        &Destination::new(ip("10.2.0.1"), 0).with_forward(Forward::Tunnel(gue)),
+    )?;
     // A tunnel may cross address families.
     ipvs.add_destination(
         &marked,
@@ -66,12 +72,18 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // Bad input is refused before anything is sent.
     let refused = ipvs
-        .add_destination(&web, &Destination::new(ip("10.1.0.9"), 80).with_thresholds(0, 5))
+        .add_destination(
+            &web,
+            &Destination::new(ip("10.1.0.9"), 80).with_thresholds(0, 5),
+        )
         .unwrap_err();
     println!("refused locally: {refused}");
     // The kernel's refusals keep their errno and say what failed.
     let dup = ipvs.add_service(&Service::new(web)).unwrap_err();
-    println!("refused by the kernel: {dup} [errno {}]", dup.errno().unwrap_or(0));
+    println!(
+        "refused by the kernel: {dup} [errno {}]",
+        dup.errno().unwrap_or(0)
+    );
 
     // A thousand services with two destinations each, pipelined.
     let mut batch = Vec::new();
@@ -133,7 +145,10 @@ fn print_entry(t: &TableEntry) {
         if let Some(tun) = dest.forward.tunnel() {
             print!(" ({:?} port {} {:?})", tun.kind, tun.port, tun.flags);
         }
-        println!("  weight {}  active {} inactive {}", dest.weight, d.active_conns, d.inactive_conns);
+        println!(
+            "  weight {}  active {} inactive {}",
+            dest.weight, d.active_conns, d.inactive_conns
+        );
     }
 }
 
@@ -149,7 +164,9 @@ fn enter_private_namespace() -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let status = Command::new("ip").args(["link", "set", "lo", "up"]).status()?;
+    let status = Command::new("ip")
+        .args(["link", "set", "lo", "up"])
+        .status()?;
     if !status.success() {
         return Err("`ip link set lo up` failed".into());
     }

@@ -14,10 +14,12 @@ fn add_list_and_batch() {
     let info = c.info().unwrap();
     assert_eq!(info.version_string(), "1.2.1");
     let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
-    c.add_service(&Service::new(key).with_scheduler(Scheduler::RoundRobin)).unwrap();
+    c.add_service(&Service::new(key).with_scheduler(Scheduler::RoundRobin))
+        .unwrap();
     let e = c.add_service(&Service::new(key)).unwrap_err();
     assert!(e.is_already_exists(), "{e}");
-    c.add_destination(&key, &Destination::new("10.0.0.2".parse().unwrap(), 8080)).unwrap();
+    c.add_destination(&key, &Destination::new("10.0.0.2".parse().unwrap(), 8080))
+        .unwrap();
     let got = c.service(&key).unwrap();
     assert_eq!(got.service.scheduler, Scheduler::RoundRobin);
     let dests = c.destinations(&key).unwrap();
@@ -31,7 +33,10 @@ fn add_list_and_batch() {
     for i in 0..300u32 {
         let k = ServiceKey::tcp(std::net::IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80);
         reqs.push(Request::AddService(Service::new(k)));
-        reqs.push(Request::AddDestination(k, Destination::new("10.9.0.1".parse().unwrap(), 80)));
+        reqs.push(Request::AddDestination(
+            k,
+            Destination::new("10.9.0.1".parse().unwrap(), 80),
+        ));
     }
     reqs.insert(100, Request::AddService(Service::new(key))); // duplicate: EEXIST
     let out = c.apply(&reqs);

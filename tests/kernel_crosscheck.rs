@@ -334,11 +334,8 @@ fn what_ipvsadm_writes_the_library_lists() {
         .collect();
     assert_eq!(
         got,
-        vec![
-            Destination::new(ip("2001:db8::2"), 53).with_forward(Forward::Tunnel(
-                Tunnel::gre().with_flags(TunnelFlags::CSUM)
-            ))
-        ]
+        vec![Destination::new(ip("2001:db8::2"), 53)
+            .with_forward(Forward::Tunnel(Tunnel::gre().with_flags(TunnelFlags::CSUM)))]
     );
     let got: Vec<Destination> = c
         .destinations(&mark)

@@ -15,10 +15,21 @@ use std::thread;
 fn fresh_netns_is_empty_with_lo_up() {
     fresh_netns();
     assert!(link_is_up("lo").unwrap(), "lo must be up after fresh_netns");
-    assert_eq!(ipvsadm_ok(&["-S", "-n"]), "", "a new namespace has no services");
+    assert_eq!(
+        ipvsadm_ok(&["-S", "-n"]),
+        "",
+        "a new namespace has no services"
+    );
     let proc = read_proc_net("ip_vs");
-    assert!(proc.starts_with("IP Virtual Server version "), "unexpected /proc/net/ip_vs: {proc}");
-    assert_eq!(proc.lines().count(), 3, "only the 3 header lines expected:\n{proc}");
+    assert!(
+        proc.starts_with("IP Virtual Server version "),
+        "unexpected /proc/net/ip_vs: {proc}"
+    );
+    assert_eq!(
+        proc.lines().count(),
+        3,
+        "only the 3 header lines expected:\n{proc}"
+    );
 }
 
 #[test]
@@ -38,8 +49,14 @@ fn ipvsadm_add_and_save() {
     );
     // The same table seen through this thread's /proc view.
     let proc = read_proc_net("ip_vs");
-    assert!(proc.contains("TCP  0A000001:0050 rr"), "service missing in /proc:\n{proc}");
-    assert!(proc.contains("-> 0A000002:0050      Masq    1"), "dest missing in /proc:\n{proc}");
+    assert!(
+        proc.contains("TCP  0A000001:0050 rr"),
+        "service missing in /proc:\n{proc}"
+    );
+    assert!(
+        proc.contains("-> 0A000002:0050      Masq    1"),
+        "dest missing in /proc:\n{proc}"
+    );
 }
 
 #[test]
@@ -48,7 +65,10 @@ fn ipvsadm_errors_are_reported() {
     fresh_netns();
     // Deleting a service that does not exist fails (ESRCH).
     let out = ipvsadm(&["-D", "-t", "10.9.9.9:80"]);
-    assert!(!out.status.success(), "deleting a missing service must fail");
+    assert!(
+        !out.status.success(),
+        "deleting a missing service must fail"
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("No such service"), "unexpected stderr: {err}");
 }
@@ -57,7 +77,9 @@ fn ipvsadm_errors_are_reported() {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn every_scheduler_module_is_usable() {
     fresh_netns();
-    let mut scheds = vec!["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh"];
+    let mut scheds = vec![
+        "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh",
+    ];
     if kernel_version() >= (6, 7) {
         scheds.push("twos"); // ip_vs_twos is new in 6.7
     }
@@ -80,7 +102,10 @@ fn unprivileged_user_is_refused() {
         .args(["-L", "-n"])
         .output()
         .expect("run ipvsadm as nobody");
-    assert!(!out.status.success(), "ipvsadm as nobody must fail: {out:?}");
+    assert!(
+        !out.status.success(),
+        "ipvsadm as nobody must fail: {out:?}"
+    );
     let id = command_as_nobody("id").output().expect("run id as nobody");
     assert_eq!(
         String::from_utf8_lossy(&id.stdout).trim(),
@@ -103,13 +128,23 @@ fn namespaces_are_isolated() {
                 fresh_netns();
                 let vip = format!("10.77.0.{i}:80");
                 ipvsadm_ok(&["-A", "-t", &vip, "-s", "wlc"]);
-                ipvsadm_ok(&["-a", "-t", &vip, "-r", &format!("10.77.1.{i}:8080"), "-m", "-w", "3"]);
+                ipvsadm_ok(&[
+                    "-a",
+                    "-t",
+                    &vip,
+                    "-r",
+                    &format!("10.77.1.{i}:8080"),
+                    "-m",
+                    "-w",
+                    "3",
+                ]);
                 // Both tables are populated now.
                 barrier.wait();
                 let saved = ipvsadm_ok(&["-S", "-n"]);
                 let proc = read_proc_net("ip_vs");
                 // /proc/net is /proc/self/net: the main thread's namespace, not ours.
-                let main_view = std::fs::read_to_string("/proc/net/ip_vs").expect("read /proc/net/ip_vs");
+                let main_view =
+                    std::fs::read_to_string("/proc/net/ip_vs").expect("read /proc/net/ip_vs");
                 assert!(
                     !main_view.contains(&format!("0A4D000{i}:0050")),
                     "/proc/net unexpectedly shows worker {i}'s namespace:\n{main_view}"
@@ -124,18 +159,29 @@ fn namespaces_are_isolated() {
         let (i, saved, proc) = w.join().expect("worker panicked");
         assert_eq!(
             saved,
-            format!("-A -t 10.77.0.{i}:80 -s wlc\n-a -t 10.77.0.{i}:80 -r 10.77.1.{i}:8080 -m -w 3\n"),
+            format!(
+                "-A -t 10.77.0.{i}:80 -s wlc\n-a -t 10.77.0.{i}:80 -r 10.77.1.{i}:8080 -m -w 3\n"
+            ),
             "namespace {i} must see exactly its own service"
         );
-        assert!(proc.contains(&format!("0A4D000{i}:0050")), "ns {i} /proc view:\n{proc}");
+        assert!(
+            proc.contains(&format!("0A4D000{i}:0050")),
+            "ns {i} /proc view:\n{proc}"
+        );
         let other = 3 - i;
-        assert!(!proc.contains(&format!("0A4D000{other}:0050")), "ns {i} sees ns {other}:\n{proc}");
+        assert!(
+            !proc.contains(&format!("0A4D000{other}:0050")),
+            "ns {i} sees ns {other}:\n{proc}"
+        );
     }
     // This thread never left its namespace (the VM's initial one, or another
     // test's when run with --test-threads=1): the workers' services are not here.
     let here = ipvsadm(&["-S", "-n"]);
     let here = String::from_utf8_lossy(&here.stdout);
-    assert!(!here.contains("10.77."), "workers' services leaked:\n{here}");
+    assert!(
+        !here.contains("10.77."),
+        "workers' services leaked:\n{here}"
+    );
 }
 
 /// The two tests below run in parallel under libtest (one thread each) and use
@@ -183,6 +229,10 @@ fn sysctls_follow_the_thread_namespace() {
     barrier.wait();
     let here = read();
     barrier.wait();
-    assert_eq!(writer.join().unwrap().trim(), "1", "writer's namespace keeps its value");
+    assert_eq!(
+        writer.join().unwrap().trim(),
+        "1",
+        "writer's namespace keeps its value"
+    );
     assert_eq!(here.trim(), "0", "another namespace keeps the default");
 }

@@ -94,7 +94,10 @@ mod tests {
 
     #[test]
     fn address_is_zero_filled_and_bounded() {
-        assert_eq!(addr16(&[10, 0, 0, 1], "ADDR").unwrap()[..5], [10, 0, 0, 1, 0]);
+        assert_eq!(
+            addr16(&[10, 0, 0, 1], "ADDR").unwrap()[..5],
+            [10, 0, 0, 1, 0]
+        );
         assert!(addr16(&[0; 17], "ADDR").is_err());
     }
 

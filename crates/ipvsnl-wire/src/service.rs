@@ -22,7 +22,10 @@ pub struct FlagsMask {
 impl FlagsMask {
     /// Flags that replace all of the service's flags.
     pub fn replace(flags: u32) -> Self {
-        FlagsMask { flags, mask: u32::MAX }
+        FlagsMask {
+            flags,
+            mask: u32::MAX,
+        }
     }
 }
 

@@ -52,7 +52,9 @@ impl StatsField {
     }
 
     fn from_kind(kind: u16) -> Option<StatsField> {
-        StatsField::ALL.get(usize::from(kind).checked_sub(1)?).copied()
+        StatsField::ALL
+            .get(usize::from(kind).checked_sub(1)?)
+            .copied()
     }
 
     /// The attribute's kernel name, for error messages.
