@@ -397,7 +397,7 @@ enum DestNest<'a> {
 }
 
 /// One attribute, padded to 4 bytes.
-fn attr(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
+pub(crate) fn attr(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
     let len = 4 + value.len();
     out.extend_from_slice(&(len as u16).to_ne_bytes());
     out.extend_from_slice(&kind.to_ne_bytes());
@@ -421,14 +421,14 @@ fn pad(out: &mut Vec<u8>, len: usize) {
 }
 
 /// Starts a nest; returns where its header is.
-fn begin(out: &mut Vec<u8>, kind: u16) -> usize {
+pub(crate) fn begin(out: &mut Vec<u8>, kind: u16) -> usize {
     let at = out.len();
     out.extend_from_slice(&0u16.to_ne_bytes());
     out.extend_from_slice(&kind.to_ne_bytes());
     at
 }
 
-fn end(out: &mut [u8], at: usize) {
+pub(crate) fn end(out: &mut [u8], at: usize) {
     let len = (out.len() - at) as u16;
     out[at..at + 2].copy_from_slice(&len.to_ne_bytes());
 }

@@ -223,16 +223,16 @@ impl Syncer {
     /// taken twice and the two merged; a service still missed is found
     /// when adding it fails (`EEXIST`) and corrected in the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
-        let mut services = client.services()?;
+        let mut services = client.list_services()?;
         let seen: HashSet<ServiceKey> = services.iter().map(|s| s.service.key).collect();
-        let again = client.services()?;
+        let again = client.list_services()?;
         services.extend(again.into_iter().filter(|s| !seen.contains(&s.service.key)));
         let mut seen = HashSet::with_capacity(services.len());
         services.retain(|s| seen.insert(s.service.key));
         let mut entries = Vec::with_capacity(services.len());
         for service in services {
             let destinations = if self.options.scope.contains(&service.service.key) {
-                client.destinations(&service.service.key)?
+                client.list_destinations(&service.service.key)?
             } else {
                 Vec::new()
             };
@@ -537,7 +537,7 @@ fn holds(t: &Table, r: &Request) -> bool {
 fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
     match client.service(key) {
         Ok(service) => {
-            let destinations = client.destinations(key)?;
+            let destinations = client.list_destinations(key)?;
             t.put(service_from_entry(TableEntry {
                 service,
                 destinations,

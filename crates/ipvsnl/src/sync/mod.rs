@@ -11,6 +11,7 @@
 
 mod apply;
 mod dryrun;
+mod dump;
 mod plan;
 mod table;
 

@@ -1,0 +1,95 @@
+//! The workloads of the sync benches and of `examples/bulk-compare.rs`
+//! (included with `#[path]`): services 10.0.0.1, 10.0.0.2, ... port
+//! 80, rr, each with distinct masquerading real servers 172.16.0.1, ...;
+//! or, for the kernel's worst case, every service in one hash bucket
+//! (10.A.B.1:80).
+
+#![allow(dead_code)]
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipvsnl::sync::Table;
+use ipvsnl::{Destination, Scheduler, Service, ServiceKey};
+
+/// How the service addresses are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// 10.0.0.1, 10.0.0.2, ...: spread over the kernel's 256 hash buckets.
+    Spread,
+    /// 10.A.B.1: same last octet and port, all in one bucket.
+    OneBucket,
+}
+
+/// The address of service `i` (1-based).
+pub fn service_addr(layout: Layout, i: u32) -> IpAddr {
+    match layout {
+        Layout::Spread => IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i)),
+        Layout::OneBucket => IpAddr::V4(Ipv4Addr::new(10, (i >> 8) as u8, i as u8, 1)),
+    }
+}
+
+/// Real server number `j` (1-based): 172.16.0.1, 172.16.0.2, ...
+pub fn dest_addr(j: u32) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::from(0xac10_0000 + j))
+}
+
+/// `services` services with `dests` destinations each.
+pub fn desired(layout: Layout, services: u32, dests: u32) -> Table {
+    let mut t = Table::new();
+    for i in 1..=services {
+        let key = ServiceKey::tcp(service_addr(layout, i), 80);
+        let first = (i - 1) * dests + 1;
+        t.insert(
+            Service::new(key).with_scheduler(Scheduler::RoundRobin),
+            (first..first + dests).map(|j| Destination::new(dest_addr(j), 80)),
+        );
+    }
+    t
+}
+
+/// `base` with `percent` % of its services changed: of the changed ones,
+/// half get a new weight on their first destination, a quarter have their
+/// last destination replaced by a new real server, and a quarter are
+/// replaced by a new service (with as many new destinations).
+pub fn churned(layout: Layout, services: u32, dests: u32, percent: u32) -> Table {
+    let mut t = desired(layout, services, dests);
+    if percent == 0 {
+        return t;
+    }
+    let every = (100 / percent).max(1);
+    let mut fresh_dest = services * dests + 1;
+    let mut fresh_service = services + 1;
+    let mut n = 0u32;
+    for i in (1..=services).filter(|i| i % every == 0) {
+        let key = ServiceKey::tcp(service_addr(layout, i), 80);
+        let Some(entry) = t.get(&key) else { continue };
+        let mut list: Vec<Destination> = entry.destinations.iter().map(|d| d.destination).collect();
+        let svc = entry.service.clone();
+        match n % 4 {
+            0 | 1 => {
+                list[0] = list[0].with_weight(5);
+                t.insert(svc, list);
+            }
+            2 => {
+                if let Some(last) = list.last_mut() {
+                    *last = Destination::new(dest_addr(fresh_dest), 80);
+                    fresh_dest += 1;
+                }
+                t.insert(svc, list);
+            }
+            _ => {
+                t.remove(&key);
+                let new_key = ServiceKey::tcp(service_addr(layout, fresh_service), 80);
+                fresh_service += 1;
+                let first = fresh_dest;
+                fresh_dest += dests;
+                t.insert(
+                    Service::new(new_key).with_scheduler(Scheduler::RoundRobin),
+                    (first..first + dests).map(|j| Destination::new(dest_addr(j), 80)),
+                );
+            }
+        }
+        n += 1;
+    }
+    t
+}
