@@ -265,13 +265,31 @@ impl Syncer {
 
     /// Plans from the cached view (listing only if there is none) and
     /// applies. For a caller that promises no one else writes the services
-    /// in scope. Destinations being drained are read back first, for their
-    /// connection counts.
+    /// in scope. With a drain, the services with destinations draining or
+    /// leaving are read back first, for their live connection counts.
     pub fn sync_cached(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
         let Some(mut current) = self.cache.take() else {
             return self.sync(client, desired);
         };
-        let draining: HashSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
+        // Connection counts in the view are as old as its listing: read
+        // back the services whose destinations drain or are about to be
+        // removed (a drain decides by the live count).
+        let mut draining: HashSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
+        if self.options.drain.is_some() {
+            let pre = plan(
+                &current,
+                desired,
+                &self.options,
+                &self.ledger,
+                Instant::now(),
+            );
+            draining.extend(pre.draining().keys().map(|id| id.0));
+            for r in pre.requests() {
+                if let Request::DeleteDestination(k, _, _) = r {
+                    draining.insert(*k);
+                }
+            }
+        }
         for key in draining {
             if let Err(e) = refresh(client, &mut current, &key) {
                 self.cache = Some(current);
@@ -310,37 +328,52 @@ impl Syncer {
             }
             outcomes[i] = Some(result_outcome(r));
         }
-        let mut send = Vec::new();
-        let mut sent_at = Vec::new();
-        for (i, r) in requests.iter().enumerate().skip(phase) {
-            match request_key(r).and_then(|k| failed_adds.get(&k)) {
-                Some(&cause) if !is_unknown(&outcomes[cause]) => {
-                    outcomes[i] = Some(Outcome::Skipped { cause })
-                }
-                _ => {
-                    send.push(r.clone());
-                    sent_at.push(i);
+        if failed_adds.is_empty() {
+            // The common case: every destination request goes out as planned.
+            let second = client.apply_with(&requests[phase..], &self.apply);
+            for (i, r) in second.into_iter().enumerate() {
+                outcomes[phase + i] = Some(result_outcome(r));
+            }
+        } else {
+            let mut send = Vec::new();
+            let mut sent_at = Vec::new();
+            for (i, r) in requests.iter().enumerate().skip(phase) {
+                match request_key(r).and_then(|k| failed_adds.get(&k)) {
+                    Some(&cause) if !is_unknown(&outcomes[cause]) => {
+                        outcomes[i] = Some(Outcome::Skipped { cause })
+                    }
+                    _ => {
+                        send.push(r.clone());
+                        sent_at.push(i);
+                    }
                 }
             }
-        }
-        let second = client.apply_with(&send, &self.apply);
-        drop(send);
-        for (r, i) in second.into_iter().zip(sent_at) {
-            outcomes[i] = Some(result_outcome(r));
+            let second = client.apply_with(&send, &self.apply);
+            drop(send);
+            for (r, i) in second.into_iter().zip(sent_at) {
+                outcomes[i] = Some(result_outcome(r));
+            }
         }
 
         // Bring the view up to date: what was done is applied to it; the
         // services of failed or unknown requests are read back.
         let mut stale: HashSet<ServiceKey> = HashSet::new();
+        let all_done =
+            conflicts.is_empty() && outcomes.iter().all(|o| matches!(o, Some(Outcome::Done)));
+        if all_done && requests.len().saturating_mul(4) >= desired.len() {
+            // A big change that fully went through (a cold create, say):
+            // the view is the desired table plus what the plan left alone
+            // (services out of scope, destinations still draining). Cloning
+            // it is cheaper than replaying every request.
+            current = self.converged_view(&current, desired);
+        } else {
+            apply_done(&mut current, &requests, &outcomes);
+        }
         for (r, o) in requests.iter().zip(&outcomes) {
-            match o {
-                Some(Outcome::Done) => apply_to(&mut current, r),
-                Some(Outcome::Failed(_)) => {
-                    if let Some(k) = request_key(r) {
-                        stale.insert(k);
-                    }
+            if let Some(Outcome::Failed(_)) = o {
+                if let Some(k) = request_key(r) {
+                    stale.insert(k);
                 }
-                _ => {}
             }
         }
         let mut view_ok = true;
@@ -382,6 +415,26 @@ impl Syncer {
 }
 
 impl Syncer {
+    /// The table after a plan fully applied: `desired`, the services of
+    /// `current` out of scope, and the destinations still draining.
+    fn converged_view(&self, current: &Table, desired: &Table) -> Table {
+        let mut view = desired.clone();
+        for t in current.iter() {
+            if !self.options.scope.contains(&t.service.key) {
+                view.put(t.clone());
+            }
+        }
+        for (key, addr, port) in self.ledger.keys() {
+            let found = current.get(key).and_then(|t| t.destination(addr, *port));
+            if let (Some(found), Some(entry)) = (found, view.get_mut(key)) {
+                let mut d = *found;
+                d.destination.weight = 0;
+                entry.upsert(d);
+            }
+        }
+        view
+    }
+
     fn repair(
         &mut self,
         client: &mut Client,
@@ -474,6 +527,64 @@ fn request_key(r: &Request) -> Option<ServiceKey> {
         | Request::EditDestination(k, _)
         | Request::DeleteDestination(k, _, _) => Some(*k),
         _ => None,
+    }
+}
+
+/// Applies the requests that were done to the view. Destination requests
+/// of one service come together in a plan: the service is looked up once
+/// per run of them.
+fn apply_done(t: &mut Table, requests: &[Request], outcomes: &[Option<Outcome>]) {
+    let mut i = 0;
+    while i < requests.len() {
+        let key = match &requests[i] {
+            Request::AddDestination(k, _)
+            | Request::EditDestination(k, _)
+            | Request::DeleteDestination(k, _, _) => *k,
+            other => {
+                if let Some(Outcome::Done) = outcomes[i] {
+                    apply_to(t, other);
+                }
+                i += 1;
+                continue;
+            }
+        };
+        let run = requests[i..]
+            .iter()
+            .take_while(|r| match r {
+                Request::AddDestination(k, _)
+                | Request::EditDestination(k, _)
+                | Request::DeleteDestination(k, _, _) => *k == key,
+                _ => false,
+            })
+            .count();
+        if let Some(entry) = t.get_mut(&key) {
+            entry.destinations.reserve(run);
+            for (r, o) in requests[i..i + run].iter().zip(&outcomes[i..i + run]) {
+                if let Some(Outcome::Done) = o {
+                    apply_to_service(entry, r);
+                }
+            }
+        }
+        i += run;
+    }
+}
+
+fn apply_to_service(e: &mut TableService, r: &Request) {
+    match r {
+        Request::AddDestination(_, d) | Request::EditDestination(_, d) => {
+            match e.position(&d.addr, d.port) {
+                Ok(at) => e.destinations[at].destination = *d,
+                Err(at) => e.destinations.insert(
+                    at,
+                    TableDestination {
+                        destination: *d,
+                        connections: 0,
+                    },
+                ),
+            }
+        }
+        Request::DeleteDestination(_, a, p) => e.remove(a, *p),
+        _ => {}
     }
 }
 

@@ -239,6 +239,12 @@ pub fn plan(
 ) -> Plan {
     let mut p = Plan::default();
     let mut dest_ops: Vec<Request> = Vec::new();
+    if current.is_empty() {
+        // From empty, everything is added: size the lists once.
+        p.requests
+            .reserve(desired.len() + desired.destination_count());
+        dest_ops.reserve(desired.destination_count());
+    }
     let scope = &options.scope;
     let mut cur = current.iter().peekable();
     let mut want = desired.iter().peekable();
