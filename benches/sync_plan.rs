@@ -22,12 +22,28 @@ fn planning(c: &mut Criterion) {
     g.sample_size(20);
     let empty = Table::new();
     g.bench_function("from empty", |b| {
-        b.iter(|| plan(black_box(&empty), black_box(&base), &opts, &ledger, Instant::now()))
+        b.iter(|| {
+            plan(
+                black_box(&empty),
+                black_box(&base),
+                &opts,
+                &ledger,
+                Instant::now(),
+            )
+        })
     });
     for percent in [0u32, 1, 10] {
         let want = churned(Layout::Spread, SERVICES, DESTS, percent);
         g.bench_function(format!("{percent} % churn"), |b| {
-            b.iter(|| plan(black_box(&base), black_box(&want), &opts, &ledger, Instant::now()))
+            b.iter(|| {
+                plan(
+                    black_box(&base),
+                    black_box(&want),
+                    &opts,
+                    &ledger,
+                    Instant::now(),
+                )
+            })
         });
     }
     g.bench_function("desired state build", |b| {
