@@ -60,3 +60,8 @@ pub use request::{Request, RequestKind};
 
 /// The sans-IO wire crate this client is built on.
 pub use ipvsnl_wire as wire;
+
+/// The README's examples, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
