@@ -95,23 +95,19 @@ impl std::error::Error for RuleError {}
 /// Splits a rules text into lines of tokens the way `ipvsadm -R` does
 /// (`config_stream.c`): tokens are separated by spaces, tabs and carriage
 /// returns; a token that is exactly `ipvsadm` is dropped; lines without
-/// tokens are skipped; a last line without a newline that ends in white
-/// space is dropped (an ipvsadm quirk). Returns (line number, tokens).
+/// tokens are skipped; a last line without a newline counts (even if it
+/// ends in white space). Returns (line number, tokens).
 ///
 /// ```
 /// use ipvsnl::rules::tokenize;
 /// let t = tokenize("ipvsadm -A -t 1.2.3.4:80\r\n\n-C\t\n-Z ");
-/// assert_eq!(t, vec![(1, vec!["-A", "-t", "1.2.3.4:80"]), (3, vec!["-C"])]);
+/// assert_eq!(t, vec![(1, vec!["-A", "-t", "1.2.3.4:80"]), (3, vec!["-C"]), (4, vec!["-Z"])]);
 /// ```
 pub fn tokenize(text: &str) -> Vec<(usize, Vec<&str>)> {
     let mut out = Vec::new();
     let mut lines = text.split('\n').enumerate().peekable();
     while let Some((n, line)) = lines.next() {
-        let last = lines.peek().is_none();
-        if last && line.is_empty() {
-            break;
-        }
-        if last && line.ends_with([' ', '\t', '\r']) {
+        if lines.peek().is_none() && line.is_empty() {
             break;
         }
         let tokens: Vec<&str> = line

@@ -212,7 +212,7 @@ fn save_round_trips() {
 #[test]
 fn tokenizer_quirks() {
     assert_eq!(tokenize("-C"), vec![(1, vec!["-C"])]);
-    assert_eq!(tokenize("-C \n-Z "), vec![(1, vec!["-C"])]);
+    assert_eq!(tokenize("-C \n-Z "), vec![(1, vec!["-C"]), (2, vec!["-Z"])]);
     assert!(tokenize("").is_empty());
 }
 
