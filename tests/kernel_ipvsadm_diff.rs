@@ -123,12 +123,20 @@ fn parse_cases(text: &str) -> Vec<Case> {
                 ..Case::default()
             });
         } else if let Some(rest) = line.strip_prefix("> ") {
-            cases.last_mut().expect("setup outside a case").setup.push(split_words(rest));
+            cases
+                .last_mut()
+                .expect("setup outside a case")
+                .setup
+                .push(split_words(rest));
         } else if let Some(rest) = line.strip_prefix("$") {
-            cases.last_mut().expect("step outside a case").steps.push(Step {
-                args: split_words(rest),
-                stdin: None,
-            });
+            cases
+                .last_mut()
+                .expect("step outside a case")
+                .steps
+                .push(Step {
+                    args: split_words(rest),
+                    stdin: None,
+                });
         } else if line == "|<no-eol>" {
             let step = cases
                 .last_mut()
@@ -358,11 +366,7 @@ fn run_cases(cases: &[Case]) -> Vec<String> {
                 let mut report = format!("case {name:?} differs:\n");
                 for (x, y) in a.iter().zip(&b) {
                     if x != y {
-                        report.push_str(&format!(
-                            "reference:\n{}ours:\n{}",
-                            show(x),
-                            show(y)
-                        ));
+                        report.push_str(&format!("reference:\n{}ours:\n{}", show(x), show(y)));
                     }
                 }
                 // Shown as soon as known: a later hang must not hide it.
@@ -381,7 +385,12 @@ fn check(cases: &[Case]) {
         cases.len(),
         failures.len()
     );
-    assert!(failures.is_empty(), "{} of {} cases differ (shown above)", failures.len(), cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ (shown above)",
+        failures.len(),
+        cases.len()
+    );
 }
 
 fn file_cases(group: &str) -> Vec<Case> {
@@ -500,7 +509,12 @@ fn diff_thousand_services() {
             failures += 1;
             for (x, y) in a.iter().zip(&b) {
                 if x != y {
-                    eprintln!("case {:?}:\nreference:\n{}ours:\n{}", case.name, show(x), show(y));
+                    eprintln!(
+                        "case {:?}:\nreference:\n{}ours:\n{}",
+                        case.name,
+                        show(x),
+                        show(y)
+                    );
                 }
             }
         }
@@ -564,4 +578,165 @@ fn restore_bad_lines_change_nothing() {
     for h in handles {
         h.join().expect("bad restore case");
     }
+}
+
+fn sh(program: &str, args: &[&str]) {
+    let out = common::run(program, args);
+    assert!(
+        out.status.success(),
+        "{program} {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Live counters: real TCP traffic from the director's namespace through two
+/// services (one persistent) to a listener in a second namespace over a veth
+/// pair; then the listings that show counters, rates and connections must be
+/// the same from both binaries. Both read the same live state, one after the
+/// other; a rerun absorbs a counter that moved in between (the rate
+/// estimator, a second of expiry time).
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn diff_live_counters() {
+    let _shared = QUIET.read().unwrap_or_else(|e| e.into_inner());
+    let (tid_tx, tid_rx) = mpsc::channel::<i64>();
+    let (moved_tx, moved_rx) = mpsc::channel::<()>();
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let server = thread::spawn(move || {
+        common::fresh_netns();
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+        tid_tx.send(tid).expect("send tid");
+        moved_rx.recv().expect("veth moved");
+        sh("ip", &["addr", "add", "10.9.0.2/24", "dev", "v1"]);
+        sh("ip", &["link", "set", "v1", "up"]);
+        sh("ip", &["route", "add", "default", "via", "10.9.0.1"]);
+        let listener = std::net::TcpListener::bind("10.9.0.2:8080").expect("bind");
+        ready_tx.send(()).expect("ready");
+        // Serve until the director says it is done (a connection that
+        // sends "quit"), or give up after a while.
+        listener.set_nonblocking(true).expect("nonblocking");
+        let deadline = Instant::now() + Duration::from_secs(240);
+        while Instant::now() < deadline {
+            let mut s = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            let _ = s.set_nonblocking(false);
+            let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+            let mut buf = [0u8; 64];
+            let n = s.read(&mut buf).unwrap_or(0);
+            if &buf[..n] == b"quit" {
+                break;
+            }
+            let _ = s.write_all(b"hello from the real server\n");
+        }
+    });
+    let tid = tid_rx.recv().expect("server tid");
+    let director = thread::spawn(move || {
+        common::fresh_netns();
+        sh(
+            "ip",
+            &["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+        );
+        sh("ip", &["link", "set", "v1", "netns", &tid.to_string()]);
+        moved_tx.send(()).expect("moved");
+        sh("ip", &["addr", "add", "10.9.0.1/24", "dev", "v0"]);
+        sh("ip", &["link", "set", "v0", "up"]);
+        sh("ip", &["addr", "add", "10.10.10.10/32", "dev", "lo"]);
+        sh("ip", &["addr", "add", "10.10.10.11/32", "dev", "lo"]);
+        for args in [
+            "-A -t 10.10.10.10:80 -s rr",
+            "-a -t 10.10.10.10:80 -r 10.9.0.2:8080 -m -w 2",
+            "-A -t 10.10.10.11:80 -s wlc -p 120",
+            "-a -t 10.10.10.11:80 -r 10.9.0.2:8080 -m",
+        ] {
+            let out = run_side(false, &split_words(args), None, false);
+            assert_eq!(out.status, Some(0), "{args}: {}", out.stderr);
+        }
+        ready_rx.recv().expect("server ready");
+        let talk = |vip: &str, msg: &[u8]| -> Vec<u8> {
+            let mut s = std::net::TcpStream::connect_timeout(
+                &vip.parse().expect("vip"),
+                Duration::from_secs(10),
+            )
+            .unwrap_or_else(|e| panic!("connect {vip}: {e}"));
+            s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+            s.write_all(msg).expect("send");
+            let mut reply = Vec::new();
+            let _ = s.read_to_end(&mut reply);
+            reply
+        };
+        for i in 0..6 {
+            let vip = if i % 2 == 0 {
+                "10.10.10.10:80"
+            } else {
+                "10.10.10.11:80"
+            };
+            let reply = talk(vip, b"hello");
+            assert_eq!(
+                reply, b"hello from the real server\n",
+                "reply through {vip}"
+            );
+        }
+        let mut failures = Vec::new();
+        let commands = [
+            "-L -n --stats",
+            "-L -n --stats --exact",
+            "-L -n --rate",
+            "-L -n --rate --exact",
+            "-L -n",
+            "-L -n --persistent-conn",
+            "-L -n --thresholds",
+            "-L -n -c",
+            "-L -n -c --persistent-conn",
+            "-L -c",
+            "-L --stats",
+            "-S -n",
+        ];
+        for cmd in commands {
+            let args = split_words(cmd);
+            let mut last = None;
+            for _ in 0..5 {
+                let a = run_side(false, &args, None, false);
+                let b = run_side(true, &args, None, false);
+                if a == b {
+                    assert!(
+                        a.status == Some(0) && !a.stdout.is_empty(),
+                        "{cmd}: {}",
+                        show(&a)
+                    );
+                    last = None;
+                    break;
+                }
+                last = Some((a, b));
+            }
+            if let Some((a, b)) = last {
+                failures.push(format!("reference:\n{}ours:\n{}", show(&a), show(&b)));
+            }
+        }
+        // The counters really moved.
+        let stats = run_side(false, &split_words("-L -n --stats --exact"), None, false);
+        assert!(
+            !stats
+                .stdout
+                .contains("TCP  10.10.10.10:80                         0"),
+            "no traffic counted:\n{}",
+            stats.stdout
+        );
+        let _ = std::net::TcpStream::connect("10.9.0.2:8080").map(|mut s| s.write_all(b"quit"));
+        eprintln!(
+            "{} live-counter cases, {} differ",
+            commands.len(),
+            failures.len()
+        );
+        failures
+    });
+    let failures = director.join().expect("director");
+    server.join().expect("server");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
