@@ -4,6 +4,7 @@
 use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 
 use crate::bytes::u32_ne;
+use crate::consts::*;
 use crate::nest::{emit_nest, nest_len, parse_nest};
 use crate::{DaemonAttr, DestAttr, IpvsCommand, ServiceAttr};
 
@@ -46,18 +47,22 @@ impl IpvsAttr {
         let v = buf.value();
         if command == IpvsCommand::SetInfo {
             return Ok(match buf.kind() {
-                1 => Version(u32_ne(v, "IPVS_INFO_ATTR_VERSION")?),
-                2 => ConnTabSize(u32_ne(v, "IPVS_INFO_ATTR_CONN_TAB_SIZE")?),
+                IPVS_INFO_ATTR_VERSION => Version(u32_ne(v, "IPVS_INFO_ATTR_VERSION")?),
+                IPVS_INFO_ATTR_CONN_TAB_SIZE => {
+                    ConnTabSize(u32_ne(v, "IPVS_INFO_ATTR_CONN_TAB_SIZE")?)
+                }
                 _ => Other(DefaultNla::parse(buf)?),
             });
         }
         Ok(match buf.kind() {
-            1 => Service(parse_nest(v, "IPVS_CMD_ATTR_SERVICE")?),
-            2 => Dest(parse_nest(v, "IPVS_CMD_ATTR_DEST")?),
-            3 => Daemon(parse_nest(v, "IPVS_CMD_ATTR_DAEMON")?),
-            4 => TimeoutTcp(u32_ne(v, "IPVS_CMD_ATTR_TIMEOUT_TCP")?),
-            5 => TimeoutTcpFin(u32_ne(v, "IPVS_CMD_ATTR_TIMEOUT_TCP_FIN")?),
-            6 => TimeoutUdp(u32_ne(v, "IPVS_CMD_ATTR_TIMEOUT_UDP")?),
+            IPVS_CMD_ATTR_SERVICE => Service(parse_nest(v, "IPVS_CMD_ATTR_SERVICE")?),
+            IPVS_CMD_ATTR_DEST => Dest(parse_nest(v, "IPVS_CMD_ATTR_DEST")?),
+            IPVS_CMD_ATTR_DAEMON => Daemon(parse_nest(v, "IPVS_CMD_ATTR_DAEMON")?),
+            IPVS_CMD_ATTR_TIMEOUT_TCP => TimeoutTcp(u32_ne(v, "IPVS_CMD_ATTR_TIMEOUT_TCP")?),
+            IPVS_CMD_ATTR_TIMEOUT_TCP_FIN => {
+                TimeoutTcpFin(u32_ne(v, "IPVS_CMD_ATTR_TIMEOUT_TCP_FIN")?)
+            }
+            IPVS_CMD_ATTR_TIMEOUT_UDP => TimeoutUdp(u32_ne(v, "IPVS_CMD_ATTR_TIMEOUT_UDP")?),
             _ => Other(DefaultNla::parse(buf)?),
         })
     }
@@ -78,12 +83,14 @@ impl Nla for IpvsAttr {
     fn kind(&self) -> u16 {
         use IpvsAttr::*;
         match self {
-            Service(_) | Version(_) => 1,
-            Dest(_) | ConnTabSize(_) => 2,
-            Daemon(_) => 3,
-            TimeoutTcp(_) => 4,
-            TimeoutTcpFin(_) => 5,
-            TimeoutUdp(_) => 6,
+            Service(_) => IPVS_CMD_ATTR_SERVICE,
+            Dest(_) => IPVS_CMD_ATTR_DEST,
+            Daemon(_) => IPVS_CMD_ATTR_DAEMON,
+            TimeoutTcp(_) => IPVS_CMD_ATTR_TIMEOUT_TCP,
+            TimeoutTcpFin(_) => IPVS_CMD_ATTR_TIMEOUT_TCP_FIN,
+            TimeoutUdp(_) => IPVS_CMD_ATTR_TIMEOUT_UDP,
+            Version(_) => IPVS_INFO_ATTR_VERSION,
+            ConnTabSize(_) => IPVS_INFO_ATTR_CONN_TAB_SIZE,
             Other(nla) => nla.kind(),
         }
     }

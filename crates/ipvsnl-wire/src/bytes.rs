@@ -61,11 +61,16 @@ pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> 
     Ok(out)
 }
 
+/// Reads a string that may or may not carry its NUL terminator, borrowed.
+pub(crate) fn str_of<'a>(value: &'a [u8], what: &str) -> Result<&'a str, DecodeError> {
+    let end = value.iter().position(|&b| b == 0).unwrap_or(value.len());
+    std::str::from_utf8(&value[..end])
+        .map_err(|_| DecodeError::from(format!("invalid {what}: not UTF-8")))
+}
+
 /// Reads a string that may or may not carry its NUL terminator.
 pub(crate) fn string(value: &[u8], what: &str) -> Result<String, DecodeError> {
-    let end = value.iter().position(|&b| b == 0).unwrap_or(value.len());
-    String::from_utf8(value[..end].to_vec())
-        .map_err(|_| DecodeError::from(format!("invalid {what}: not UTF-8")))
+    str_of(value, what).map(str::to_owned)
 }
 
 /// Length of a string attribute's payload: the bytes plus the NUL.

@@ -4,6 +4,7 @@
 use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 
 use crate::bytes::{addr16, emit_string, raw4, string, string_len, u16_ne, u32_ne, u8_of};
+use crate::consts::*;
 
 /// One attribute of a sync daemon nest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,14 +47,14 @@ impl Nla for DaemonAttr {
     fn kind(&self) -> u16 {
         use DaemonAttr::*;
         match self {
-            State(_) => 1,
-            Interface(_) => 2,
-            SyncId(_) => 3,
-            SyncMaxLen(_) => 4,
-            McastGroup(_) => 5,
-            McastGroup6(_) => 6,
-            McastPort(_) => 7,
-            McastTtl(_) => 8,
+            State(_) => IPVS_DAEMON_ATTR_STATE,
+            Interface(_) => IPVS_DAEMON_ATTR_MCAST_IFN,
+            SyncId(_) => IPVS_DAEMON_ATTR_SYNC_ID,
+            SyncMaxLen(_) => IPVS_DAEMON_ATTR_SYNC_MAXLEN,
+            McastGroup(_) => IPVS_DAEMON_ATTR_MCAST_GROUP,
+            McastGroup6(_) => IPVS_DAEMON_ATTR_MCAST_GROUP6,
+            McastPort(_) => IPVS_DAEMON_ATTR_MCAST_PORT,
+            McastTtl(_) => IPVS_DAEMON_ATTR_MCAST_TTL,
             Other(nla) => nla.kind(),
         }
     }
@@ -77,14 +78,16 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for DaemonAttr {
         use DaemonAttr::*;
         let v = buf.value();
         Ok(match buf.kind() {
-            1 => State(u32_ne(v, "IPVS_DAEMON_ATTR_STATE")?),
-            2 => Interface(string(v, "IPVS_DAEMON_ATTR_MCAST_IFN")?),
-            3 => SyncId(u32_ne(v, "IPVS_DAEMON_ATTR_SYNC_ID")?),
-            4 => SyncMaxLen(u16_ne(v, "IPVS_DAEMON_ATTR_SYNC_MAXLEN")?),
-            5 => McastGroup(raw4(v, "IPVS_DAEMON_ATTR_MCAST_GROUP")?),
-            6 => McastGroup6(addr16(v, "IPVS_DAEMON_ATTR_MCAST_GROUP6")?),
-            7 => McastPort(u16_ne(v, "IPVS_DAEMON_ATTR_MCAST_PORT")?),
-            8 => McastTtl(u8_of(v, "IPVS_DAEMON_ATTR_MCAST_TTL")?),
+            IPVS_DAEMON_ATTR_STATE => State(u32_ne(v, "IPVS_DAEMON_ATTR_STATE")?),
+            IPVS_DAEMON_ATTR_MCAST_IFN => Interface(string(v, "IPVS_DAEMON_ATTR_MCAST_IFN")?),
+            IPVS_DAEMON_ATTR_SYNC_ID => SyncId(u32_ne(v, "IPVS_DAEMON_ATTR_SYNC_ID")?),
+            IPVS_DAEMON_ATTR_SYNC_MAXLEN => SyncMaxLen(u16_ne(v, "IPVS_DAEMON_ATTR_SYNC_MAXLEN")?),
+            IPVS_DAEMON_ATTR_MCAST_GROUP => McastGroup(raw4(v, "IPVS_DAEMON_ATTR_MCAST_GROUP")?),
+            IPVS_DAEMON_ATTR_MCAST_GROUP6 => {
+                McastGroup6(addr16(v, "IPVS_DAEMON_ATTR_MCAST_GROUP6")?)
+            }
+            IPVS_DAEMON_ATTR_MCAST_PORT => McastPort(u16_ne(v, "IPVS_DAEMON_ATTR_MCAST_PORT")?),
+            IPVS_DAEMON_ATTR_MCAST_TTL => McastTtl(u8_of(v, "IPVS_DAEMON_ATTR_MCAST_TTL")?),
             _ => Other(DefaultNla::parse(buf)?),
         })
     }

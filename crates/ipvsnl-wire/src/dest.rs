@@ -4,8 +4,10 @@
 use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 
 use crate::bytes::{addr16, u16_be, u16_ne, u32_ne, u8_of};
+use crate::consts::*;
 use crate::nest::{emit_nest, nest_len, parse_nest};
-use crate::StatsAttr;
+use crate::view::{find_attr, Slots};
+use crate::{StatsAttr, StatsView};
 
 /// One attribute of a destination nest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,21 +64,21 @@ impl Nla for DestAttr {
     fn kind(&self) -> u16 {
         use DestAttr::*;
         match self {
-            Address(_) => 1,
-            Port(_) => 2,
-            ForwardMethod(_) => 3,
-            Weight(_) => 4,
-            UpperThreshold(_) => 5,
-            LowerThreshold(_) => 6,
-            ActiveConns(_) => 7,
-            InactiveConns(_) => 8,
-            PersistentConns(_) => 9,
-            Stats(_) => 10,
-            AddressFamily(_) => 11,
-            Stats64(_) => 12,
-            TunnelType(_) => 13,
-            TunnelPort(_) => 14,
-            TunnelFlags(_) => 15,
+            Address(_) => IPVS_DEST_ATTR_ADDR,
+            Port(_) => IPVS_DEST_ATTR_PORT,
+            ForwardMethod(_) => IPVS_DEST_ATTR_FWD_METHOD,
+            Weight(_) => IPVS_DEST_ATTR_WEIGHT,
+            UpperThreshold(_) => IPVS_DEST_ATTR_U_THRESH,
+            LowerThreshold(_) => IPVS_DEST_ATTR_L_THRESH,
+            ActiveConns(_) => IPVS_DEST_ATTR_ACTIVE_CONNS,
+            InactiveConns(_) => IPVS_DEST_ATTR_INACT_CONNS,
+            PersistentConns(_) => IPVS_DEST_ATTR_PERSIST_CONNS,
+            Stats(_) => IPVS_DEST_ATTR_STATS,
+            AddressFamily(_) => IPVS_DEST_ATTR_ADDR_FAMILY,
+            Stats64(_) => IPVS_DEST_ATTR_STATS64,
+            TunnelType(_) => IPVS_DEST_ATTR_TUN_TYPE,
+            TunnelPort(_) => IPVS_DEST_ATTR_TUN_PORT,
+            TunnelFlags(_) => IPVS_DEST_ATTR_TUN_FLAGS,
             Other(nla) => nla.kind(),
         }
     }
@@ -103,22 +105,182 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for DestAttr {
         use DestAttr::*;
         let v = buf.value();
         Ok(match buf.kind() {
-            1 => Address(addr16(v, "IPVS_DEST_ATTR_ADDR")?),
-            2 => Port(u16_be(v, "IPVS_DEST_ATTR_PORT")?),
-            3 => ForwardMethod(u32_ne(v, "IPVS_DEST_ATTR_FWD_METHOD")?),
-            4 => Weight(u32_ne(v, "IPVS_DEST_ATTR_WEIGHT")?),
-            5 => UpperThreshold(u32_ne(v, "IPVS_DEST_ATTR_U_THRESH")?),
-            6 => LowerThreshold(u32_ne(v, "IPVS_DEST_ATTR_L_THRESH")?),
-            7 => ActiveConns(u32_ne(v, "IPVS_DEST_ATTR_ACTIVE_CONNS")?),
-            8 => InactiveConns(u32_ne(v, "IPVS_DEST_ATTR_INACT_CONNS")?),
-            9 => PersistentConns(u32_ne(v, "IPVS_DEST_ATTR_PERSIST_CONNS")?),
-            10 => Stats(parse_nest(v, "IPVS_DEST_ATTR_STATS")?),
-            11 => AddressFamily(u16_ne(v, "IPVS_DEST_ATTR_ADDR_FAMILY")?),
-            12 => Stats64(parse_nest(v, "IPVS_DEST_ATTR_STATS64")?),
-            13 => TunnelType(u8_of(v, "IPVS_DEST_ATTR_TUN_TYPE")?),
-            14 => TunnelPort(u16_be(v, "IPVS_DEST_ATTR_TUN_PORT")?),
-            15 => TunnelFlags(u16_ne(v, "IPVS_DEST_ATTR_TUN_FLAGS")?),
+            IPVS_DEST_ATTR_ADDR => Address(read::addr(v)?),
+            IPVS_DEST_ATTR_PORT => Port(read::port(v)?),
+            IPVS_DEST_ATTR_FWD_METHOD => ForwardMethod(read::fwd_method(v)?),
+            IPVS_DEST_ATTR_WEIGHT => Weight(read::weight(v)?),
+            IPVS_DEST_ATTR_U_THRESH => UpperThreshold(read::u_thresh(v)?),
+            IPVS_DEST_ATTR_L_THRESH => LowerThreshold(read::l_thresh(v)?),
+            IPVS_DEST_ATTR_ACTIVE_CONNS => ActiveConns(read::active_conns(v)?),
+            IPVS_DEST_ATTR_INACT_CONNS => InactiveConns(read::inact_conns(v)?),
+            IPVS_DEST_ATTR_PERSIST_CONNS => PersistentConns(read::persist_conns(v)?),
+            IPVS_DEST_ATTR_STATS => Stats(parse_nest(v, read::STATS)?),
+            IPVS_DEST_ATTR_ADDR_FAMILY => AddressFamily(read::addr_family(v)?),
+            IPVS_DEST_ATTR_STATS64 => Stats64(parse_nest(v, read::STATS64)?),
+            IPVS_DEST_ATTR_TUN_TYPE => TunnelType(read::tun_type(v)?),
+            IPVS_DEST_ATTR_TUN_PORT => TunnelPort(read::tun_port(v)?),
+            IPVS_DEST_ATTR_TUN_FLAGS => TunnelFlags(read::tun_flags(v)?),
             _ => Other(DefaultNla::parse(buf)?),
+        })
+    }
+}
+
+/// The payload of each attribute: width and byte order, for the owned
+/// parse and the view alike.
+mod read {
+    use super::*;
+
+    pub(super) const STATS: &str = "IPVS_DEST_ATTR_STATS";
+    pub(super) const STATS64: &str = "IPVS_DEST_ATTR_STATS64";
+
+    pub(super) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
+        addr16(v, "IPVS_DEST_ATTR_ADDR")
+    }
+    pub(super) fn port(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_be(v, "IPVS_DEST_ATTR_PORT")
+    }
+    pub(super) fn fwd_method(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_FWD_METHOD")
+    }
+    pub(super) fn weight(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_WEIGHT")
+    }
+    pub(super) fn u_thresh(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_U_THRESH")
+    }
+    pub(super) fn l_thresh(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_L_THRESH")
+    }
+    pub(super) fn active_conns(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_ACTIVE_CONNS")
+    }
+    pub(super) fn inact_conns(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_INACT_CONNS")
+    }
+    pub(super) fn persist_conns(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_DEST_ATTR_PERSIST_CONNS")
+    }
+    pub(super) fn addr_family(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_ne(v, "IPVS_DEST_ATTR_ADDR_FAMILY")
+    }
+    pub(super) fn tun_type(v: &[u8]) -> Result<u8, DecodeError> {
+        u8_of(v, "IPVS_DEST_ATTR_TUN_TYPE")
+    }
+    pub(super) fn tun_port(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_be(v, "IPVS_DEST_ATTR_TUN_PORT")
+    }
+    pub(super) fn tun_flags(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_ne(v, "IPVS_DEST_ATTR_TUN_FLAGS")
+    }
+}
+
+/// A destination nest read in place: walked once, each attribute decoded
+/// when asked (`Ok(None)` when absent), with the errors of the owned parse.
+///
+/// ```
+/// use ipvsnl_wire::{write::push_attr, DestAttr, DestView};
+/// let mut nest = Vec::new();
+/// push_attr(&mut nest, &DestAttr::Port(8080));
+/// push_attr(&mut nest, &DestAttr::Weight(3));
+/// let view = DestView::parse(&nest).unwrap();
+/// assert_eq!(view.port().unwrap(), Some(8080));
+/// assert_eq!(view.weight().unwrap(), Some(3));
+/// assert_eq!(view.address().unwrap(), None);
+/// assert!(DestView::parse(&nest[..5]).is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DestView<'a>(Slots<'a, { IPVS_DEST_ATTR_TUN_FLAGS as usize + 1 }>);
+
+impl<'a> DestView<'a> {
+    /// Walks a destination nest's payload.
+    pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
+        Slots::parse(nest, "IPVS_CMD_ATTR_DEST").map(DestView)
+    }
+
+    /// The destination nest of a message's attribute bytes, if any.
+    pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
+        find_attr(attrs, IPVS_CMD_ATTR_DEST)?
+            .map(Self::parse)
+            .transpose()
+    }
+
+    /// `ADDR`: the real server address, zero-padded to 16 bytes.
+    pub fn address(&self) -> Result<Option<[u8; 16]>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_ADDR, read::addr)
+    }
+
+    /// `PORT`: the real server port.
+    pub fn port(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_PORT, read::port)
+    }
+
+    /// `FWD_METHOD`: the `IP_VS_CONN_F_*` forwarding method.
+    pub fn forward_method(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_FWD_METHOD, read::fwd_method)
+    }
+
+    /// `WEIGHT`.
+    pub fn weight(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_WEIGHT, read::weight)
+    }
+
+    /// `U_THRESH`: the upper connection threshold.
+    pub fn upper_threshold(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_U_THRESH, read::u_thresh)
+    }
+
+    /// `L_THRESH`: the lower connection threshold.
+    pub fn lower_threshold(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_L_THRESH, read::l_thresh)
+    }
+
+    /// `ACTIVE_CONNS`.
+    pub fn active_conns(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_ACTIVE_CONNS, read::active_conns)
+    }
+
+    /// `INACT_CONNS`.
+    pub fn inactive_conns(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_INACT_CONNS, read::inact_conns)
+    }
+
+    /// `PERSIST_CONNS`.
+    pub fn persistent_conns(&self) -> Result<Option<u32>, DecodeError> {
+        self.0
+            .get(IPVS_DEST_ATTR_PERSIST_CONNS, read::persist_conns)
+    }
+
+    /// `ADDR_FAMILY`: absent or 0 means the service's.
+    pub fn address_family(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_ADDR_FAMILY, read::addr_family)
+    }
+
+    /// `TUN_TYPE`: 0 ipip, 1 gue, 2 gre.
+    pub fn tunnel_type(&self) -> Result<Option<u8>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_TUN_TYPE, read::tun_type)
+    }
+
+    /// `TUN_PORT`: the GUE port.
+    pub fn tunnel_port(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_TUN_PORT, read::tun_port)
+    }
+
+    /// `TUN_FLAGS`: the checksum flags.
+    pub fn tunnel_flags(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_TUN_FLAGS, read::tun_flags)
+    }
+
+    /// `STATS`: the 32-bit statistics.
+    pub fn stats(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_STATS, |v| {
+            StatsView::parse_in(v, read::STATS)
+        })
+    }
+
+    /// `STATS64`: the 64-bit statistics.
+    pub fn stats64(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
+        self.0.get(IPVS_DEST_ATTR_STATS64, |v| {
+            StatsView::parse_in(v, read::STATS64)
         })
     }
 }

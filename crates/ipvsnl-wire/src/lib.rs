@@ -11,6 +11,14 @@
 //! including the IPv6 "netmask" (a prefix length) and the sync daemon's
 //! multicast port, is host order.
 //!
+//! Two ways to read: the owned attribute enums ([`IpvsMessage`] holds a
+//! `Vec` of them per nest), and zero-copy views ([`ServiceView`],
+//! [`DestView`], [`StatsView`]) that walk a nest once and decode each
+//! attribute on demand, for listings of thousands of objects. Both take
+//! their attribute numbers (the `IPVS_*_ATTR_*` constants) and payload
+//! readers from the same place. Requests can be written without building a
+//! message first with the [`write`] functions.
+//!
 //! The typed model (services, destinations, schedulers) lives in the
 //! `ipvsnl` crate, which builds these messages.
 //!
@@ -39,20 +47,25 @@
 mod attr;
 mod bytes;
 mod command;
+mod consts;
 mod daemon;
 mod dest;
 mod message;
 mod nest;
 mod service;
 mod stats;
+mod view;
+pub mod write;
 
 pub use attr::IpvsAttr;
 pub use command::IpvsCommand;
+pub use consts::*;
 pub use daemon::DaemonAttr;
-pub use dest::DestAttr;
+pub use dest::{DestAttr, DestView};
 pub use message::{IpvsMessage, IPVS_GENL_NAME, IPVS_GENL_VERSION};
-pub use service::{FlagsMask, ServiceAttr};
-pub use stats::{StatsAttr, StatsField, IPVS_STATS_ATTR_PAD};
+pub use service::{FlagsMask, ServiceAttr, ServiceView};
+pub use stats::{StatsAttr, StatsField, StatsView};
+pub use view::find_attr;
 
 /// Re-exported so users need not name the matching versions themselves.
 pub use netlink_packet_core;

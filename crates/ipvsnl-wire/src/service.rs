@@ -2,9 +2,11 @@
 
 use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 
-use crate::bytes::{addr16, emit_string, raw4, string, string_len, u16_be, u16_ne, u32_ne};
+use crate::bytes::{addr16, emit_string, raw4, str_of, string_len, u16_be, u16_ne, u32_ne};
+use crate::consts::*;
 use crate::nest::{emit_nest, nest_len, parse_nest};
-use crate::StatsAttr;
+use crate::view::{find_attr, Slots};
+use crate::{StatsAttr, StatsView};
 
 /// `struct ip_vs_flags`: the flags to set and the mask of flags to change.
 ///
@@ -83,18 +85,18 @@ impl Nla for ServiceAttr {
     fn kind(&self) -> u16 {
         use ServiceAttr::*;
         match self {
-            AddressFamily(_) => 1,
-            Protocol(_) => 2,
-            Address(_) => 3,
-            Port(_) => 4,
-            Fwmark(_) => 5,
-            Scheduler(_) => 6,
-            Flags(_) => 7,
-            Timeout(_) => 8,
-            Netmask(_) => 9,
-            Stats(_) => 10,
-            PersistenceEngine(_) => 11,
-            Stats64(_) => 12,
+            AddressFamily(_) => IPVS_SVC_ATTR_AF,
+            Protocol(_) => IPVS_SVC_ATTR_PROTOCOL,
+            Address(_) => IPVS_SVC_ATTR_ADDR,
+            Port(_) => IPVS_SVC_ATTR_PORT,
+            Fwmark(_) => IPVS_SVC_ATTR_FWMARK,
+            Scheduler(_) => IPVS_SVC_ATTR_SCHED_NAME,
+            Flags(_) => IPVS_SVC_ATTR_FLAGS,
+            Timeout(_) => IPVS_SVC_ATTR_TIMEOUT,
+            Netmask(_) => IPVS_SVC_ATTR_NETMASK,
+            Stats(_) => IPVS_SVC_ATTR_STATS,
+            PersistenceEngine(_) => IPVS_SVC_ATTR_PE_NAME,
+            Stats64(_) => IPVS_SVC_ATTR_STATS64,
             Other(nla) => nla.kind(),
         }
     }
@@ -123,30 +125,162 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for ServiceAttr {
         use ServiceAttr::*;
         let v = buf.value();
         Ok(match buf.kind() {
-            1 => AddressFamily(u16_ne(v, "IPVS_SVC_ATTR_AF")?),
-            2 => Protocol(u16_ne(v, "IPVS_SVC_ATTR_PROTOCOL")?),
-            3 => Address(addr16(v, "IPVS_SVC_ATTR_ADDR")?),
-            4 => Port(u16_be(v, "IPVS_SVC_ATTR_PORT")?),
-            5 => Fwmark(u32_ne(v, "IPVS_SVC_ATTR_FWMARK")?),
-            6 => Scheduler(string(v, "IPVS_SVC_ATTR_SCHED_NAME")?),
-            7 => {
-                if v.len() != 8 {
-                    return Err(DecodeError::from(format!(
-                        "invalid IPVS_SVC_ATTR_FLAGS: expected 8 bytes, got {}",
-                        v.len()
-                    )));
-                }
-                Flags(FlagsMask {
-                    flags: u32_ne(&v[..4], "IPVS_SVC_ATTR_FLAGS")?,
-                    mask: u32_ne(&v[4..], "IPVS_SVC_ATTR_FLAGS")?,
-                })
-            }
-            8 => Timeout(u32_ne(v, "IPVS_SVC_ATTR_TIMEOUT")?),
-            9 => Netmask(raw4(v, "IPVS_SVC_ATTR_NETMASK")?),
-            10 => Stats(parse_nest(v, "IPVS_SVC_ATTR_STATS")?),
-            11 => PersistenceEngine(string(v, "IPVS_SVC_ATTR_PE_NAME")?),
-            12 => Stats64(parse_nest(v, "IPVS_SVC_ATTR_STATS64")?),
+            IPVS_SVC_ATTR_AF => AddressFamily(read::af(v)?),
+            IPVS_SVC_ATTR_PROTOCOL => Protocol(read::protocol(v)?),
+            IPVS_SVC_ATTR_ADDR => Address(read::addr(v)?),
+            IPVS_SVC_ATTR_PORT => Port(read::port(v)?),
+            IPVS_SVC_ATTR_FWMARK => Fwmark(read::fwmark(v)?),
+            IPVS_SVC_ATTR_SCHED_NAME => Scheduler(read::sched_name(v)?.to_owned()),
+            IPVS_SVC_ATTR_FLAGS => Flags(read::flags(v)?),
+            IPVS_SVC_ATTR_TIMEOUT => Timeout(read::timeout(v)?),
+            IPVS_SVC_ATTR_NETMASK => Netmask(read::netmask(v)?),
+            IPVS_SVC_ATTR_STATS => Stats(parse_nest(v, read::STATS)?),
+            IPVS_SVC_ATTR_PE_NAME => PersistenceEngine(read::pe_name(v)?.to_owned()),
+            IPVS_SVC_ATTR_STATS64 => Stats64(parse_nest(v, read::STATS64)?),
             _ => Other(DefaultNla::parse(buf)?),
+        })
+    }
+}
+
+/// The payload of each attribute: width and byte order, for the owned
+/// parse and the view alike.
+mod read {
+    use super::*;
+
+    pub(super) const STATS: &str = "IPVS_SVC_ATTR_STATS";
+    pub(super) const STATS64: &str = "IPVS_SVC_ATTR_STATS64";
+
+    pub(super) fn af(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_ne(v, "IPVS_SVC_ATTR_AF")
+    }
+    pub(super) fn protocol(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_ne(v, "IPVS_SVC_ATTR_PROTOCOL")
+    }
+    pub(super) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
+        addr16(v, "IPVS_SVC_ATTR_ADDR")
+    }
+    pub(super) fn port(v: &[u8]) -> Result<u16, DecodeError> {
+        u16_be(v, "IPVS_SVC_ATTR_PORT")
+    }
+    pub(super) fn fwmark(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_SVC_ATTR_FWMARK")
+    }
+    pub(super) fn sched_name(v: &[u8]) -> Result<&str, DecodeError> {
+        str_of(v, "IPVS_SVC_ATTR_SCHED_NAME")
+    }
+    pub(super) fn flags(v: &[u8]) -> Result<FlagsMask, DecodeError> {
+        if v.len() != 8 {
+            return Err(DecodeError::from(format!(
+                "invalid IPVS_SVC_ATTR_FLAGS: expected 8 bytes, got {}",
+                v.len()
+            )));
+        }
+        Ok(FlagsMask {
+            flags: u32_ne(&v[..4], "IPVS_SVC_ATTR_FLAGS")?,
+            mask: u32_ne(&v[4..], "IPVS_SVC_ATTR_FLAGS")?,
+        })
+    }
+    pub(super) fn timeout(v: &[u8]) -> Result<u32, DecodeError> {
+        u32_ne(v, "IPVS_SVC_ATTR_TIMEOUT")
+    }
+    pub(super) fn netmask(v: &[u8]) -> Result<[u8; 4], DecodeError> {
+        raw4(v, "IPVS_SVC_ATTR_NETMASK")
+    }
+    pub(super) fn pe_name(v: &[u8]) -> Result<&str, DecodeError> {
+        str_of(v, "IPVS_SVC_ATTR_PE_NAME")
+    }
+}
+
+/// A service nest read in place: walked once, each attribute decoded when
+/// asked (`Ok(None)` when absent), with the errors of the owned parse.
+///
+/// ```
+/// use ipvsnl_wire::{write::push_attr, ServiceAttr, ServiceView};
+/// let mut nest = Vec::new();
+/// push_attr(&mut nest, &ServiceAttr::AddressFamily(2));
+/// push_attr(&mut nest, &ServiceAttr::Port(80));
+/// let view = ServiceView::parse(&nest).unwrap();
+/// assert_eq!(view.address_family().unwrap(), Some(2));
+/// assert_eq!(view.port().unwrap(), Some(80));
+/// assert_eq!(view.fwmark().unwrap(), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceView<'a>(Slots<'a, { IPVS_SVC_ATTR_STATS64 as usize + 1 }>);
+
+impl<'a> ServiceView<'a> {
+    /// Walks a service nest's payload.
+    pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
+        Slots::parse(nest, "IPVS_CMD_ATTR_SERVICE").map(ServiceView)
+    }
+
+    /// The service nest of a message's attribute bytes (not of a
+    /// `SET_INFO` message, whose attribute 1 is the version), if any.
+    pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
+        find_attr(attrs, IPVS_CMD_ATTR_SERVICE)?
+            .map(Self::parse)
+            .transpose()
+    }
+
+    /// `AF`: the address family.
+    pub fn address_family(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_AF, read::af)
+    }
+
+    /// `PROTOCOL`: the IP protocol number.
+    pub fn protocol(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_PROTOCOL, read::protocol)
+    }
+
+    /// `ADDR`: the virtual address, zero-padded to 16 bytes.
+    pub fn address(&self) -> Result<Option<[u8; 16]>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_ADDR, read::addr)
+    }
+
+    /// `PORT`: the virtual port.
+    pub fn port(&self) -> Result<Option<u16>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_PORT, read::port)
+    }
+
+    /// `FWMARK`: the firewall mark.
+    pub fn fwmark(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_FWMARK, read::fwmark)
+    }
+
+    /// `SCHED_NAME`: the scheduler name.
+    pub fn scheduler(&self) -> Result<Option<&'a str>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_SCHED_NAME, read::sched_name)
+    }
+
+    /// `FLAGS`: the flags and their mask.
+    pub fn flags(&self) -> Result<Option<FlagsMask>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_FLAGS, read::flags)
+    }
+
+    /// `TIMEOUT`: the persistence timeout in seconds.
+    pub fn timeout(&self) -> Result<Option<u32>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_TIMEOUT, read::timeout)
+    }
+
+    /// `NETMASK`: the raw four bytes (see [`ServiceAttr`]).
+    pub fn netmask(&self) -> Result<Option<[u8; 4]>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_NETMASK, read::netmask)
+    }
+
+    /// `PE_NAME`: the persistence engine name.
+    pub fn persistence_engine(&self) -> Result<Option<&'a str>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_PE_NAME, read::pe_name)
+    }
+
+    /// `STATS`: the 32-bit statistics.
+    pub fn stats(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
+        self.0
+            .get(IPVS_SVC_ATTR_STATS, |v| StatsView::parse_in(v, read::STATS))
+    }
+
+    /// `STATS64`: the 64-bit statistics.
+    pub fn stats64(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
+        self.0.get(IPVS_SVC_ATTR_STATS64, |v| {
+            StatsView::parse_in(v, read::STATS64)
         })
     }
 }

@@ -4,6 +4,8 @@
 use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 
 use crate::bytes::{u32_ne, u64_ne};
+use crate::consts::*;
+use crate::view::Slots;
 
 /// Which counter or rate a stats attribute carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,13 +50,22 @@ impl StatsField {
 
     /// The attribute number (`IPVS_STATS_ATTR_*`).
     pub fn kind(self) -> u16 {
-        StatsField::ALL.iter().position(|f| *f == self).unwrap_or(0) as u16 + 1
+        match self {
+            StatsField::Conns => IPVS_STATS_ATTR_CONNS,
+            StatsField::InPkts => IPVS_STATS_ATTR_INPKTS,
+            StatsField::OutPkts => IPVS_STATS_ATTR_OUTPKTS,
+            StatsField::InBytes => IPVS_STATS_ATTR_INBYTES,
+            StatsField::OutBytes => IPVS_STATS_ATTR_OUTBYTES,
+            StatsField::Cps => IPVS_STATS_ATTR_CPS,
+            StatsField::InPps => IPVS_STATS_ATTR_INPPS,
+            StatsField::OutPps => IPVS_STATS_ATTR_OUTPPS,
+            StatsField::InBps => IPVS_STATS_ATTR_INBPS,
+            StatsField::OutBps => IPVS_STATS_ATTR_OUTBPS,
+        }
     }
 
     fn from_kind(kind: u16) -> Option<StatsField> {
-        StatsField::ALL
-            .get(usize::from(kind).checked_sub(1)?)
-            .copied()
+        StatsField::ALL.into_iter().find(|f| f.kind() == kind)
     }
 
     /// The attribute's kernel name, for error messages.
@@ -73,10 +84,6 @@ impl StatsField {
         }
     }
 }
-
-/// The attribute number of the padding attribute the kernel may put before
-/// 64-bit values on architectures without unaligned access.
-pub const IPVS_STATS_ATTR_PAD: u16 = 11;
 
 /// One attribute of a stats nest.
 ///
@@ -143,11 +150,54 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for StatsAttr {
             return Ok(StatsAttr::Pad);
         }
         Ok(match StatsField::from_kind(kind) {
-            // The width is decided by the payload: the same field is 32-bit in
-            // STATS and 64-bit in STATS64 (bytes are 64-bit in both).
-            Some(f) if value.len() == 4 => StatsAttr::U32(f, u32_ne(value, f.name())?),
-            Some(f) => StatsAttr::U64(f, u64_ne(value, f.name())?),
+            Some(f) => read(f, value)?,
             None => StatsAttr::Other(DefaultNla::parse(buf)?),
+        })
+    }
+}
+
+/// The payload of a counter or rate, for the owned parse and the view alike.
+/// The width is decided by the payload: the same field is 32-bit in STATS
+/// and 64-bit in STATS64 (bytes are 64-bit in both).
+fn read(f: StatsField, value: &[u8]) -> Result<StatsAttr, DecodeError> {
+    Ok(if value.len() == 4 {
+        StatsAttr::U32(f, u32_ne(value, f.name())?)
+    } else {
+        StatsAttr::U64(f, u64_ne(value, f.name())?)
+    })
+}
+
+/// A stats nest (`STATS` or `STATS64`) read in place: walked once, each
+/// counter decoded when asked and widened to 64 bits.
+///
+/// ```
+/// use ipvsnl_wire::{write::push_attr, StatsAttr, StatsField, StatsView};
+/// let mut nest = Vec::new();
+/// push_attr(&mut nest, &StatsAttr::U32(StatsField::Conns, 7));
+/// push_attr(&mut nest, &StatsAttr::U64(StatsField::InBytes, 1 << 40));
+/// let view = StatsView::parse(&nest).unwrap();
+/// assert_eq!(view.get(StatsField::Conns).unwrap(), Some(7));
+/// assert_eq!(view.get(StatsField::InBytes).unwrap(), Some(1 << 40));
+/// assert_eq!(view.get(StatsField::Cps).unwrap(), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatsView<'a>(Slots<'a, { IPVS_STATS_ATTR_OUTBPS as usize + 1 }>);
+
+impl<'a> StatsView<'a> {
+    /// Walks a stats nest's payload.
+    pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
+        Self::parse_in(nest, "stats nest")
+    }
+
+    /// Walks a stats nest's payload, naming it `what` in errors.
+    pub(crate) fn parse_in(nest: &'a [u8], what: &str) -> Result<Self, DecodeError> {
+        Slots::parse(nest, what).map(StatsView)
+    }
+
+    /// One counter or rate, widened to 64 bits.
+    pub fn get(&self, field: StatsField) -> Result<Option<u64>, DecodeError> {
+        self.0.get(field.kind(), |v| {
+            read(field, v).map(|a| a.value().map_or(0, |(_, v)| v))
         })
     }
 }

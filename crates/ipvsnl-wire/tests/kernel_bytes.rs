@@ -456,3 +456,267 @@ fn arbitrary_and_mutated_bytes_never_panic() {
         }
     }
 }
+
+// The zero-copy views against the owned parse: on every captured message,
+// and on random and mutated bytes, whatever the owned parse accepts the
+// views read to the same values (and nothing panics either way).
+
+use ipvsnl_wire::netlink_packet_core::{DecodeError, Nla};
+use ipvsnl_wire::*;
+
+/// A value in a form both readings can give: (attribute number, text).
+type Canon = Vec<(u16, String)>;
+
+fn text<T: std::fmt::Debug>(v: T) -> String {
+    format!("{v:?}")
+}
+
+/// None if a field repeats (the views keep the last, the owned parse all).
+fn stats_owned(nest: &[StatsAttr]) -> Option<String> {
+    let mut pairs: Vec<(StatsField, u64)> = nest.iter().filter_map(StatsAttr::value).collect();
+    pairs.sort_by_key(|(f, _)| f.kind());
+    let n = pairs.len();
+    pairs.dedup_by_key(|(f, _)| *f);
+    (pairs.len() == n).then(|| text(pairs))
+}
+
+fn stats_view(v: StatsView<'_>) -> String {
+    let pairs: Vec<(StatsField, u64)> = StatsField::ALL
+        .into_iter()
+        .filter_map(|f| v.get(f).unwrap().map(|x| (f, x)))
+        .collect();
+    text(pairs)
+}
+
+/// The owned nest's known attributes by number; None if a number repeats
+/// (the views keep the last, the owned parse all).
+fn sorted(c: Option<Canon>) -> Option<Canon> {
+    let mut c = c?;
+    c.sort();
+    let n = c.len();
+    c.dedup_by_key(|(k, _)| *k);
+    (c.len() == n).then_some(c)
+}
+
+fn service_owned(nest: &[ServiceAttr]) -> Option<Canon> {
+    use ServiceAttr::*;
+    let c = nest
+        .iter()
+        .filter_map(|a| {
+            let t = match a {
+                AddressFamily(v) | Protocol(v) | Port(v) => text(v),
+                Fwmark(v) | Timeout(v) => text(v),
+                Address(v) => text(v),
+                Netmask(v) => text(v),
+                Flags(v) => text(v),
+                Scheduler(v) | PersistenceEngine(v) => text(v.as_str()),
+                Stats(n) | Stats64(n) => match stats_owned(n) {
+                    Some(t) => t,
+                    None => return Some(None),
+                },
+                _ => return None,
+            };
+            Some(Some((a.kind(), t)))
+        })
+        .collect();
+    sorted(c)
+}
+
+fn opt<T: std::fmt::Debug>(c: &mut Canon, kind: u16, r: Result<Option<T>, DecodeError>) {
+    if let Some(v) = r.unwrap() {
+        c.push((kind, text(v)));
+    }
+}
+
+fn service_view(v: &ServiceView<'_>) -> Canon {
+    let mut c = Canon::new();
+    opt(&mut c, IPVS_SVC_ATTR_AF, v.address_family());
+    opt(&mut c, IPVS_SVC_ATTR_PROTOCOL, v.protocol());
+    opt(&mut c, IPVS_SVC_ATTR_ADDR, v.address());
+    opt(&mut c, IPVS_SVC_ATTR_PORT, v.port());
+    opt(&mut c, IPVS_SVC_ATTR_FWMARK, v.fwmark());
+    opt(&mut c, IPVS_SVC_ATTR_SCHED_NAME, v.scheduler());
+    opt(&mut c, IPVS_SVC_ATTR_FLAGS, v.flags());
+    opt(&mut c, IPVS_SVC_ATTR_TIMEOUT, v.timeout());
+    opt(&mut c, IPVS_SVC_ATTR_NETMASK, v.netmask());
+    if let Some(s) = v.stats().unwrap() {
+        c.push((IPVS_SVC_ATTR_STATS, stats_view(s)));
+    }
+    opt(&mut c, IPVS_SVC_ATTR_PE_NAME, v.persistence_engine());
+    if let Some(s) = v.stats64().unwrap() {
+        c.push((IPVS_SVC_ATTR_STATS64, stats_view(s)));
+    }
+    c.sort();
+    c
+}
+
+fn dest_owned(nest: &[DestAttr]) -> Option<Canon> {
+    use DestAttr::*;
+    let c = nest
+        .iter()
+        .filter_map(|a| {
+            let t = match a {
+                Address(v) => text(v),
+                Port(v) | AddressFamily(v) | TunnelPort(v) | TunnelFlags(v) => text(v),
+                ForwardMethod(v) | Weight(v) | UpperThreshold(v) | LowerThreshold(v)
+                | ActiveConns(v) | InactiveConns(v) | PersistentConns(v) => text(v),
+                TunnelType(v) => text(v),
+                Stats(n) | Stats64(n) => match stats_owned(n) {
+                    Some(t) => t,
+                    None => return Some(None),
+                },
+                _ => return None,
+            };
+            Some(Some((a.kind(), t)))
+        })
+        .collect();
+    sorted(c)
+}
+
+fn dest_view(v: &DestView<'_>) -> Canon {
+    let mut c = Canon::new();
+    opt(&mut c, IPVS_DEST_ATTR_ADDR, v.address());
+    opt(&mut c, IPVS_DEST_ATTR_PORT, v.port());
+    opt(&mut c, IPVS_DEST_ATTR_FWD_METHOD, v.forward_method());
+    opt(&mut c, IPVS_DEST_ATTR_WEIGHT, v.weight());
+    opt(&mut c, IPVS_DEST_ATTR_U_THRESH, v.upper_threshold());
+    opt(&mut c, IPVS_DEST_ATTR_L_THRESH, v.lower_threshold());
+    opt(&mut c, IPVS_DEST_ATTR_ACTIVE_CONNS, v.active_conns());
+    opt(&mut c, IPVS_DEST_ATTR_INACT_CONNS, v.inactive_conns());
+    opt(&mut c, IPVS_DEST_ATTR_PERSIST_CONNS, v.persistent_conns());
+    if let Some(s) = v.stats().unwrap() {
+        c.push((IPVS_DEST_ATTR_STATS, stats_view(s)));
+    }
+    opt(&mut c, IPVS_DEST_ATTR_ADDR_FAMILY, v.address_family());
+    if let Some(s) = v.stats64().unwrap() {
+        c.push((IPVS_DEST_ATTR_STATS64, stats_view(s)));
+    }
+    opt(&mut c, IPVS_DEST_ATTR_TUN_TYPE, v.tunnel_type());
+    opt(&mut c, IPVS_DEST_ATTR_TUN_PORT, v.tunnel_port());
+    opt(&mut c, IPVS_DEST_ATTR_TUN_FLAGS, v.tunnel_flags());
+    c.sort();
+    c
+}
+
+/// Calls every getter, ignoring what it says: it must not panic.
+fn touch_views(attrs: &[u8]) {
+    fn stats(s: Result<Option<StatsView<'_>>, DecodeError>) {
+        if let Ok(Some(s)) = s {
+            for f in StatsField::ALL {
+                let _ = s.get(f);
+            }
+        }
+    }
+    if let Ok(Some(v)) = ServiceView::find(attrs) {
+        let _ = (v.address_family(), v.protocol(), v.address(), v.port());
+        let _ = (v.fwmark(), v.scheduler(), v.flags(), v.timeout());
+        let _ = (v.netmask(), v.persistence_engine());
+        stats(v.stats());
+        stats(v.stats64());
+    }
+    if let Ok(Some(v)) = DestView::find(attrs) {
+        let _ = (v.address(), v.port(), v.forward_method(), v.weight());
+        let _ = (v.upper_threshold(), v.lower_threshold(), v.active_conns());
+        let _ = (v.inactive_conns(), v.persistent_conns(), v.address_family());
+        let _ = (v.tunnel_type(), v.tunnel_port(), v.tunnel_flags());
+        stats(v.stats());
+        stats(v.stats64());
+    }
+}
+
+/// Compares the views with the owned parse of one message's attribute
+/// bytes; returns how many nests were compared.
+fn views_agree(command: u8, attrs: &[u8]) -> usize {
+    touch_views(attrs);
+    let header = GenlHeader {
+        cmd: command,
+        version: 1,
+    };
+    let Ok(owned) = IpvsMessage::parse_with_param(attrs, header) else {
+        return 0;
+    };
+    if owned.command == IpvsCommand::SetInfo {
+        return 0; // attribute 1 is the version there, not a service
+    }
+    let mut compared = 0;
+    let service = owned.attrs.iter().find_map(|a| match a {
+        IpvsAttr::Service(n) => Some(n),
+        _ => None,
+    });
+    let view = ServiceView::find(attrs).expect("the owned parse accepted the message");
+    assert_eq!(view.is_some(), service.is_some());
+    if let (Some(nest), Some(view)) = (service, view) {
+        if let Some(want) = service_owned(nest) {
+            assert_eq!(service_view(&view), want, "{nest:?}");
+            compared += 1;
+        }
+    }
+    let dest = owned.attrs.iter().find_map(|a| match a {
+        IpvsAttr::Dest(n) => Some(n),
+        _ => None,
+    });
+    let view = DestView::find(attrs).expect("the owned parse accepted the message");
+    assert_eq!(view.is_some(), dest.is_some());
+    if let (Some(nest), Some(view)) = (dest, view) {
+        if let Some(want) = dest_owned(nest) {
+            assert_eq!(dest_view(&view), want, "{nest:?}");
+            compared += 1;
+        }
+    }
+    compared
+}
+
+/// The IPVS messages of every fixture: (command, attribute bytes).
+fn fixture_messages() -> Vec<Vec<u8>> {
+    FIXTURES
+        .iter()
+        .flat_map(|f| datagrams(f.hex))
+        .flat_map(|d| {
+            split(&d)
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn views_read_every_fixture_as_the_owned_parse_does() {
+    let mut compared = 0;
+    for m in fixture_messages() {
+        if m.len() > 20 && u16::from_ne_bytes([m[4], m[5]]) >= 0x10 {
+            compared += views_agree(m[16], &m[20..]);
+        }
+    }
+    // 3 services + 1 get + 4 destinations, on both kernels.
+    assert_eq!(compared, 16);
+}
+
+#[test]
+fn views_agree_on_random_and_mutated_bytes_and_never_panic() {
+    let mut r = Rng(0x0bad_cafe_f00d_d00d);
+    for _ in 0..20_000 {
+        let len = (r.next() % 160) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| r.next() as u8).collect();
+        views_agree(1, &bytes);
+        let _ = StatsView::parse(&bytes).map(|s| StatsField::ALL.map(|f| s.get(f).is_ok()));
+    }
+    let messages: Vec<Vec<u8>> = fixture_messages()
+        .into_iter()
+        .filter(|m| m.len() > 20)
+        .collect();
+    let mut compared = 0;
+    for _ in 0..20_000 {
+        let mut m = messages[(r.next() % messages.len() as u64) as usize].clone();
+        for _ in 0..1 + r.next() % 4 {
+            // Mostly inside the attributes, where the nests are.
+            let i = 20 + (r.next() % (m.len() as u64 - 20)) as usize;
+            m[i] = r.next() as u8;
+        }
+        if r.next() % 3 == 1 {
+            m.truncate(20 + (r.next() % (m.len() as u64 - 19)) as usize);
+        }
+        compared += views_agree(m[16], &m[20..]);
+    }
+    assert!(compared > 1000, "only {compared} mutated nests parsed");
+}

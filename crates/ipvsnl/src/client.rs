@@ -7,7 +7,6 @@ use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
 use ipvsnl_wire::{IpvsCommand, IpvsMessage, IPVS_GENL_NAME};
 
 use crate::decode;
-use crate::request::service_key_nest;
 use crate::transport::frame::{self, Reply};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::socket::NlSocket;
@@ -265,15 +264,34 @@ impl Client {
     }
 
     /// Sends one request and collects its reply messages (none for a plain
-    /// set; one for a get; many for a dump). Retries once with a freshly
-    /// resolved family id if the id went stale (module reloaded).
+    /// set; one for a get; many for a dump), parsed into owned attributes.
     fn transact(
         &mut self,
         kind: RequestKind,
         target: &dyn Fn() -> String,
         msg: IpvsMessage,
     ) -> Result<Vec<IpvsMessage>, Error> {
-        match self.transact_once(kind, target, msg.clone()) {
+        self.exchange(
+            kind,
+            target,
+            |out, family, seq, flags| frame::push_request(out, family, seq, flags, msg.clone()),
+            frame::decode,
+        )
+    }
+
+    /// Sends the request `write` appends (given the family id, sequence
+    /// number and flags) and hands each IPVS reply (its command and
+    /// attribute bytes) to `decode`, until the dump's `NLMSG_DONE` or the
+    /// get's or set's ACK. Retries once with a freshly resolved family id
+    /// if the id went stale (module reloaded).
+    pub(crate) fn exchange<T>(
+        &mut self,
+        kind: RequestKind,
+        target: &dyn Fn() -> String,
+        write: impl Fn(&mut Vec<u8>, u16, u32, u16),
+        decode: impl Fn(u8, &[u8]) -> Result<T, String>,
+    ) -> Result<Vec<T>, Error> {
+        match self.exchange_once(kind, target, &write, &decode) {
             Err(Error::Kernel {
                 errno: libc::ENOENT,
                 ..
@@ -281,7 +299,7 @@ impl Client {
             | Err(Error::Kernel {
                 errno: libc::EOPNOTSUPP,
                 ..
-            }) if self.family_changed()? => self.transact_once(kind, target, msg),
+            }) if self.family_changed()? => self.exchange_once(kind, target, &write, &decode),
             other => other,
         }
     }
@@ -293,12 +311,13 @@ impl Client {
         Ok(old != Some(new))
     }
 
-    fn transact_once(
+    fn exchange_once<T>(
         &mut self,
         kind: RequestKind,
         target: &dyn Fn() -> String,
-        msg: IpvsMessage,
-    ) -> Result<Vec<IpvsMessage>, Error> {
+        write: &impl Fn(&mut Vec<u8>, u16, u32, u16),
+        decode: &impl Fn(u8, &[u8]) -> Result<T, String>,
+    ) -> Result<Vec<T>, Error> {
         let family = self.family_id()?;
         let dump = matches!(
             kind,
@@ -311,7 +330,7 @@ impl Client {
             NLM_F_REQUEST | NLM_F_ACK
         };
         self.tx.clear();
-        frame::push_request(&mut self.tx, family, seq, flags, msg);
+        write(&mut self.tx, family, seq, flags);
         self.sock
             .send(&self.tx)
             .map_err(|e| self.io_error(kind, e))?;
@@ -329,7 +348,7 @@ impl Client {
                         // A get's single reply is followed by its ACK; a
                         // dump's parts (NLM_F_MULTI) by NLMSG_DONE.
                         out.push(
-                            frame::decode(command, attrs)
+                            decode(command, attrs)
                                 .map_err(|detail| Error::Decode { kind, detail })?,
                         );
                     }
@@ -482,69 +501,5 @@ impl Client {
                 _ => Error::Io { kind, source },
             })?;
         decode::proc_stats(&text).map_err(|detail| Error::Decode { kind, detail })
-    }
-
-    /// Every service, in the kernel's order.
-    pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        let kind = RequestKind::ListServices;
-        let replies = self.transact(
-            kind,
-            &String::new,
-            IpvsMessage::new(IpvsCommand::GetService, vec![]),
-        )?;
-        replies
-            .iter()
-            .map(|m| {
-                decode::service_nest(&m.attrs)
-                    .and_then(decode::service_entry)
-                    .map_err(|detail| Error::Decode { kind, detail })
-            })
-            .collect()
-    }
-
-    /// One service; [`Error::is_not_found`] if there is none.
-    pub fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
-        key.validate()?;
-        let kind = RequestKind::GetService;
-        let msg = IpvsMessage::new(IpvsCommand::GetService, vec![service_key_nest(key)]);
-        let replies = self.transact(kind, &|| key.to_string(), msg)?;
-        let first = replies.first().ok_or_else(|| Error::Decode {
-            kind,
-            detail: "no reply".into(),
-        })?;
-        decode::service_nest(&first.attrs)
-            .and_then(decode::service_entry)
-            .map_err(|detail| Error::Decode { kind, detail })
-    }
-
-    /// The destinations of a service, newest first (the kernel's order).
-    /// An unknown service has none (the kernel does not say it is unknown).
-    pub fn destinations(&mut self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> {
-        key.validate()?;
-        let kind = RequestKind::ListDestinations;
-        let msg = IpvsMessage::new(IpvsCommand::GetDest, vec![service_key_nest(key)]);
-        let replies = self.transact(kind, &|| key.to_string(), msg)?;
-        replies
-            .iter()
-            .map(|m| {
-                decode::destination_entry(&m.attrs, key.family())
-                    .map_err(|detail| Error::Decode { kind, detail })
-            })
-            .collect()
-    }
-
-    /// Every service with its destinations: one service dump, then one
-    /// destination dump per service, all on this client's socket.
-    pub fn table(&mut self) -> Result<Vec<TableEntry>, Error> {
-        let services = self.services()?;
-        let mut out = Vec::with_capacity(services.len());
-        for service in services {
-            let destinations = self.destinations(&service.service.key)?;
-            out.push(TableEntry {
-                service,
-                destinations,
-            });
-        }
-        Ok(out)
     }
 }

@@ -1,9 +1,13 @@
-//! Kernel messages to the typed model. Pure: every function takes parsed
-//! attributes and never panics on what the kernel sends.
+//! Kernel messages to the typed model: the one place that turns what the
+//! wire crate reads into services, destinations and the rest. Pure: every
+//! function takes parsed attributes (the zero-copy views for listings, the
+//! owned attributes for the small replies) and never panics on what the
+//! kernel sends.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ipvsnl_wire::{DaemonAttr, DestAttr, IpvsAttr, ServiceAttr, StatsAttr, StatsField};
+use ipvsnl_wire::netlink_packet_core::DecodeError;
+use ipvsnl_wire::{DaemonAttr, DestView, IpvsAttr, ServiceView, StatsField, StatsView};
 
 use crate::{
     AddressFamily, DaemonRole, Destination, DestinationEntry, Forward, Info, Netmask, Protocol,
@@ -14,6 +18,11 @@ use crate::{
 /// Why a reply could not be turned into the model.
 pub(crate) type DecodeResult<T> = Result<T, String>;
 
+/// The wire crate's error (it names the attribute) as this module's.
+fn wire(e: DecodeError) -> String {
+    e.to_string()
+}
+
 fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
     match family {
         AddressFamily::Inet => IpAddr::V4(Ipv4Addr::new(raw[0], raw[1], raw[2], raw[3])),
@@ -22,12 +31,12 @@ fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
 }
 
 /// Stats from `STATS64` if present, else from the 32-bit `STATS`.
-fn stats_of(stats: Option<&Vec<StatsAttr>>, stats64: Option<&Vec<StatsAttr>>) -> Stats {
+fn stats_of(stats: Option<StatsView<'_>>, stats64: Option<StatsView<'_>>) -> DecodeResult<Stats> {
     let mut out = Stats::default();
-    let Some(attrs) = stats64.or(stats) else {
-        return out;
+    let Some(view) = stats64.or(stats) else {
+        return Ok(out);
     };
-    for (field, v) in attrs.iter().filter_map(StatsAttr::value) {
+    for field in StatsField::ALL {
         let slot = match field {
             StatsField::Conns => &mut out.conns,
             StatsField::InPkts => &mut out.in_packets,
@@ -41,136 +50,125 @@ fn stats_of(stats: Option<&Vec<StatsAttr>>, stats64: Option<&Vec<StatsAttr>>) ->
             StatsField::OutBps => &mut out.out_bps,
             _ => continue,
         };
-        *slot = v;
+        if let Some(v) = view.get(field).map_err(wire)? {
+            *slot = v;
+        }
     }
-    out
+    Ok(out)
 }
 
-/// The service nest of a message's attributes.
-pub(crate) fn service_nest(attrs: &[IpvsAttr]) -> DecodeResult<&[ServiceAttr]> {
-    attrs
-        .iter()
-        .find_map(|a| match a {
-            IpvsAttr::Service(s) => Some(s.as_slice()),
-            _ => None,
-        })
-        .ok_or_else(|| "no IPVS_CMD_ATTR_SERVICE in the reply".to_owned())
+/// The service of a reply's attribute bytes (a service dump part, or the
+/// reply to a get).
+pub(crate) fn service_reply(attrs: &[u8]) -> DecodeResult<ServiceEntry> {
+    let view = ServiceView::find(attrs)
+        .map_err(wire)?
+        .ok_or("no IPVS_CMD_ATTR_SERVICE in the reply")?;
+    service_entry(&view)
 }
 
 /// A listed service.
-pub(crate) fn service_entry(nest: &[ServiceAttr]) -> DecodeResult<ServiceEntry> {
-    let (mut af, mut proto, mut addr, mut port, mut fwmark) = (None, None, None, None, None);
-    let (mut sched, mut flags, mut timeout, mut netmask, mut pe) = (None, None, 0, None, None);
-    let (mut stats, mut stats64) = (None, None);
-    for a in nest {
-        match a {
-            ServiceAttr::AddressFamily(v) => af = Some(*v),
-            ServiceAttr::Protocol(v) => proto = Some(*v),
-            ServiceAttr::Address(v) => addr = Some(*v),
-            ServiceAttr::Port(v) => port = Some(*v),
-            ServiceAttr::Fwmark(v) => fwmark = Some(*v),
-            ServiceAttr::Scheduler(v) => sched = Some(v.clone()),
-            ServiceAttr::Flags(v) => flags = Some(v.flags),
-            ServiceAttr::Timeout(v) => timeout = *v,
-            ServiceAttr::Netmask(v) => netmask = Some(*v),
-            ServiceAttr::PersistenceEngine(v) if !v.is_empty() => pe = Some(v.clone()),
-            ServiceAttr::Stats(v) => stats = Some(v),
-            ServiceAttr::Stats64(v) => stats64 = Some(v),
-            _ => {}
-        }
-    }
-    let raw_af = af.ok_or("service without IPVS_SVC_ATTR_AF")?;
+pub(crate) fn service_entry(v: &ServiceView<'_>) -> DecodeResult<ServiceEntry> {
+    let raw_af = v
+        .address_family()
+        .map_err(wire)?
+        .ok_or("service without IPVS_SVC_ATTR_AF")?;
     let family = AddressFamily::from_raw(raw_af)
         .ok_or_else(|| format!("service of unknown address family {raw_af}"))?;
-    let key = match fwmark {
+    let key = match v.fwmark().map_err(wire)? {
         Some(mark) if mark != 0 => ServiceKey::Fwmark { mark, family },
         _ => ServiceKey::Inet {
-            protocol: Protocol::from_raw(proto.ok_or("service without IPVS_SVC_ATTR_PROTOCOL")?),
-            addr: ip_of(addr.ok_or("service without IPVS_SVC_ATTR_ADDR")?, family),
-            port: port.ok_or("service without IPVS_SVC_ATTR_PORT")?,
+            protocol: Protocol::from_raw(
+                v.protocol()
+                    .map_err(wire)?
+                    .ok_or("service without IPVS_SVC_ATTR_PROTOCOL")?,
+            ),
+            addr: ip_of(
+                v.address()
+                    .map_err(wire)?
+                    .ok_or("service without IPVS_SVC_ATTR_ADDR")?,
+                family,
+            ),
+            port: v
+                .port()
+                .map_err(wire)?
+                .ok_or("service without IPVS_SVC_ATTR_PORT")?,
         },
     };
+    let scheduler = v.scheduler().map_err(wire)?.unwrap_or_default();
+    let flags = v.flags().map_err(wire)?.map_or(0, |f| f.flags);
     let service = Service {
         key,
-        scheduler: Scheduler::from_kernel(sched.unwrap_or_default()),
-        flags: ServiceFlags::from_bits_retain(flags.unwrap_or(0)) - ServiceFlags::HASHED,
-        timeout,
-        netmask: netmask
+        scheduler: Scheduler::from_kernel(scheduler.to_owned()),
+        flags: ServiceFlags::from_bits_retain(flags) - ServiceFlags::HASHED,
+        timeout: v.timeout().map_err(wire)?.unwrap_or(0),
+        netmask: v
+            .netmask()
+            .map_err(wire)?
             .map(|m| Netmask::from_wire(m, family))
             .unwrap_or_else(|| Netmask::host(family)),
-        persistence_engine: pe,
+        persistence_engine: v
+            .persistence_engine()
+            .map_err(wire)?
+            .filter(|pe| !pe.is_empty())
+            .map(str::to_owned),
     };
     Ok(ServiceEntry {
         service,
-        stats: stats_of(stats, stats64),
+        stats: stats_of(v.stats().map_err(wire)?, v.stats64().map_err(wire)?)?,
     })
+}
+
+/// The destination of a destination dump part's attribute bytes, of a
+/// service of `service_family`.
+pub(crate) fn destination_reply(
+    attrs: &[u8],
+    service_family: AddressFamily,
+) -> DecodeResult<DestinationEntry> {
+    let view = DestView::find(attrs)
+        .map_err(wire)?
+        .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
+    destination_entry(&view, service_family)
 }
 
 /// A listed destination of a service of `service_family`.
 pub(crate) fn destination_entry(
-    attrs: &[IpvsAttr],
+    v: &DestView<'_>,
     service_family: AddressFamily,
 ) -> DecodeResult<DestinationEntry> {
-    let nest = attrs
-        .iter()
-        .find_map(|a| match a {
-            IpvsAttr::Dest(d) => Some(d.as_slice()),
-            _ => None,
-        })
-        .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
-    let (mut af, mut addr, mut port, mut fwd) = (None, None, None, 0);
-    let (mut weight, mut upper, mut lower) = (0, 0, 0);
-    let (mut active, mut inactive, mut persistent) = (0, 0, 0);
-    let (mut tun_kind, mut tun_port, mut tun_flags) = (0, 0, 0);
-    let (mut stats, mut stats64) = (None, None);
-    for a in nest {
-        match a {
-            DestAttr::AddressFamily(v) => af = Some(*v),
-            DestAttr::Address(v) => addr = Some(*v),
-            DestAttr::Port(v) => port = Some(*v),
-            DestAttr::ForwardMethod(v) => fwd = *v,
-            DestAttr::Weight(v) => weight = *v,
-            DestAttr::UpperThreshold(v) => upper = *v,
-            DestAttr::LowerThreshold(v) => lower = *v,
-            DestAttr::ActiveConns(v) => active = *v,
-            DestAttr::InactiveConns(v) => inactive = *v,
-            DestAttr::PersistentConns(v) => persistent = *v,
-            DestAttr::TunnelType(v) => tun_kind = *v,
-            DestAttr::TunnelPort(v) => tun_port = *v,
-            DestAttr::TunnelFlags(v) => tun_flags = *v,
-            DestAttr::Stats(v) => stats = Some(v),
-            DestAttr::Stats64(v) => stats64 = Some(v),
-            _ => {}
-        }
-    }
+    let u32_or_0 = |r: Result<Option<u32>, DecodeError>| r.map(Option::unwrap_or_default);
     // ADDR_FAMILY is absent before kernel 3.18 (and 0 means the service's).
-    let family = match af {
+    let family = match v.address_family().map_err(wire)? {
         None | Some(0) => service_family,
         Some(raw) => AddressFamily::from_raw(raw)
             .ok_or_else(|| format!("destination of unknown address family {raw}"))?,
     };
     let tunnel = Tunnel {
-        kind: TunnelKind::from_raw(tun_kind),
-        port: tun_port,
-        flags: TunnelFlags::from_bits_retain(tun_flags),
+        kind: TunnelKind::from_raw(v.tunnel_type().map_err(wire)?.unwrap_or(0)),
+        port: v.tunnel_port().map_err(wire)?.unwrap_or(0),
+        flags: TunnelFlags::from_bits_retain(v.tunnel_flags().map_err(wire)?.unwrap_or(0)),
     };
     let destination = Destination {
         addr: ip_of(
-            addr.ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
+            v.address()
+                .map_err(wire)?
+                .ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
             family,
         ),
-        port: port.ok_or("destination without IPVS_DEST_ATTR_PORT")?,
-        forward: Forward::from_raw(fwd, tunnel),
-        weight,
-        upper_threshold: upper,
-        lower_threshold: lower,
+        port: v
+            .port()
+            .map_err(wire)?
+            .ok_or("destination without IPVS_DEST_ATTR_PORT")?,
+        forward: Forward::from_raw(u32_or_0(v.forward_method()).map_err(wire)?, tunnel),
+        weight: u32_or_0(v.weight()).map_err(wire)?,
+        upper_threshold: u32_or_0(v.upper_threshold()).map_err(wire)?,
+        lower_threshold: u32_or_0(v.lower_threshold()).map_err(wire)?,
     };
     Ok(DestinationEntry {
         destination,
-        active_conns: active,
-        inactive_conns: inactive,
-        persistent_conns: persistent,
-        stats: stats_of(stats, stats64),
+        active_conns: u32_or_0(v.active_conns()).map_err(wire)?,
+        inactive_conns: u32_or_0(v.inactive_conns()).map_err(wire)?,
+        persistent_conns: u32_or_0(v.persistent_conns()).map_err(wire)?,
+        stats: stats_of(v.stats().map_err(wire)?, v.stats64().map_err(wire)?)?,
     })
 }
 
@@ -432,22 +430,24 @@ mod tests {
         d
     }
 
-    /// The request as bytes, then back through the framing to attributes.
-    fn through_bytes(req: &Request) -> Vec<IpvsAttr> {
+    /// The request as bytes (the direct encoder the pipeline uses, byte
+    /// for byte the generic one), then back through the framing: the
+    /// command and the attribute bytes.
+    fn through_bytes(req: &Request) -> (u8, Vec<u8>) {
         let mut bytes = Vec::new();
-        frame::push_request(
-            &mut bytes,
-            0x1234,
-            7,
-            NLM_F_REQUEST | NLM_F_ACK,
-            req.to_message(),
-        );
+        crate::request::encode(&mut bytes, 0x1234, 7, NLM_F_REQUEST | NLM_F_ACK, req);
         let frames = frame::frames(&bytes, 0x1234).unwrap();
         assert_eq!(frames.len(), 1);
         match frames[0].reply {
-            Reply::Data { command, attrs } => frame::decode(command, attrs).unwrap().attrs,
+            Reply::Data { command, attrs } => (command, attrs.to_vec()),
             ref other => panic!("{other:?}"),
         }
+    }
+
+    /// The same, parsed into owned attributes (for the small replies).
+    fn owned(req: &Request) -> Vec<IpvsAttr> {
+        let (command, attrs) = through_bytes(req);
+        frame::decode(command, &attrs).unwrap().attrs
     }
 
     #[test]
@@ -459,29 +459,76 @@ mod tests {
                 Request::AddService(s.clone()),
                 Request::EditService(s.clone()),
             ] {
-                let attrs = through_bytes(&req);
-                let back = service_nest(&attrs).and_then(service_entry).unwrap();
-                assert_eq!(back.service, s);
+                let (_, attrs) = through_bytes(&req);
+                assert_eq!(service_reply(&attrs).unwrap().service, s);
             }
             let d = destination(&mut r, s.key.family());
             for req in [
                 Request::AddDestination(s.key, d),
                 Request::EditDestination(s.key, d),
             ] {
-                let attrs = through_bytes(&req);
-                let back = destination_entry(&attrs, s.key.family()).unwrap();
+                let (_, attrs) = through_bytes(&req);
+                let back = destination_reply(&attrs, s.key.family()).unwrap();
                 assert_eq!(back.destination, d);
                 // The service key travels with it.
                 // (A key-only nest has no scheduler etc.; the key decodes.)
-                let k = service_nest(&attrs).and_then(service_entry).unwrap();
-                assert_eq!(k.service.key, s.key);
+                assert_eq!(service_reply(&attrs).unwrap().service.key, s.key);
             }
             let y = daemon(&mut r);
-            let back = sync_daemon(&through_bytes(&Request::StartDaemon(y.clone()))).unwrap();
+            let back = sync_daemon(&owned(&Request::StartDaemon(y.clone()))).unwrap();
             assert_eq!(back, y);
             let t = Timeouts::new(r.u32(), r.u32(), r.u32());
-            assert_eq!(timeouts(&through_bytes(&Request::SetTimeouts(t))), t);
+            assert_eq!(timeouts(&owned(&Request::SetTimeouts(t))), t);
         }
+    }
+
+    #[test]
+    fn listed_values_keep_counters_and_fall_back_to_32_bit_stats() {
+        use ipvsnl_wire::{DestAttr, IpvsCommand, IpvsMessage, ServiceAttr, StatsAttr};
+        let bytes_of = |msg: IpvsMessage| {
+            let mut v = Vec::new();
+            frame::push_request(&mut v, 0x30, 1, 0, msg);
+            v.split_off(20)
+        };
+        let svc = bytes_of(IpvsMessage::new(
+            IpvsCommand::NewService,
+            vec![IpvsAttr::Service(vec![
+                ServiceAttr::AddressFamily(10),
+                ServiceAttr::Fwmark(9),
+                ServiceAttr::Scheduler("mh".into()),
+                ServiceAttr::PersistenceEngine(String::new()),
+                ServiceAttr::Flags(ipvsnl_wire::FlagsMask::replace(0x1 | 0x2)),
+                ServiceAttr::Stats(vec![StatsAttr::U32(StatsField::Conns, 5)]),
+                ServiceAttr::Stats64(vec![StatsAttr::U64(StatsField::Conns, 7)]),
+            ])],
+        ));
+        let e = service_reply(&svc).unwrap();
+        assert_eq!(e.service.key, ServiceKey::fwmark(9, AddressFamily::Inet6));
+        assert_eq!(e.service.flags, ServiceFlags::PERSISTENT);
+        assert_eq!(e.service.persistence_engine, None);
+        assert_eq!(e.service.netmask, Netmask::host(AddressFamily::Inet6));
+        assert_eq!(e.stats.conns, 7, "STATS64 wins");
+        let dest = bytes_of(IpvsMessage::new(
+            IpvsCommand::NewDest,
+            vec![IpvsAttr::Dest(vec![
+                DestAttr::Address([172, 16, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+                DestAttr::Port(8080),
+                DestAttr::ActiveConns(3),
+                DestAttr::Stats(vec![StatsAttr::U64(StatsField::InBytes, 1 << 40)]),
+            ])],
+        ));
+        // No ADDR_FAMILY (before kernel 3.18): the service's.
+        let e = destination_reply(&dest, AddressFamily::Inet).unwrap();
+        assert_eq!(e.destination.addr, IpAddr::V4(Ipv4Addr::new(172, 16, 0, 9)));
+        assert_eq!((e.active_conns, e.stats.in_bytes), (3, 1 << 40));
+        assert!(service_reply(&dest).is_err());
+        assert!(destination_reply(&svc, AddressFamily::Inet).is_err());
+        // A bad width is an error naming the attribute, not a panic.
+        let mut bad = dest.clone();
+        // PORT's header follows the nest's (4) and ADDR (20); length 6 -> 5.
+        bad[24..26].copy_from_slice(&5u16.to_ne_bytes());
+        let err = destination_reply(&bad, AddressFamily::Inet).unwrap_err();
+        assert!(err.contains("IPVS_DEST_ATTR_PORT"), "{err}");
     }
 
     /// Runs every decoder on whatever parses; none may panic.
@@ -491,10 +538,10 @@ mod tests {
         };
         for f in frames {
             if let Reply::Data { command, attrs } = f.reply {
+                let _ = service_reply(attrs);
+                let _ = destination_reply(attrs, AddressFamily::Inet);
+                let _ = destination_reply(attrs, AddressFamily::Inet6);
                 if let Ok(m) = frame::decode(command, attrs) {
-                    let _ = service_nest(&m.attrs).and_then(service_entry);
-                    let _ = destination_entry(&m.attrs, AddressFamily::Inet);
-                    let _ = destination_entry(&m.attrs, AddressFamily::Inet6);
                     let _ = sync_daemon(&m.attrs);
                     let _ = info(&m.attrs);
                     let _ = timeouts(&m.attrs);

@@ -36,6 +36,7 @@ mod client;
 pub mod connections;
 mod decode;
 mod error;
+mod listing;
 mod model;
 mod pipeline;
 mod request;

@@ -19,10 +19,11 @@
 //! guess. The sync engine then reads the affected services back.
 
 use ipvsnl_wire::netlink_packet_core::{NLMSG_NOOP, NLM_F_ACK, NLM_F_REQUEST};
+use ipvsnl_wire::write::{push_empty_message, set_message_flags, MessageStart};
 
-use crate::request::addr_bytes;
+use crate::request::encode;
 use crate::transport::frame::{self, Reply};
-use crate::{Client, Destination, Error, Request, Service, ServiceFlags, ServiceKey};
+use crate::{Client, Error, Request};
 
 /// Tuning of one [`Client::apply_with`] call.
 ///
@@ -111,11 +112,10 @@ impl Client {
                     next += 1;
                     continue;
                 }
-                let start = self.tx.len();
                 let seq = self.seq.wrapping_add(1).max(1);
-                encode(&mut self.tx, family, seq, NLM_F_REQUEST, &requests[next]);
+                let start = encode(&mut self.tx, family, seq, NLM_F_REQUEST, &requests[next]);
                 if self.tx.len() > budget && !batch.is_empty() {
-                    self.tx.truncate(start);
+                    self.tx.truncate(start.offset());
                     break;
                 }
                 self.seq = seq;
@@ -127,9 +127,7 @@ impl Client {
                 continue;
             };
             // Only the last request asks for an acknowledgement.
-            let flags_at = last_start + 6;
-            let flags = NLM_F_REQUEST | NLM_F_ACK;
-            self.tx[flags_at..flags_at + 2].copy_from_slice(&flags.to_ne_bytes());
+            set_message_flags(&mut self.tx, last_start, NLM_F_REQUEST | NLM_F_ACK);
             match self.send_batch(family, requests, &batch, &seqs, &mut results) {
                 Ok(true) => {}
                 Ok(false) => max_requests = (max_requests / 2).max(1),
@@ -162,7 +160,7 @@ impl Client {
         family: u16,
         requests: &[Request],
         batch: &[usize],
-        seqs: &[(usize, u32)],
+        seqs: &[(MessageStart, u32)],
         results: &mut [Option<Result<(), Error>>],
     ) -> Result<bool, Error> {
         let kind = requests[batch[0]].kind();
@@ -216,8 +214,10 @@ impl Client {
                         .set_timeout(timeout)
                         .map_err(|e| self.io_error(kind, e))?;
                     let seq = self.next_seq();
+                    // A no-op with an ACK request: the kernel skips it and
+                    // acks, after everything sent before it.
                     let mut noop = Vec::with_capacity(16);
-                    push_noop(&mut noop, seq);
+                    push_empty_message(&mut noop, NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, seq);
                     self.sock.send(&noop).map_err(|e| self.io_error(kind, e))?;
                     barriers.push(seq);
                     continue;
@@ -283,210 +283,9 @@ impl Client {
 /// times out means the queue is empty.
 const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// A `NLMSG_NOOP` with an ACK request: the kernel skips it and acks, after
-/// everything sent before it.
-fn push_noop(out: &mut Vec<u8>, seq: u32) {
-    out.extend_from_slice(&16u32.to_ne_bytes());
-    out.extend_from_slice(&NLMSG_NOOP.to_ne_bytes());
-    out.extend_from_slice(&(NLM_F_REQUEST | NLM_F_ACK).to_ne_bytes());
-    out.extend_from_slice(&seq.to_ne_bytes());
-    out.extend_from_slice(&0u32.to_ne_bytes());
-}
-
-/// Appends one request, encoded directly for the service and destination
-/// requests a sync sends by the thousand (byte for byte what
-/// [`Request::to_message`] gives, without building it), through the
-/// generic encoder for the others.
-pub(crate) fn encode(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16, r: &Request) {
-    const NEW_SERVICE: u8 = 1;
-    const SET_SERVICE: u8 = 2;
-    const DEL_SERVICE: u8 = 3;
-    const NEW_DEST: u8 = 5;
-    const SET_DEST: u8 = 6;
-    const DEL_DEST: u8 = 7;
-    let (cmd, service, full, dest): (u8, &ServiceKey, Option<&Service>, Option<DestNest>) = match r
-    {
-        Request::AddService(s) => (NEW_SERVICE, &s.key, Some(s), None),
-        Request::EditService(s) => (SET_SERVICE, &s.key, Some(s), None),
-        Request::DeleteService(k) => (DEL_SERVICE, k, None, None),
-        Request::AddDestination(k, d) => (NEW_DEST, k, None, Some(DestNest::Full(d))),
-        Request::EditDestination(k, d) => (SET_DEST, k, None, Some(DestNest::Full(d))),
-        Request::DeleteDestination(k, a, p) => (DEL_DEST, k, None, Some(DestNest::Id(a, *p))),
-        other => {
-            frame::push_request(out, family, seq, flags, other.to_message());
-            return;
-        }
-    };
-    let start = out.len();
-    // nlmsghdr (length patched below), genlmsghdr.
-    out.extend_from_slice(&0u32.to_ne_bytes());
-    out.extend_from_slice(&family.to_ne_bytes());
-    out.extend_from_slice(&flags.to_ne_bytes());
-    out.extend_from_slice(&seq.to_ne_bytes());
-    out.extend_from_slice(&0u32.to_ne_bytes());
-    out.extend_from_slice(&[cmd, ipvsnl_wire::IPVS_GENL_VERSION, 0, 0]);
-    // IPVS_CMD_ATTR_SERVICE
-    let nest = begin(out, 1);
-    match service {
-        ServiceKey::Inet {
-            protocol,
-            addr,
-            port,
-        } => {
-            attr(
-                out,
-                1,
-                &crate::AddressFamily::of(addr).to_raw().to_ne_bytes(),
-            );
-            attr(out, 2, &protocol.to_raw().to_ne_bytes());
-            attr(out, 3, &addr_bytes(addr));
-            attr(out, 4, &port.to_be_bytes());
-        }
-        ServiceKey::Fwmark { mark, family } => {
-            attr(out, 1, &family.to_raw().to_ne_bytes());
-            attr(out, 5, &mark.to_ne_bytes());
-        }
-    }
-    if let Some(s) = full {
-        let name = s.scheduler.name().as_bytes();
-        string_attr(out, 6, name);
-        if let Some(pe) = &s.persistence_engine {
-            string_attr(out, 11, pe.as_bytes());
-        }
-        let mut fm = [0u8; 8];
-        fm[..4].copy_from_slice(&(s.flags - ServiceFlags::HASHED).bits().to_ne_bytes());
-        fm[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
-        attr(out, 7, &fm);
-        attr(out, 8, &s.timeout.to_ne_bytes());
-        attr(out, 9, &s.netmask.to_wire());
-    }
-    end(out, nest);
-    // IPVS_CMD_ATTR_DEST
-    match dest {
-        Some(DestNest::Full(d)) => {
-            let nest = begin(out, 2);
-            let tunnel = d.forward.tunnel().copied().unwrap_or_default();
-            attr(out, 11, &d.family().to_raw().to_ne_bytes());
-            attr(out, 1, &addr_bytes(&d.addr));
-            attr(out, 2, &d.port.to_be_bytes());
-            attr(out, 3, &d.forward.to_raw().to_ne_bytes());
-            attr(out, 4, &d.weight.to_ne_bytes());
-            attr(out, 13, &[tunnel.kind.to_raw()]);
-            attr(out, 14, &tunnel.port.to_be_bytes());
-            attr(out, 15, &tunnel.flags.bits().to_ne_bytes());
-            attr(out, 5, &d.upper_threshold.to_ne_bytes());
-            attr(out, 6, &d.lower_threshold.to_ne_bytes());
-            end(out, nest);
-        }
-        Some(DestNest::Id(a, p)) => {
-            let nest = begin(out, 2);
-            attr(out, 11, &crate::AddressFamily::of(a).to_raw().to_ne_bytes());
-            attr(out, 1, &addr_bytes(a));
-            attr(out, 2, &p.to_be_bytes());
-            end(out, nest);
-        }
-        None => {}
-    }
-    let len = (out.len() - start) as u32;
-    out[start..start + 4].copy_from_slice(&len.to_ne_bytes());
-}
-
-enum DestNest<'a> {
-    Full(&'a Destination),
-    Id(&'a std::net::IpAddr, u16),
-}
-
-/// One attribute, padded to 4 bytes.
-pub(crate) fn attr(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
-    let len = 4 + value.len();
-    out.extend_from_slice(&(len as u16).to_ne_bytes());
-    out.extend_from_slice(&kind.to_ne_bytes());
-    out.extend_from_slice(value);
-    pad(out, len);
-}
-
-/// A NUL-terminated string attribute.
-fn string_attr(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
-    let len = 4 + value.len() + 1;
-    out.extend_from_slice(&(len as u16).to_ne_bytes());
-    out.extend_from_slice(&kind.to_ne_bytes());
-    out.extend_from_slice(value);
-    out.push(0);
-    pad(out, len);
-}
-
-/// Pads an attribute of `len` bytes to a multiple of 4.
-fn pad(out: &mut Vec<u8>, len: usize) {
-    out.extend_from_slice(&[0; 3][..(4 - len % 4) % 4]);
-}
-
-/// Starts a nest; returns where its header is.
-pub(crate) fn begin(out: &mut Vec<u8>, kind: u16) -> usize {
-    let at = out.len();
-    out.extend_from_slice(&0u16.to_ne_bytes());
-    out.extend_from_slice(&kind.to_ne_bytes());
-    at
-}
-
-pub(crate) fn end(out: &mut [u8], at: usize) {
-    let len = (out.len() - at) as u16;
-    out[at..at + 2].copy_from_slice(&len.to_ne_bytes());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AddressFamily, Forward, Netmask, Scheduler, Tunnel, TunnelFlags, TunnelKind};
-
-    fn generic(r: &Request) -> Vec<u8> {
-        let mut v = Vec::new();
-        frame::push_request(&mut v, 0x25, 9, NLM_F_REQUEST, r.to_message());
-        v
-    }
-
-    fn direct(r: &Request) -> Vec<u8> {
-        let mut v = vec![0xaa; 3]; // encoding appends; offsets must not matter
-        encode(&mut v, 0x25, 9, NLM_F_REQUEST, r);
-        v.split_off(3)
-    }
-
-    #[test]
-    fn direct_encoding_is_byte_identical_to_the_generic_one() {
-        let v4 = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
-        let v6 = ServiceKey::udp("2001:db8::1".parse().unwrap(), 53);
-        let fw = ServiceKey::fwmark(7, AddressFamily::Inet6);
-        let d = Destination::new("172.16.0.1".parse().unwrap(), 8080)
-            .with_weight(3)
-            .with_thresholds(10, 2);
-        let gue = Destination::new("2001:db8::9".parse().unwrap(), 53).with_forward(
-            Forward::Tunnel(Tunnel {
-                kind: TunnelKind::Gue,
-                port: 6080,
-                flags: TunnelFlags::REMCSUM,
-            }),
-        );
-        let reqs = [
-            Request::AddService(Service::new(v4).with_scheduler(Scheduler::RoundRobin)),
-            Request::AddService(
-                Service::new(v6)
-                    .with_persistence(300)
-                    .with_netmask(Netmask::V6(64))
-                    .with_persistence_engine("sip")
-                    .with_flags(ServiceFlags::HASHED | ServiceFlags::ONE_PACKET),
-            ),
-            Request::EditService(Service::new(fw).with_scheduler(Scheduler::Maglev)),
-            Request::DeleteService(v4),
-            Request::DeleteService(fw),
-            Request::AddDestination(v4, d),
-            Request::EditDestination(v6, gue),
-            Request::DeleteDestination(v4, d.addr, d.port),
-            Request::DeleteDestination(v6, gue.addr, gue.port),
-            Request::Flush,
-        ];
-        for r in &reqs {
-            assert_eq!(direct(r), generic(r), "{r}");
-        }
-    }
 
     #[test]
     fn options_override_the_window() {

@@ -11,7 +11,6 @@
 
 mod apply;
 mod dryrun;
-mod dump;
 mod plan;
 mod table;
 

@@ -1,0 +1,130 @@
+//! Listing: services and destinations, one dump (or get) at a time on the
+//! client's one socket, each reply decoded in place from the kernel's bytes
+//! (the wire crate's views, then [`crate::decode`]) without an intermediate
+//! attribute list.
+//!
+//! One dump at a time: the kernel answers a second dump request on a socket
+//! whose first dump is unfinished with `EBUSY`. The first part of a dump is
+//! produced while the request is being sent, so a service with a few
+//! destinations costs one `sendmsg` and one `recvmsg`. The kernel sizes the
+//! parts from the reader's buffer: the client's page-sized receive buffer
+//! keeps them small, which measured faster than big ones.
+
+use ipvsnl_wire::write::{begin_ipvs_message, end_message};
+use ipvsnl_wire::IpvsCommand;
+
+use crate::decode::{self, DecodeResult};
+use crate::request::push_service_nest;
+use crate::{Client, DestinationEntry, Error, RequestKind, ServiceEntry, ServiceKey, TableEntry};
+
+impl Client {
+    /// Every service, in the kernel's order.
+    pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+        self.list_services()
+    }
+
+    /// One service; [`Error::is_not_found`] if there is none.
+    pub fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
+        key.validate()?;
+        let kind = RequestKind::GetService;
+        let mut replies = self.fetch(kind, IpvsCommand::GetService, Some(key), |attrs| {
+            decode::service_reply(attrs)
+        })?;
+        if replies.is_empty() {
+            return Err(Error::Decode {
+                kind,
+                detail: "no reply".into(),
+            });
+        }
+        Ok(replies.swap_remove(0))
+    }
+
+    /// The destinations of a service, newest first (the kernel's order).
+    /// An unknown service has none (the kernel does not say it is unknown).
+    pub fn destinations(&mut self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> {
+        key.validate()?;
+        self.list_destinations(key)
+    }
+
+    /// Every service with its destinations: one service dump, then one
+    /// destination dump per service, all on this client's socket.
+    pub fn table(&mut self) -> Result<Vec<TableEntry>, Error> {
+        self.list_table_where(|_| true)
+    }
+
+    /// The same as [`Client::table`] (the name the sync engine's listing
+    /// had when it was the faster of two).
+    pub fn list_table(&mut self) -> Result<Vec<TableEntry>, Error> {
+        self.table()
+    }
+
+    /// Every service, and the destinations of those `wanted` accepts (the
+    /// others are listed with none).
+    pub fn list_table_where(
+        &mut self,
+        mut wanted: impl FnMut(&ServiceKey) -> bool,
+    ) -> Result<Vec<TableEntry>, Error> {
+        let services = self.list_services()?;
+        let mut out = Vec::with_capacity(services.len());
+        for service in services {
+            let destinations = if wanted(&service.service.key) {
+                self.list_destinations(&service.service.key)?
+            } else {
+                Vec::new()
+            };
+            out.push(TableEntry {
+                service,
+                destinations,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every service (one dump).
+    pub(crate) fn list_services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+        self.fetch(
+            RequestKind::ListServices,
+            IpvsCommand::GetService,
+            None,
+            decode::service_reply,
+        )
+    }
+
+    /// The destinations of one service (one dump), unchecked key.
+    pub(crate) fn list_destinations(
+        &mut self,
+        key: &ServiceKey,
+    ) -> Result<Vec<DestinationEntry>, Error> {
+        let family = key.family();
+        self.fetch(
+            RequestKind::ListDestinations,
+            IpvsCommand::GetDest,
+            Some(key),
+            |attrs| decode::destination_reply(attrs, family),
+        )
+    }
+
+    /// Sends a get (or, for a list kind, a dump) of `command` with the
+    /// service key nest of `key`, and decodes each reply's attribute bytes.
+    fn fetch<T>(
+        &mut self,
+        kind: RequestKind,
+        command: IpvsCommand,
+        key: Option<&ServiceKey>,
+        decode: impl Fn(&[u8]) -> DecodeResult<T>,
+    ) -> Result<Vec<T>, Error> {
+        let target = || key.map(ToString::to_string).unwrap_or_default();
+        self.exchange(
+            kind,
+            &target,
+            |out, family, seq, flags| {
+                let msg = begin_ipvs_message(out, family, flags, seq, command);
+                if let Some(k) = key {
+                    push_service_nest(out, k, None);
+                }
+                end_message(out, msg);
+            },
+            |_, attrs| decode(attrs),
+        )
+    }
+}
