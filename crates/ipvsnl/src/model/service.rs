@@ -309,15 +309,6 @@ impl Service {
                 ));
             }
         }
-        if let Netmask::V4(m) = self.netmask {
-            let bits = u32::from(m);
-            if bits.leading_ones() + bits.trailing_zeros() != 32 {
-                return Err(Error::invalid(
-                    "netmask",
-                    format!("{m} is not a contiguous mask"),
-                ));
-            }
-        }
         if let Some(pe) = &self.persistence_engine {
             if pe.is_empty() || pe.len() > PE_NAME_MAX || pe.bytes().any(|b| b == 0) {
                 return Err(Error::invalid(
@@ -365,10 +356,11 @@ mod tests {
             .with_netmask(Netmask::V6(0))
             .validate()
             .is_err());
-        assert!(Service::new(key)
+        // The kernel takes any IPv4 mask, contiguous or not; so does the model.
+        Service::new(key)
             .with_netmask(Netmask::V4(Ipv4Addr::new(255, 0, 255, 0)))
             .validate()
-            .is_err());
+            .unwrap();
         assert!(Service::new(ServiceKey::fwmark(0, AddressFamily::Inet))
             .validate()
             .is_err());
