@@ -46,8 +46,13 @@ fn info_timeouts_flush() {
         ipvsadm_ok(&["-L", "--timeout"]),
         "Timeout (tcp tcpfin udp): 100 7 50\n"
     );
-    let e = c.set_timeouts(&Timeouts::new(u32::MAX, 0, 0)).unwrap_err();
-    assert!(e.is_invalid_input(), "{e}");
+    // The bound is the kernel's (INT_MAX / HZ seconds): it answers EINVAL
+    // and changes nothing.
+    for too_long in [u32::MAX, 10_000_000] {
+        let e = c.set_timeouts(&Timeouts::new(too_long, 0, 0)).unwrap_err();
+        assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
+    }
+    assert_eq!(c.timeouts().unwrap(), Timeouts::new(100, 7, 50));
 
     for i in 0..20u8 {
         let key = ServiceKey::tcp(IpAddr::from([10, 5, 0, i]), 80);
