@@ -2,6 +2,8 @@
 //! messages (the attribute set and order of the kernel's service dump, with
 //! STATS and STATS64), each in its netlink and generic-netlink headers as a
 //! dump delivers them. Figures are per message (Throughput::Elements).
+//! `parse` builds the owned attribute lists; `parse_views` reads every
+//! attribute in place with the zero-copy views instead.
 
 use std::hint::black_box;
 
@@ -11,7 +13,8 @@ use ipvsnl_wire::netlink_packet_core::{
 };
 use ipvsnl_wire::netlink_packet_generic::GenlMessage;
 use ipvsnl_wire::{
-    FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, StatsAttr, StatsField,
+    FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, ServiceView, StatsAttr, StatsField,
+    StatsView,
 };
 
 const SERVICES: usize = 10_000;
@@ -94,6 +97,44 @@ fn parse_all(bytes: &[u8]) -> usize {
     n
 }
 
+/// The same messages read with the zero-copy views: every attribute of
+/// every service, the 64-bit counters included (what a listing decodes).
+fn view_all(bytes: &[u8]) -> usize {
+    let mut off = 0;
+    let mut n = 0;
+    while off < bytes.len() {
+        let len = NetlinkBuffer::new_checked(&bytes[off..])
+            .expect("header")
+            .length() as usize;
+        let attrs = &bytes[off + 20..off + len];
+        let v = ServiceView::find(attrs)
+            .expect("kernel-shaped message parses")
+            .expect("a service nest");
+        let read = |s: Option<StatsView<'_>>| {
+            s.map_or(0, |s| {
+                StatsField::ALL
+                    .iter()
+                    .map(|f| s.get(*f).expect("counter").unwrap_or(0))
+                    .fold(0u64, u64::wrapping_add)
+            })
+        };
+        let ok = v.address_family().is_ok()
+            & v.protocol().is_ok()
+            & v.address().is_ok()
+            & v.port().is_ok()
+            & v.fwmark().is_ok()
+            & v.scheduler().is_ok()
+            & v.persistence_engine().is_ok()
+            & v.flags().is_ok()
+            & v.timeout().is_ok()
+            & v.netmask().is_ok();
+        black_box(read(v.stats64().expect("stats64")) ^ read(v.stats().expect("stats")));
+        n += usize::from(ok);
+        off += (len + 3) & !3;
+    }
+    n
+}
+
 fn bench(c: &mut Criterion) {
     let msgs: Vec<_> = (0..SERVICES)
         .map(|i| frame(service_message(i), 1))
@@ -101,6 +142,7 @@ fn bench(c: &mut Criterion) {
     let mut bytes = Vec::new();
     emit_all(&msgs, &mut bytes);
     assert_eq!(parse_all(&bytes), SERVICES);
+    assert_eq!(view_all(&bytes), SERVICES);
     let mut g = c.benchmark_group("service_dump_10k");
     g.throughput(Throughput::Elements(SERVICES as u64));
     g.bench_function("emit", |b| {
@@ -112,6 +154,9 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("parse", |b| {
         b.iter(|| black_box(parse_all(black_box(&bytes))))
+    });
+    g.bench_function("parse_views", |b| {
+        b.iter(|| black_box(view_all(black_box(&bytes))))
     });
     g.bench_function("build_and_emit", |b| {
         b.iter_batched(

@@ -5,24 +5,39 @@
 //!
 //! The views never allocate (but for an error's text) and never panic.
 
-use netlink_packet_core::{DecodeError, ErrorContext, NlasIterator};
+use netlink_packet_core::{
+    DecodeError, ErrorContext, NlasIterator, NLA_ALIGNTO, NLA_HEADER_SIZE, NLA_TYPE_MASK,
+};
 
 /// Walks the attributes of `buf`, handing each one's number (without the
-/// `NLA_F_*` flag bits) and payload to `each`. The walk is the owned
-/// parse's ([`NlasIterator`]), so both accept and refuse the same bytes.
+/// `NLA_F_*` flag bits) and payload to `each`. It accepts and refuses the
+/// same bytes as the owned parse ([`NlasIterator`]): an attribute shorter
+/// than its header, or longer than what is left, is an error.
 pub(crate) fn walk<'a>(
     buf: &'a [u8],
     what: &str,
     mut each: impl FnMut(u16, &'a [u8]),
 ) -> Result<(), DecodeError> {
-    for nla in NlasIterator::new(buf) {
-        let nla = nla.with_context(|| format!("malformed attribute in {what}"))?;
-        let kind = nla.kind();
-        let len = usize::from(nla.length());
-        // new_checked guarantees 4 <= length <= the bytes left.
-        if let Some(value) = nla.into_inner().get(4..len) {
-            each(kind, value);
-        }
+    let mut rest = buf;
+    while !rest.is_empty() {
+        let (len, kind) = match rest {
+            [l0, l1, k0, k1, ..] => (
+                usize::from(u16::from_ne_bytes([*l0, *l1])),
+                u16::from_ne_bytes([*k0, *k1]) & NLA_TYPE_MASK,
+            ),
+            _ => (0, 0),
+        };
+        let Some(value) = rest.get(NLA_HEADER_SIZE..len) else {
+            // The owned parse's error, word for word.
+            let err = NlasIterator::new(rest)
+                .find_map(Result::err)
+                .unwrap_or_else(|| DecodeError::from("malformed attribute"));
+            return Err(err).with_context(|| format!("malformed attribute in {what}"));
+        };
+        each(kind, value);
+        rest = rest
+            .get((len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1)..)
+            .unwrap_or_default();
     }
     Ok(())
 }
@@ -79,5 +94,48 @@ impl<'a, const N: usize> Slots<'a, N> {
         read: impl FnOnce(&'a [u8]) -> Result<T, DecodeError>,
     ) -> Result<Option<T>, DecodeError> {
         self.raw(kind).map(read).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk and the owned parse's iterator see the same attributes and
+    /// refuse the same bytes, with the same error.
+    #[test]
+    fn walk_agrees_with_the_nla_iterator() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..50_000 {
+            let len = (next() % 40) as usize;
+            let mut buf: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            // Plausible lengths now and then, so that walks get far.
+            for at in (0..len).step_by(8) {
+                if next() % 2 == 0 {
+                    buf[at] = (4 + next() % 8) as u8;
+                    if at + 1 < len {
+                        buf[at + 1] = 0;
+                    }
+                }
+            }
+            let mut seen = Vec::new();
+            let walked = walk(&buf, "X", |k, v| seen.push((k, v.to_vec())));
+            let mut want = Vec::new();
+            let mut failed = None;
+            for nla in NlasIterator::new(&buf[..]) {
+                match nla {
+                    Ok(nla) => want.push((nla.kind(), nla.value().to_vec())),
+                    Err(e) => failed = Some(e.context("malformed attribute in X").to_string()),
+                }
+            }
+            assert_eq!(walked.map_err(|e| e.to_string()).err(), failed, "{buf:?}");
+            assert_eq!(seen, want, "{buf:?}");
+        }
     }
 }

@@ -490,41 +490,69 @@ fn stats_view(v: StatsView<'_>) -> String {
 
 /// The owned nest's known attributes by number; None if a number repeats
 /// (the views keep the last, the owned parse all).
-fn sorted(c: Option<Canon>) -> Option<Canon> {
-    let mut c = c?;
+fn sorted(mut c: Canon) -> Option<Canon> {
     c.sort();
     let n = c.len();
     c.dedup_by_key(|(k, _)| *k);
     (c.len() == n).then_some(c)
 }
 
+/// What the test compares of one owned attribute.
+enum Known<'a> {
+    Text(String),
+    Stats(&'a [StatsAttr]),
+    Unknown,
+}
+
+fn owned<A: Nla>(nest: &[A], known: impl Fn(&A) -> Known<'_>) -> Option<Canon> {
+    let mut c = Canon::new();
+    for a in nest {
+        let t = match known(a) {
+            Known::Text(t) => t,
+            Known::Stats(n) => stats_owned(n)?,
+            Known::Unknown => continue,
+        };
+        c.push((a.kind(), t));
+    }
+    sorted(c)
+}
+
 fn service_owned(nest: &[ServiceAttr]) -> Option<Canon> {
     use ServiceAttr::*;
-    let c = nest
-        .iter()
-        .filter_map(|a| {
-            let t = match a {
-                AddressFamily(v) | Protocol(v) | Port(v) => text(v),
-                Fwmark(v) | Timeout(v) => text(v),
-                Address(v) => text(v),
-                Netmask(v) => text(v),
-                Flags(v) => text(v),
-                Scheduler(v) | PersistenceEngine(v) => text(v.as_str()),
-                Stats(n) | Stats64(n) => match stats_owned(n) {
-                    Some(t) => t,
-                    None => return Some(None),
-                },
-                _ => return None,
-            };
-            Some(Some((a.kind(), t)))
-        })
-        .collect();
-    sorted(c)
+    owned(nest, |a| match a {
+        AddressFamily(v) | Protocol(v) | Port(v) => Known::Text(text(v)),
+        Fwmark(v) | Timeout(v) => Known::Text(text(v)),
+        Address(v) => Known::Text(text(v)),
+        Netmask(v) => Known::Text(text(v)),
+        Flags(v) => Known::Text(text(v)),
+        Scheduler(v) | PersistenceEngine(v) => Known::Text(text(v.as_str())),
+        Stats(n) | Stats64(n) => Known::Stats(n),
+        _ => Known::Unknown,
+    })
+}
+
+fn dest_owned(nest: &[DestAttr]) -> Option<Canon> {
+    use DestAttr::*;
+    owned(nest, |a| match a {
+        Address(v) => Known::Text(text(v)),
+        Port(v) | AddressFamily(v) | TunnelPort(v) | TunnelFlags(v) => Known::Text(text(v)),
+        ForwardMethod(v) | Weight(v) | UpperThreshold(v) | LowerThreshold(v) | ActiveConns(v)
+        | InactiveConns(v) | PersistentConns(v) => Known::Text(text(v)),
+        TunnelType(v) => Known::Text(text(v)),
+        Stats(n) | Stats64(n) => Known::Stats(n),
+        _ => Known::Unknown,
+    })
 }
 
 fn opt<T: std::fmt::Debug>(c: &mut Canon, kind: u16, r: Result<Option<T>, DecodeError>) {
     if let Some(v) = r.unwrap() {
         c.push((kind, text(v)));
+    }
+}
+
+fn opt_stats(c: &mut Canon, kind: u16, r: Result<Option<StatsView<'_>>, DecodeError>) {
+    if let Some(s) = r.unwrap() {
+        c.push((kind, stats_view(s)));
     }
 }
 
@@ -539,38 +567,11 @@ fn service_view(v: &ServiceView<'_>) -> Canon {
     opt(&mut c, IPVS_SVC_ATTR_FLAGS, v.flags());
     opt(&mut c, IPVS_SVC_ATTR_TIMEOUT, v.timeout());
     opt(&mut c, IPVS_SVC_ATTR_NETMASK, v.netmask());
-    if let Some(s) = v.stats().unwrap() {
-        c.push((IPVS_SVC_ATTR_STATS, stats_view(s)));
-    }
+    opt_stats(&mut c, IPVS_SVC_ATTR_STATS, v.stats());
     opt(&mut c, IPVS_SVC_ATTR_PE_NAME, v.persistence_engine());
-    if let Some(s) = v.stats64().unwrap() {
-        c.push((IPVS_SVC_ATTR_STATS64, stats_view(s)));
-    }
+    opt_stats(&mut c, IPVS_SVC_ATTR_STATS64, v.stats64());
     c.sort();
     c
-}
-
-fn dest_owned(nest: &[DestAttr]) -> Option<Canon> {
-    use DestAttr::*;
-    let c = nest
-        .iter()
-        .filter_map(|a| {
-            let t = match a {
-                Address(v) => text(v),
-                Port(v) | AddressFamily(v) | TunnelPort(v) | TunnelFlags(v) => text(v),
-                ForwardMethod(v) | Weight(v) | UpperThreshold(v) | LowerThreshold(v)
-                | ActiveConns(v) | InactiveConns(v) | PersistentConns(v) => text(v),
-                TunnelType(v) => text(v),
-                Stats(n) | Stats64(n) => match stats_owned(n) {
-                    Some(t) => t,
-                    None => return Some(None),
-                },
-                _ => return None,
-            };
-            Some(Some((a.kind(), t)))
-        })
-        .collect();
-    sorted(c)
 }
 
 fn dest_view(v: &DestView<'_>) -> Canon {
@@ -584,13 +585,9 @@ fn dest_view(v: &DestView<'_>) -> Canon {
     opt(&mut c, IPVS_DEST_ATTR_ACTIVE_CONNS, v.active_conns());
     opt(&mut c, IPVS_DEST_ATTR_INACT_CONNS, v.inactive_conns());
     opt(&mut c, IPVS_DEST_ATTR_PERSIST_CONNS, v.persistent_conns());
-    if let Some(s) = v.stats().unwrap() {
-        c.push((IPVS_DEST_ATTR_STATS, stats_view(s)));
-    }
+    opt_stats(&mut c, IPVS_DEST_ATTR_STATS, v.stats());
     opt(&mut c, IPVS_DEST_ATTR_ADDR_FAMILY, v.address_family());
-    if let Some(s) = v.stats64().unwrap() {
-        c.push((IPVS_DEST_ATTR_STATS64, stats_view(s)));
-    }
+    opt_stats(&mut c, IPVS_DEST_ATTR_STATS64, v.stats64());
     opt(&mut c, IPVS_DEST_ATTR_TUN_TYPE, v.tunnel_type());
     opt(&mut c, IPVS_DEST_ATTR_TUN_PORT, v.tunnel_port());
     opt(&mut c, IPVS_DEST_ATTR_TUN_FLAGS, v.tunnel_flags());
