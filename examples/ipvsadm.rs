@@ -25,6 +25,15 @@ mod names;
 
 use names::LibcNames;
 
+/// `eprintln!` that never panics (a closed or broken stderr is ignored).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let mut text = format!($($arg)*);
+        text.push('\n');
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    }};
+}
+
 const VERSION: &str = "ipvsadm v1.31 2019/12/24 (compiled with popt and IPVS v1.2.1)\n";
 
 /// Output collected for stdout, written once (or before an early exit).
@@ -43,7 +52,7 @@ impl Out {
     /// Writes what was printed, the message on stderr, and exits.
     fn die(&mut self, message: &str, status: i32) -> ! {
         self.flush();
-        eprintln!("{message}");
+        errln!("{message}");
         exit(status);
     }
 
@@ -75,8 +84,8 @@ fn init() -> (Client, Info) {
                 Ok(v) => v,
                 Err(e) => {
                     let msg = kernel::ipvs_strerror(RequestKind::GetInfo, kernel::errno_of(&e));
-                    eprintln!("Can't initialize ipvs: {msg}");
-                    eprintln!(
+                    errln!("Can't initialize ipvs: {msg}");
+                    errln!(
                         "Are you sure that IP Virtual Server is built in the kernel or as module?"
                     );
                     exit(2);
@@ -235,7 +244,7 @@ impl Ctx {
                 match kernel::apply(&mut self.client, &[req]).pop() {
                     Some(Err(errno)) => {
                         self.out.flush();
-                        eprintln!("{}", kernel::ipvs_strerror(kind, errno));
+                        errln!("{}", kernel::ipvs_strerror(kind, errno));
                         255
                     }
                     _ => 0,
@@ -277,7 +286,7 @@ impl Ctx {
             Err(errors) => {
                 self.out.flush();
                 for e in &errors {
-                    eprintln!("{e}");
+                    errln!("{e}");
                 }
                 let status = errors.first().map(|e| e.error.status).unwrap_or(2);
                 exit(status);
@@ -311,7 +320,7 @@ impl Ctx {
             last = match r {
                 Ok(()) => 0,
                 Err(errno) => {
-                    eprintln!("{}", kernel::ipvs_strerror(req.kind(), errno));
+                    errln!("{}", kernel::ipvs_strerror(req.kind(), errno));
                     255
                 }
             };
@@ -331,7 +340,7 @@ fn main() {
     let (client, info) = init();
     if info.version < 0x010104 {
         let v = info.version;
-        eprintln!(
+        errln!(
             "Warning: IPVS version mismatch: \n  Kernel compiled with IPVS version {}.{}.{}\n  ipvsadm v1.31  requires minimum IPVS version 1.1.4\n",
             (v >> 16) & 0xff,
             (v >> 8) & 0xff,
@@ -352,7 +361,7 @@ fn main() {
     let cmd = match rules::parse_args(&argv, &LibcNames) {
         Ok(c) => c,
         Err(ArgError { message, status }) => {
-            eprintln!("{message}");
+            errln!("{message}");
             exit(status);
         }
     };

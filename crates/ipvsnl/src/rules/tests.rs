@@ -241,3 +241,59 @@ fn names_are_used_when_given() {
     assert_eq!(service_rule(&s, &Local), "-A -t localhost:http -s rr");
     assert_eq!(service_rule(&s, &Numeric), "-A -t 127.0.0.1:80 -s rr");
 }
+
+#[test]
+fn never_panics_on_odd_input() {
+    let words = [
+        "-A",
+        "-t",
+        "-u",
+        "-f",
+        "-6",
+        "-p",
+        "-M",
+        "-r",
+        "-i",
+        "-w",
+        "-L",
+        "-n",
+        "-c",
+        "--",
+        "-",
+        "--set",
+        "--tun-type",
+        "--tun-port",
+        "--start-daemon",
+        "--mcast-group",
+        "-b",
+        "=",
+        "[",
+        "[::1]:",
+        "[::1]:80",
+        "1.2.3.4:",
+        ":80",
+        "é",
+        "-é",
+        "--é=1",
+        "-té",
+        "-Lé",
+        "0x",
+        "",
+        "gue",
+        "master",
+        "sh-port,",
+        ",",
+        "-1",
+        "99999999999999999999999",
+    ];
+    for a in words {
+        for b in words {
+            for c in words {
+                let _ = parse_args(&["ipvsadm", a, b, c], &Numeric);
+                let _ = parse_args(&["ipvsadm", "-a", "-t", "1.1.1.1:1", a, b, c], &Numeric);
+            }
+        }
+    }
+    let _ = parse_args(&[], &Numeric);
+    let _ = parse_rules("\u{0}\n\r\n-A\t-t\r\n", "x", &Numeric);
+}
