@@ -206,7 +206,7 @@ fn workload(rep: &mut Report, layout: Layout, services: u32, dests: u32, full: b
         rep.row(
             &name,
             "full listing",
-            "ours, generic decoder (Client::table)",
+            "ours, Client::table (the same listing)",
             t,
             Some(t_list),
         );

@@ -69,6 +69,7 @@ impl IpvsAttr {
 }
 
 impl Nla for IpvsAttr {
+    #[inline]
     fn value_len(&self) -> usize {
         use IpvsAttr::*;
         match self {
@@ -80,6 +81,7 @@ impl Nla for IpvsAttr {
         }
     }
 
+    #[inline]
     fn kind(&self) -> u16 {
         use IpvsAttr::*;
         match self {
@@ -95,6 +97,7 @@ impl Nla for IpvsAttr {
         }
     }
 
+    #[inline]
     fn emit_value(&self, buf: &mut [u8]) {
         use IpvsAttr::*;
         match self {

@@ -8,6 +8,7 @@
 
 use netlink_packet_core::DecodeError;
 
+#[inline]
 fn exact<const N: usize>(value: &[u8], what: &str) -> Result<[u8; N], DecodeError> {
     value.try_into().map_err(|_| {
         DecodeError::from(format!(
@@ -18,37 +19,44 @@ fn exact<const N: usize>(value: &[u8], what: &str) -> Result<[u8; N], DecodeErro
 }
 
 /// Reads a host-order `u8`.
+#[inline]
 pub(crate) fn u8_of(value: &[u8], what: &str) -> Result<u8, DecodeError> {
     Ok(exact::<1>(value, what)?[0])
 }
 
 /// Reads a host-order `u16`.
+#[inline]
 pub(crate) fn u16_ne(value: &[u8], what: &str) -> Result<u16, DecodeError> {
     Ok(u16::from_ne_bytes(exact(value, what)?))
 }
 
 /// Reads a network-order `u16` (ports).
+#[inline]
 pub(crate) fn u16_be(value: &[u8], what: &str) -> Result<u16, DecodeError> {
     Ok(u16::from_be_bytes(exact(value, what)?))
 }
 
 /// Reads a host-order `u32`.
+#[inline]
 pub(crate) fn u32_ne(value: &[u8], what: &str) -> Result<u32, DecodeError> {
     Ok(u32::from_ne_bytes(exact(value, what)?))
 }
 
 /// Reads a host-order `u64`.
+#[inline]
 pub(crate) fn u64_ne(value: &[u8], what: &str) -> Result<u64, DecodeError> {
     Ok(u64::from_ne_bytes(exact(value, what)?))
 }
 
 /// Reads four raw bytes (an IPv4 address or the raw netmask word).
+#[inline]
 pub(crate) fn raw4(value: &[u8], what: &str) -> Result<[u8; 4], DecodeError> {
     exact(value, what)
 }
 
 /// Reads an address union (`union nf_inet_addr`): up to 16 bytes, shorter
 /// input zero-filled as the kernel itself does.
+#[inline]
 pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> {
     if value.len() > 16 {
         return Err(DecodeError::from(format!(
@@ -62,6 +70,7 @@ pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> 
 }
 
 /// Reads a string that may or may not carry its NUL terminator, borrowed.
+#[inline]
 pub(crate) fn str_of<'a>(value: &'a [u8], what: &str) -> Result<&'a str, DecodeError> {
     let end = value.iter().position(|&b| b == 0).unwrap_or(value.len());
     std::str::from_utf8(&value[..end])
@@ -74,11 +83,13 @@ pub(crate) fn string(value: &[u8], what: &str) -> Result<String, DecodeError> {
 }
 
 /// Length of a string attribute's payload: the bytes plus the NUL.
+#[inline]
 pub(crate) fn string_len(s: &str) -> usize {
     s.len() + 1
 }
 
 /// Writes a string and its NUL terminator.
+#[inline]
 pub(crate) fn emit_string(s: &str, buf: &mut [u8]) {
     buf[..s.len()].copy_from_slice(s.as_bytes());
     buf[s.len()] = 0;

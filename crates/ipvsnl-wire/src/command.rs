@@ -56,6 +56,7 @@ pub enum IpvsCommand {
 }
 
 impl From<IpvsCommand> for u8 {
+    #[inline]
     fn from(cmd: IpvsCommand) -> u8 {
         use IpvsCommand::*;
         match cmd {

@@ -32,6 +32,7 @@ pub enum DaemonAttr {
 }
 
 impl Nla for DaemonAttr {
+    #[inline]
     fn value_len(&self) -> usize {
         use DaemonAttr::*;
         match self {
@@ -44,6 +45,7 @@ impl Nla for DaemonAttr {
         }
     }
 
+    #[inline]
     fn kind(&self) -> u16 {
         use DaemonAttr::*;
         match self {
@@ -59,6 +61,7 @@ impl Nla for DaemonAttr {
         }
     }
 
+    #[inline]
     fn emit_value(&self, buf: &mut [u8]) {
         use DaemonAttr::*;
         match self {

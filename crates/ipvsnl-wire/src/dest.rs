@@ -47,7 +47,11 @@ pub enum DestAttr {
     Other(DefaultNla),
 }
 
+// Always inlined: where the variant is known (the direct request encoder
+// hands each attribute to `write::push_attr` as it builds it), the match
+// folds away and the attribute is written like hand-written code.
 impl Nla for DestAttr {
+    #[inline(always)]
     fn value_len(&self) -> usize {
         use DestAttr::*;
         match self {
@@ -61,6 +65,7 @@ impl Nla for DestAttr {
         }
     }
 
+    #[inline(always)]
     fn kind(&self) -> u16 {
         use DestAttr::*;
         match self {
@@ -83,6 +88,7 @@ impl Nla for DestAttr {
         }
     }
 
+    #[inline(always)]
     fn emit_value(&self, buf: &mut [u8]) {
         use DestAttr::*;
         match self {
@@ -133,42 +139,55 @@ mod read {
     pub(super) const STATS: &str = "IPVS_DEST_ATTR_STATS";
     pub(super) const STATS64: &str = "IPVS_DEST_ATTR_STATS64";
 
+    #[inline]
     pub(super) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
         addr16(v, "IPVS_DEST_ATTR_ADDR")
     }
+    #[inline]
     pub(super) fn port(v: &[u8]) -> Result<u16, DecodeError> {
         u16_be(v, "IPVS_DEST_ATTR_PORT")
     }
+    #[inline]
     pub(super) fn fwd_method(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_FWD_METHOD")
     }
+    #[inline]
     pub(super) fn weight(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_WEIGHT")
     }
+    #[inline]
     pub(super) fn u_thresh(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_U_THRESH")
     }
+    #[inline]
     pub(super) fn l_thresh(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_L_THRESH")
     }
+    #[inline]
     pub(super) fn active_conns(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_ACTIVE_CONNS")
     }
+    #[inline]
     pub(super) fn inact_conns(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_INACT_CONNS")
     }
+    #[inline]
     pub(super) fn persist_conns(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_PERSIST_CONNS")
     }
+    #[inline]
     pub(super) fn addr_family(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_DEST_ATTR_ADDR_FAMILY")
     }
+    #[inline]
     pub(super) fn tun_type(v: &[u8]) -> Result<u8, DecodeError> {
         u8_of(v, "IPVS_DEST_ATTR_TUN_TYPE")
     }
+    #[inline]
     pub(super) fn tun_port(v: &[u8]) -> Result<u16, DecodeError> {
         u16_be(v, "IPVS_DEST_ATTR_TUN_PORT")
     }
+    #[inline]
     pub(super) fn tun_flags(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_DEST_ATTR_TUN_FLAGS")
     }
@@ -193,11 +212,13 @@ pub struct DestView<'a>(Slots<'a, { IPVS_DEST_ATTR_TUN_FLAGS as usize + 1 }>);
 
 impl<'a> DestView<'a> {
     /// Walks a destination nest's payload.
+    #[inline]
     pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
         Slots::parse(nest, "IPVS_CMD_ATTR_DEST").map(DestView)
     }
 
     /// The destination nest of a message's attribute bytes, if any.
+    #[inline]
     pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
         find_attr(attrs, IPVS_CMD_ATTR_DEST)?
             .map(Self::parse)
@@ -205,72 +226,86 @@ impl<'a> DestView<'a> {
     }
 
     /// `ADDR`: the real server address, zero-padded to 16 bytes.
+    #[inline]
     pub fn address(&self) -> Result<Option<[u8; 16]>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_ADDR, read::addr)
     }
 
     /// `PORT`: the real server port.
+    #[inline]
     pub fn port(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_PORT, read::port)
     }
 
     /// `FWD_METHOD`: the `IP_VS_CONN_F_*` forwarding method.
+    #[inline]
     pub fn forward_method(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_FWD_METHOD, read::fwd_method)
     }
 
     /// `WEIGHT`.
+    #[inline]
     pub fn weight(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_WEIGHT, read::weight)
     }
 
     /// `U_THRESH`: the upper connection threshold.
+    #[inline]
     pub fn upper_threshold(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_U_THRESH, read::u_thresh)
     }
 
     /// `L_THRESH`: the lower connection threshold.
+    #[inline]
     pub fn lower_threshold(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_L_THRESH, read::l_thresh)
     }
 
     /// `ACTIVE_CONNS`.
+    #[inline]
     pub fn active_conns(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_ACTIVE_CONNS, read::active_conns)
     }
 
     /// `INACT_CONNS`.
+    #[inline]
     pub fn inactive_conns(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_INACT_CONNS, read::inact_conns)
     }
 
     /// `PERSIST_CONNS`.
+    #[inline]
     pub fn persistent_conns(&self) -> Result<Option<u32>, DecodeError> {
         self.0
             .get(IPVS_DEST_ATTR_PERSIST_CONNS, read::persist_conns)
     }
 
     /// `ADDR_FAMILY`: absent or 0 means the service's.
+    #[inline]
     pub fn address_family(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_ADDR_FAMILY, read::addr_family)
     }
 
     /// `TUN_TYPE`: 0 ipip, 1 gue, 2 gre.
+    #[inline]
     pub fn tunnel_type(&self) -> Result<Option<u8>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_TUN_TYPE, read::tun_type)
     }
 
     /// `TUN_PORT`: the GUE port.
+    #[inline]
     pub fn tunnel_port(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_TUN_PORT, read::tun_port)
     }
 
     /// `TUN_FLAGS`: the checksum flags.
+    #[inline]
     pub fn tunnel_flags(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_TUN_FLAGS, read::tun_flags)
     }
 
     /// `STATS`: the 32-bit statistics.
+    #[inline]
     pub fn stats(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_STATS, |v| {
             StatsView::parse_in(v, read::STATS)
@@ -278,6 +313,7 @@ impl<'a> DestView<'a> {
     }
 
     /// `STATS64`: the 64-bit statistics.
+    #[inline]
     pub fn stats64(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
         self.0.get(IPVS_DEST_ATTR_STATS64, |v| {
             StatsView::parse_in(v, read::STATS64)

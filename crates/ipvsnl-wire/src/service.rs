@@ -68,7 +68,11 @@ pub enum ServiceAttr {
     Other(DefaultNla),
 }
 
+// Always inlined: where the variant is known (the direct request encoder
+// hands each attribute to `write::push_attr` as it builds it), the match
+// folds away and the attribute is written like hand-written code.
 impl Nla for ServiceAttr {
+    #[inline(always)]
     fn value_len(&self) -> usize {
         use ServiceAttr::*;
         match self {
@@ -82,6 +86,7 @@ impl Nla for ServiceAttr {
         }
     }
 
+    #[inline(always)]
     fn kind(&self) -> u16 {
         use ServiceAttr::*;
         match self {
@@ -101,6 +106,7 @@ impl Nla for ServiceAttr {
         }
     }
 
+    #[inline(always)]
     fn emit_value(&self, buf: &mut [u8]) {
         use ServiceAttr::*;
         match self {
@@ -150,24 +156,31 @@ mod read {
     pub(super) const STATS: &str = "IPVS_SVC_ATTR_STATS";
     pub(super) const STATS64: &str = "IPVS_SVC_ATTR_STATS64";
 
+    #[inline]
     pub(super) fn af(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_SVC_ATTR_AF")
     }
+    #[inline]
     pub(super) fn protocol(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_SVC_ATTR_PROTOCOL")
     }
+    #[inline]
     pub(super) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
         addr16(v, "IPVS_SVC_ATTR_ADDR")
     }
+    #[inline]
     pub(super) fn port(v: &[u8]) -> Result<u16, DecodeError> {
         u16_be(v, "IPVS_SVC_ATTR_PORT")
     }
+    #[inline]
     pub(super) fn fwmark(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_SVC_ATTR_FWMARK")
     }
+    #[inline]
     pub(super) fn sched_name(v: &[u8]) -> Result<&str, DecodeError> {
         str_of(v, "IPVS_SVC_ATTR_SCHED_NAME")
     }
+    #[inline]
     pub(super) fn flags(v: &[u8]) -> Result<FlagsMask, DecodeError> {
         if v.len() != 8 {
             return Err(DecodeError::from(format!(
@@ -180,12 +193,15 @@ mod read {
             mask: u32_ne(&v[4..], "IPVS_SVC_ATTR_FLAGS")?,
         })
     }
+    #[inline]
     pub(super) fn timeout(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_SVC_ATTR_TIMEOUT")
     }
+    #[inline]
     pub(super) fn netmask(v: &[u8]) -> Result<[u8; 4], DecodeError> {
         raw4(v, "IPVS_SVC_ATTR_NETMASK")
     }
+    #[inline]
     pub(super) fn pe_name(v: &[u8]) -> Result<&str, DecodeError> {
         str_of(v, "IPVS_SVC_ATTR_PE_NAME")
     }
@@ -209,12 +225,14 @@ pub struct ServiceView<'a>(Slots<'a, { IPVS_SVC_ATTR_STATS64 as usize + 1 }>);
 
 impl<'a> ServiceView<'a> {
     /// Walks a service nest's payload.
+    #[inline]
     pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
         Slots::parse(nest, "IPVS_CMD_ATTR_SERVICE").map(ServiceView)
     }
 
     /// The service nest of a message's attribute bytes (not of a
     /// `SET_INFO` message, whose attribute 1 is the version), if any.
+    #[inline]
     pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
         find_attr(attrs, IPVS_CMD_ATTR_SERVICE)?
             .map(Self::parse)
@@ -222,62 +240,74 @@ impl<'a> ServiceView<'a> {
     }
 
     /// `AF`: the address family.
+    #[inline]
     pub fn address_family(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_AF, read::af)
     }
 
     /// `PROTOCOL`: the IP protocol number.
+    #[inline]
     pub fn protocol(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_PROTOCOL, read::protocol)
     }
 
     /// `ADDR`: the virtual address, zero-padded to 16 bytes.
+    #[inline]
     pub fn address(&self) -> Result<Option<[u8; 16]>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_ADDR, read::addr)
     }
 
     /// `PORT`: the virtual port.
+    #[inline]
     pub fn port(&self) -> Result<Option<u16>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_PORT, read::port)
     }
 
     /// `FWMARK`: the firewall mark.
+    #[inline]
     pub fn fwmark(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_FWMARK, read::fwmark)
     }
 
     /// `SCHED_NAME`: the scheduler name.
+    #[inline]
     pub fn scheduler(&self) -> Result<Option<&'a str>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_SCHED_NAME, read::sched_name)
     }
 
     /// `FLAGS`: the flags and their mask.
+    #[inline]
     pub fn flags(&self) -> Result<Option<FlagsMask>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_FLAGS, read::flags)
     }
 
     /// `TIMEOUT`: the persistence timeout in seconds.
+    #[inline]
     pub fn timeout(&self) -> Result<Option<u32>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_TIMEOUT, read::timeout)
     }
 
     /// `NETMASK`: the raw four bytes (see [`ServiceAttr`]).
+    #[inline]
     pub fn netmask(&self) -> Result<Option<[u8; 4]>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_NETMASK, read::netmask)
     }
 
     /// `PE_NAME`: the persistence engine name.
+    #[inline]
     pub fn persistence_engine(&self) -> Result<Option<&'a str>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_PE_NAME, read::pe_name)
     }
 
     /// `STATS`: the 32-bit statistics.
+    #[inline]
     pub fn stats(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
         self.0
             .get(IPVS_SVC_ATTR_STATS, |v| StatsView::parse_in(v, read::STATS))
     }
 
     /// `STATS64`: the 64-bit statistics.
+    #[inline]
     pub fn stats64(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
         self.0.get(IPVS_SVC_ATTR_STATS64, |v| {
             StatsView::parse_in(v, read::STATS64)

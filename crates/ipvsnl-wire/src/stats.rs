@@ -115,6 +115,7 @@ impl StatsAttr {
 }
 
 impl Nla for StatsAttr {
+    #[inline]
     fn value_len(&self) -> usize {
         match self {
             StatsAttr::U32(..) => 4,
@@ -124,6 +125,7 @@ impl Nla for StatsAttr {
         }
     }
 
+    #[inline]
     fn kind(&self) -> u16 {
         match self {
             StatsAttr::U32(f, _) | StatsAttr::U64(f, _) => f.kind(),
@@ -132,6 +134,7 @@ impl Nla for StatsAttr {
         }
     }
 
+    #[inline]
     fn emit_value(&self, buf: &mut [u8]) {
         match self {
             StatsAttr::U32(_, v) => buf.copy_from_slice(&v.to_ne_bytes()),
@@ -150,20 +153,25 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for StatsAttr {
             return Ok(StatsAttr::Pad);
         }
         Ok(match StatsField::from_kind(kind) {
-            Some(f) => read(f, value)?,
+            Some(f) => match read(f, value)? {
+                (false, v) => StatsAttr::U32(f, v as u32),
+                (true, v) => StatsAttr::U64(f, v),
+            },
             None => StatsAttr::Other(DefaultNla::parse(buf)?),
         })
     }
 }
 
-/// The payload of a counter or rate, for the owned parse and the view alike.
-/// The width is decided by the payload: the same field is 32-bit in STATS
-/// and 64-bit in STATS64 (bytes are 64-bit in both).
-fn read(f: StatsField, value: &[u8]) -> Result<StatsAttr, DecodeError> {
+/// The payload of a counter or rate, for the owned parse and the view
+/// alike: whether it is 64-bit, and its value. The width is decided by the
+/// payload: the same field is 32-bit in STATS and 64-bit in STATS64 (bytes
+/// are 64-bit in both).
+#[inline]
+fn read(f: StatsField, value: &[u8]) -> Result<(bool, u64), DecodeError> {
     Ok(if value.len() == 4 {
-        StatsAttr::U32(f, u32_ne(value, f.name())?)
+        (false, u64::from(u32_ne(value, f.name())?))
     } else {
-        StatsAttr::U64(f, u64_ne(value, f.name())?)
+        (true, u64_ne(value, f.name())?)
     })
 }
 
@@ -185,20 +193,21 @@ pub struct StatsView<'a>(Slots<'a, { IPVS_STATS_ATTR_OUTBPS as usize + 1 }>);
 
 impl<'a> StatsView<'a> {
     /// Walks a stats nest's payload.
+    #[inline]
     pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
         Self::parse_in(nest, "stats nest")
     }
 
     /// Walks a stats nest's payload, naming it `what` in errors.
+    #[inline]
     pub(crate) fn parse_in(nest: &'a [u8], what: &str) -> Result<Self, DecodeError> {
         Slots::parse(nest, what).map(StatsView)
     }
 
     /// One counter or rate, widened to 64 bits.
+    #[inline]
     pub fn get(&self, field: StatsField) -> Result<Option<u64>, DecodeError> {
-        self.0.get(field.kind(), |v| {
-            read(field, v).map(|a| a.value().map_or(0, |(_, v)| v))
-        })
+        self.0.get(field.kind(), |v| read(field, v).map(|(_, v)| v))
     }
 }
 

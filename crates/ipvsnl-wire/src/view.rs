@@ -13,6 +13,7 @@ use netlink_packet_core::{
 /// `NLA_F_*` flag bits) and payload to `each`. It accepts and refuses the
 /// same bytes as the owned parse ([`NlasIterator`]): an attribute shorter
 /// than its header, or longer than what is left, is an error.
+#[inline]
 pub(crate) fn walk<'a>(
     buf: &'a [u8],
     what: &str,
@@ -54,6 +55,7 @@ pub(crate) fn walk<'a>(
 /// assert_eq!(find_attr(&attrs, IPVS_CMD_ATTR_DEST).unwrap(), Some(&[][..]));
 /// assert!(find_attr(&attrs[..6], IPVS_CMD_ATTR_DEST).is_err());
 /// ```
+#[inline]
 pub fn find_attr(attrs: &[u8], kind: u16) -> Result<Option<&[u8]>, DecodeError> {
     let mut found = None;
     walk(attrs, "IPVS message", |k, v| {
@@ -67,27 +69,52 @@ pub fn find_attr(attrs: &[u8], kind: u16) -> Result<Option<&[u8]>, DecodeError> 
 /// The payloads of one nest, by attribute number (`N` - 1 known numbers;
 /// others are skipped). When a number repeats, the last one counts, as
 /// when the owned attributes are folded into a value.
+///
+/// Kept small (offsets, not slices), since views are passed by value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Slots<'a, const N: usize>([Option<&'a [u8]>; N]);
+pub(crate) struct Slots<'a, const N: usize> {
+    nest: &'a [u8],
+    /// Where each payload starts in `nest`; 0 for an absent attribute (a
+    /// payload starts after its header, never at 0).
+    start: [u32; N],
+    /// Each payload's length (an attribute's length is a `u16`).
+    len: [u16; N],
+}
 
 impl<'a, const N: usize> Slots<'a, N> {
     /// Walks `nest` (named `what` in errors) once.
+    #[inline]
     pub(crate) fn parse(nest: &'a [u8], what: &str) -> Result<Self, DecodeError> {
-        let mut slots = [None; N];
+        let mut start = [0u32; N];
+        let mut len = [0u16; N];
+        let base = nest.as_ptr() as usize;
         walk(nest, what, |kind, value| {
-            if let Some(slot) = slots.get_mut(usize::from(kind)) {
-                *slot = Some(value);
+            let k = usize::from(kind);
+            if k < N {
+                // The offset of a subslice of `nest` (at most its length).
+                let at = value.as_ptr() as usize - base;
+                if let (Ok(at), Ok(n)) = (u32::try_from(at), u16::try_from(value.len())) {
+                    start[k] = at;
+                    len[k] = n;
+                }
             }
         })?;
-        Ok(Slots(slots))
+        Ok(Slots { nest, start, len })
     }
 
     /// The raw payload of attribute `kind`, if present.
+    #[inline]
     pub(crate) fn raw(&self, kind: u16) -> Option<&'a [u8]> {
-        self.0.get(usize::from(kind)).copied().flatten()
+        let k = usize::from(kind);
+        let at = *self.start.get(k)? as usize;
+        if at == 0 {
+            return None;
+        }
+        self.nest.get(at..at + usize::from(self.len[k]))
     }
 
     /// Attribute `kind` decoded by `read`, if present.
+    #[inline]
     pub(crate) fn get<T>(
         &self,
         kind: u16,

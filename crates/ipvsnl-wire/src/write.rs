@@ -22,7 +22,7 @@
 //! assert_eq!(out[..4], (out.len() as u32).to_ne_bytes());
 //! ```
 
-use netlink_packet_core::{Emitable, Nla};
+use netlink_packet_core::{Nla, NLA_ALIGNTO, NLA_HEADER_SIZE};
 
 use crate::bytes::{emit_string, string_len};
 use crate::{IpvsCommand, IPVS_GENL_VERSION};
@@ -38,6 +38,7 @@ pub struct MessageStart(usize);
 
 impl MessageStart {
     /// The offset of the message's header in the buffer.
+    #[inline]
     pub fn offset(self) -> usize {
         self.0
     }
@@ -50,6 +51,7 @@ pub struct NestStart(usize);
 /// Appends a netlink header (`struct nlmsghdr`, host order, port id 0)
 /// whose length [`end_message`] fills in.
 #[must_use = "a message must be ended with end_message"]
+#[inline]
 pub fn begin_message(out: &mut Vec<u8>, message_type: u16, flags: u16, seq: u32) -> MessageStart {
     let at = out.len();
     out.extend_from_slice(&0u32.to_ne_bytes());
@@ -63,6 +65,7 @@ pub fn begin_message(out: &mut Vec<u8>, message_type: u16, flags: u16, seq: u32)
 /// Appends the netlink and generic-netlink headers of an IPVS message of
 /// family id `family`; the attributes follow.
 #[must_use = "a message must be ended with end_message"]
+#[inline]
 pub fn begin_ipvs_message(
     out: &mut Vec<u8>,
     family: u16,
@@ -77,18 +80,21 @@ pub fn begin_ipvs_message(
 
 /// Writes the length of the message begun at `m` (everything appended
 /// since).
+#[inline]
 pub fn end_message(out: &mut [u8], m: MessageStart) {
     let len = u32::try_from(out.len() - m.0).unwrap_or(u32::MAX);
     out[m.0..m.0 + 4].copy_from_slice(&len.to_ne_bytes());
 }
 
 /// Replaces the flags of the message begun at `m`.
+#[inline]
 pub fn set_message_flags(out: &mut [u8], m: MessageStart, flags: u16) {
     let at = m.0 + NLMSG_FLAGS_AT;
     out[at..at + 2].copy_from_slice(&flags.to_ne_bytes());
 }
 
 /// A whole netlink message of no payload (e.g. `NLMSG_NOOP`).
+#[inline]
 pub fn push_empty_message(out: &mut Vec<u8>, message_type: u16, flags: u16, seq: u32) {
     let m = begin_message(out, message_type, flags, seq);
     debug_assert_eq!(out.len() - m.0, NLMSG_HDRLEN);
@@ -96,20 +102,37 @@ pub fn push_empty_message(out: &mut Vec<u8>, message_type: u16, flags: u16, seq:
 }
 
 /// Appends one attribute, header and padding included, exactly as the
-/// attribute emits itself inside a message.
+/// attribute emits itself inside a message (the `NLA_F_*` bits of its
+/// number included).
+#[inline(always)]
 pub fn push_attr<A: Nla>(out: &mut Vec<u8>, attr: &A) {
-    let at = out.len();
-    out.resize(at + attr.buffer_len(), 0);
-    attr.emit(&mut out[at..]);
+    let len = attr.value_len();
+    let padded = (len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1);
+    let mut small = [0u8; NLA_HEADER_SIZE + 16];
+    let total = u16::try_from(NLA_HEADER_SIZE + len).unwrap_or(u16::MAX);
+    small[..2].copy_from_slice(&total.to_ne_bytes());
+    small[2..4].copy_from_slice(&attr.kind().to_ne_bytes());
+    if len <= 16 {
+        // The usual case, a small fixed-size value: one copy, no fill.
+        attr.emit_value(&mut small[NLA_HEADER_SIZE..NLA_HEADER_SIZE + len]);
+        out.extend_from_slice(&small[..NLA_HEADER_SIZE + padded]);
+    } else {
+        out.extend_from_slice(&small[..NLA_HEADER_SIZE]);
+        let at = out.len();
+        out.resize(at + padded, 0);
+        attr.emit_value(&mut out[at..at + len]);
+    }
 }
 
 /// Appends a NUL-terminated string attribute (a scheduler, persistence
 /// engine or interface name), as the owned enums emit their strings.
+#[inline]
 pub fn push_str(out: &mut Vec<u8>, kind: u16, value: &str) {
     push_attr(out, &StrAttr(kind, value));
 }
 
 /// Appends a whole nest of attribute number `kind` holding `attrs`.
+#[inline]
 pub fn push_nest<A: Nla>(out: &mut Vec<u8>, kind: u16, attrs: &[A]) {
     let nest = begin_nest(out, kind);
     for a in attrs {
@@ -120,6 +143,7 @@ pub fn push_nest<A: Nla>(out: &mut Vec<u8>, kind: u16, attrs: &[A]) {
 
 /// Starts a nest of attribute number `kind`.
 #[must_use = "a nest must be ended with end_nest"]
+#[inline]
 pub fn begin_nest(out: &mut Vec<u8>, kind: u16) -> NestStart {
     let at = out.len();
     out.extend_from_slice(&0u16.to_ne_bytes());
@@ -129,6 +153,7 @@ pub fn begin_nest(out: &mut Vec<u8>, kind: u16) -> NestStart {
 
 /// Writes the length of the nest begun at `n` (every attribute appended
 /// since, each already padded).
+#[inline]
 pub fn end_nest(out: &mut [u8], n: NestStart) {
     let len = u16::try_from(out.len() - n.0).unwrap_or(u16::MAX);
     out[n.0..n.0 + 2].copy_from_slice(&len.to_ne_bytes());
@@ -138,14 +163,17 @@ pub fn end_nest(out: &mut [u8], n: NestStart) {
 struct StrAttr<'a>(u16, &'a str);
 
 impl Nla for StrAttr<'_> {
+    #[inline]
     fn value_len(&self) -> usize {
         string_len(self.1)
     }
 
+    #[inline]
     fn kind(&self) -> u16 {
         self.0
     }
 
+    #[inline]
     fn emit_value(&self, buf: &mut [u8]) {
         emit_string(self.1, buf)
     }

@@ -30,11 +30,19 @@ fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
     }
 }
 
-/// Stats from `STATS64` if present, else from the 32-bit `STATS`.
-fn stats_of(stats: Option<StatsView<'_>>, stats64: Option<StatsView<'_>>) -> DecodeResult<Stats> {
+/// Stats from `STATS64` if present, else from the 32-bit `STATS` (read
+/// only then).
+fn stats_of<'a>(
+    stats64: Result<Option<StatsView<'a>>, DecodeError>,
+    stats: impl FnOnce() -> Result<Option<StatsView<'a>>, DecodeError>,
+) -> DecodeResult<Stats> {
     let mut out = Stats::default();
-    let Some(view) = stats64.or(stats) else {
-        return Ok(out);
+    let view = match stats64.map_err(wire)? {
+        Some(view) => view,
+        None => match stats().map_err(wire)? {
+            Some(view) => view,
+            None => return Ok(out),
+        },
     };
     for field in StatsField::ALL {
         let slot = match field {
@@ -114,7 +122,7 @@ pub(crate) fn service_entry(v: &ServiceView<'_>) -> DecodeResult<ServiceEntry> {
     };
     Ok(ServiceEntry {
         service,
-        stats: stats_of(v.stats().map_err(wire)?, v.stats64().map_err(wire)?)?,
+        stats: stats_of(v.stats64(), || v.stats())?,
     })
 }
 
@@ -168,7 +176,7 @@ pub(crate) fn destination_entry(
         active_conns: u32_or_0(v.active_conns()).map_err(wire)?,
         inactive_conns: u32_or_0(v.inactive_conns()).map_err(wire)?,
         persistent_conns: u32_or_0(v.persistent_conns()).map_err(wire)?,
-        stats: stats_of(v.stats().map_err(wire)?, v.stats64().map_err(wire)?)?,
+        stats: stats_of(v.stats64(), || v.stats())?,
     })
 }
 

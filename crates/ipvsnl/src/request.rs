@@ -4,8 +4,9 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use ipvsnl_wire::netlink_packet_core::Nla;
 use ipvsnl_wire::write::{begin_ipvs_message, begin_nest, end_message, end_nest, push_attr};
-use ipvsnl_wire::write::{push_nest, push_str, MessageStart};
+use ipvsnl_wire::write::{push_str, MessageStart};
 use ipvsnl_wire::{
     DaemonAttr, DestAttr, FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr,
     IPVS_CMD_ATTR_DEST, IPVS_CMD_ATTR_SERVICE, IPVS_SVC_ATTR_PE_NAME, IPVS_SVC_ATTR_SCHED_NAME,
@@ -214,10 +215,14 @@ impl Request {
             }
             Request::DeleteService(k) => vec![service_key_nest(k)],
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-                vec![service_key_nest(k), IpvsAttr::Dest(dest_attrs(d).into())]
+                let mut dest = Vec::with_capacity(10);
+                dest_attrs(d, &mut dest);
+                vec![service_key_nest(k), IpvsAttr::Dest(dest)]
             }
             Request::DeleteDestination(k, a, p) => {
-                vec![service_key_nest(k), IpvsAttr::Dest(dest_id(a, *p).into())]
+                let mut dest = Vec::with_capacity(3);
+                dest_id(a, *p, &mut dest);
+                vec![service_key_nest(k), IpvsAttr::Dest(dest)]
             }
             Request::Zero(k) => k.iter().map(service_key_nest).collect(),
             Request::Flush => vec![],
@@ -271,97 +276,117 @@ pub(crate) fn addr_bytes(addr: &IpAddr) -> [u8; 16] {
     out
 }
 
-/// The identifying attributes of a service (on the stack: the direct
-/// encoder writes them without allocating).
-pub(crate) fn service_key_attrs(k: &ServiceKey) -> impl Iterator<Item = ServiceAttr> {
-    let attrs = match *k {
+/// Where the model's attributes go: a list (for [`Request::to_message`])
+/// or straight into request bytes (for [`encode`]). Each attribute is
+/// handed over as built, so that the direct encoder writes it with its
+/// variant known (no list, no run-time dispatch).
+trait Sink<A> {
+    fn put(&mut self, attr: A);
+}
+
+impl<A> Sink<A> for Vec<A> {
+    #[inline(always)]
+    fn put(&mut self, attr: A) {
+        self.push(attr)
+    }
+}
+
+/// Request bytes being written.
+struct Bytes<'a>(&'a mut Vec<u8>);
+
+impl<A: Nla> Sink<A> for Bytes<'_> {
+    #[inline(always)]
+    fn put(&mut self, attr: A) {
+        push_attr(self.0, &attr)
+    }
+}
+
+/// The identifying attributes of a service.
+#[inline(always)]
+fn service_key_attrs(k: &ServiceKey, out: &mut impl Sink<ServiceAttr>) {
+    match *k {
         ServiceKey::Inet {
             protocol,
             addr,
             port,
-        } => [
-            Some(ServiceAttr::AddressFamily(
+        } => {
+            out.put(ServiceAttr::AddressFamily(
                 AddressFamily::of(&addr).to_raw(),
-            )),
-            Some(ServiceAttr::Protocol(protocol.to_raw())),
-            Some(ServiceAttr::Address(addr_bytes(&addr))),
-            Some(ServiceAttr::Port(port)),
-        ],
-        ServiceKey::Fwmark { mark, family } => [
-            Some(ServiceAttr::AddressFamily(family.to_raw())),
-            Some(ServiceAttr::Fwmark(mark)),
-            None,
-            None,
-        ],
-    };
-    attrs.into_iter().flatten()
+            ));
+            out.put(ServiceAttr::Protocol(protocol.to_raw()));
+            out.put(ServiceAttr::Address(addr_bytes(&addr)));
+            out.put(ServiceAttr::Port(port));
+        }
+        ServiceKey::Fwmark { mark, family } => {
+            out.put(ServiceAttr::AddressFamily(family.to_raw()));
+            out.put(ServiceAttr::Fwmark(mark));
+        }
+    }
 }
 
 /// `IPVS_CMD_ATTR_SERVICE` with only the key.
 pub(crate) fn service_key_nest(k: &ServiceKey) -> IpvsAttr {
-    IpvsAttr::Service(service_key_attrs(k).collect())
+    let mut attrs = Vec::with_capacity(4);
+    service_key_attrs(k, &mut attrs);
+    IpvsAttr::Service(attrs)
 }
 
 /// A service's settings after its key and names: flags, timeout, netmask.
-fn service_settings(s: &Service) -> [ServiceAttr; 3] {
-    [
-        ServiceAttr::Flags(FlagsMask::replace((s.flags - ServiceFlags::HASHED).bits())),
-        ServiceAttr::Timeout(s.timeout),
-        ServiceAttr::Netmask(s.netmask.to_wire()),
-    ]
+#[inline(always)]
+fn service_settings(s: &Service, out: &mut impl Sink<ServiceAttr>) {
+    out.put(ServiceAttr::Flags(FlagsMask::replace(
+        (s.flags - ServiceFlags::HASHED).bits(),
+    )));
+    out.put(ServiceAttr::Timeout(s.timeout));
+    out.put(ServiceAttr::Netmask(s.netmask.to_wire()));
 }
 
 fn full_service(s: &Service) -> Vec<ServiceAttr> {
-    let mut attrs: Vec<ServiceAttr> = service_key_attrs(&s.key).collect();
+    let mut attrs = Vec::with_capacity(9);
+    service_key_attrs(&s.key, &mut attrs);
     attrs.push(ServiceAttr::Scheduler(s.scheduler.name().to_owned()));
     if let Some(pe) = &s.persistence_engine {
         attrs.push(ServiceAttr::PersistenceEngine(pe.clone()));
     }
-    attrs.extend(service_settings(s));
+    service_settings(s, &mut attrs);
     attrs
 }
 
 /// Every attribute of a destination.
-fn dest_attrs(d: &Destination) -> [DestAttr; 10] {
+#[inline(always)]
+fn dest_attrs(d: &Destination, out: &mut impl Sink<DestAttr>) {
     let tunnel = d.forward.tunnel().copied().unwrap_or_default();
-    [
-        DestAttr::AddressFamily(d.family().to_raw()),
-        DestAttr::Address(addr_bytes(&d.addr)),
-        DestAttr::Port(d.port),
-        DestAttr::ForwardMethod(d.forward.to_raw()),
-        DestAttr::Weight(d.weight),
-        DestAttr::TunnelType(tunnel.kind.to_raw()),
-        DestAttr::TunnelPort(tunnel.port),
-        DestAttr::TunnelFlags(tunnel.flags.bits()),
-        DestAttr::UpperThreshold(d.upper_threshold),
-        DestAttr::LowerThreshold(d.lower_threshold),
-    ]
+    out.put(DestAttr::AddressFamily(d.family().to_raw()));
+    out.put(DestAttr::Address(addr_bytes(&d.addr)));
+    out.put(DestAttr::Port(d.port));
+    out.put(DestAttr::ForwardMethod(d.forward.to_raw()));
+    out.put(DestAttr::Weight(d.weight));
+    out.put(DestAttr::TunnelType(tunnel.kind.to_raw()));
+    out.put(DestAttr::TunnelPort(tunnel.port));
+    out.put(DestAttr::TunnelFlags(tunnel.flags.bits()));
+    out.put(DestAttr::UpperThreshold(d.upper_threshold));
+    out.put(DestAttr::LowerThreshold(d.lower_threshold));
 }
 
 /// The attributes that identify a destination of a service.
-fn dest_id(addr: &IpAddr, port: u16) -> [DestAttr; 3] {
-    [
-        DestAttr::AddressFamily(AddressFamily::of(addr).to_raw()),
-        DestAttr::Address(addr_bytes(addr)),
-        DestAttr::Port(port),
-    ]
+#[inline(always)]
+fn dest_id(addr: &IpAddr, port: u16, out: &mut impl Sink<DestAttr>) {
+    out.put(DestAttr::AddressFamily(AddressFamily::of(addr).to_raw()));
+    out.put(DestAttr::Address(addr_bytes(addr)));
+    out.put(DestAttr::Port(port));
 }
 
 /// Appends `IPVS_CMD_ATTR_SERVICE`, written directly: the key, and the
 /// names and settings of `full`.
 pub(crate) fn push_service_nest(out: &mut Vec<u8>, key: &ServiceKey, full: Option<&Service>) {
     let nest = begin_nest(out, IPVS_CMD_ATTR_SERVICE);
-    for a in service_key_attrs(key) {
-        push_attr(out, &a);
-    }
+    service_key_attrs(key, &mut Bytes(out));
     if let Some(s) = full {
         push_str(out, IPVS_SVC_ATTR_SCHED_NAME, s.scheduler.name());
         if let Some(pe) = &s.persistence_engine {
             push_str(out, IPVS_SVC_ATTR_PE_NAME, pe);
         }
-        for a in service_settings(s) {
-            push_attr(out, &a);
-        }
+        service_settings(s, &mut Bytes(out));
     }
     end_nest(out, nest);
 }
@@ -383,11 +408,15 @@ pub(crate) fn encode(
         Request::DeleteService(k) => push_service_nest(out, k, None),
         Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
             push_service_nest(out, k, None);
-            push_nest(out, IPVS_CMD_ATTR_DEST, &dest_attrs(d));
+            let nest = begin_nest(out, IPVS_CMD_ATTR_DEST);
+            dest_attrs(d, &mut Bytes(out));
+            end_nest(out, nest);
         }
         Request::DeleteDestination(k, a, p) => {
             push_service_nest(out, k, None);
-            push_nest(out, IPVS_CMD_ATTR_DEST, &dest_id(a, *p));
+            let nest = begin_nest(out, IPVS_CMD_ATTR_DEST);
+            dest_id(a, *p, &mut Bytes(out));
+            end_nest(out, nest);
         }
         other => {
             for a in &other.to_message().attrs {
