@@ -701,7 +701,12 @@ fn diff_live_counters() {
         for cmd in commands {
             let args = split_words(cmd);
             let mut last = None;
-            for _ in 0..5 {
+            for attempt in 0..10 {
+                if attempt > 0 {
+                    // Let the rate estimator (2 s period) settle between
+                    // tries.
+                    thread::sleep(Duration::from_millis(300));
+                }
                 // Both at once: they read /proc and the counters at the
                 // same moment (name lookups can take seconds).
                 let ours = {
