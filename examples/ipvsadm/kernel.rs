@@ -2,11 +2,7 @@
 
 use std::ffi::CStr;
 
-use std::net::Ipv4Addr;
-
-use ipvsnl::{
-    Client, Error, Netmask, Request, RequestKind, Scheduler, Service, ServiceFlags, ServiceKey,
-};
+use ipvsnl::{Client, Error, Request, RequestKind, Scheduler, Service, ServiceKey};
 
 /// libc's `strerror`.
 pub fn strerror(errno: i32) -> String {
@@ -88,8 +84,6 @@ fn refused_errno(client: &mut Client, req: &Request) -> i32 {
             } else if names_refused(s) {
                 libc::ENOENT
             } else {
-                // A persistent service with a non-contiguous IPv4 mask: the
-                // kernel takes it, the library cannot send it.
                 libc::EINVAL
             }
         }
@@ -140,28 +134,9 @@ fn names_refused(s: &Service) -> bool {
             .is_some_and(|pe| pe.is_empty() || pe.len() > ipvsnl::PE_NAME_MAX)
 }
 
-/// ipvsadm sends the netmask whatever it is, and the kernel keeps it; the
-/// library refuses a non-contiguous IPv4 mask (`-M 24` means 0.0.0.24). On a
-/// service that is not persistent the mask is never used nor shown, so send
-/// the host mask instead.
-fn sendable(req: &Request) -> Request {
-    let mut req = req.clone();
-    if let Request::AddService(s) | Request::EditService(s) = &mut req {
-        if let Netmask::V4(m) = s.netmask {
-            let bits = u32::from(m);
-            let contiguous = bits.leading_ones() + bits.trailing_zeros() == 32;
-            if !contiguous && !s.flags.contains(ServiceFlags::PERSISTENT) {
-                s.netmask = Netmask::V4(Ipv4Addr::BROADCAST);
-            }
-        }
-    }
-    req
-}
-
 /// Applies requests in order through the library's pipelined batches and
 /// returns, per request, `Ok` or the errno ipvsadm would have reported.
 pub fn apply(client: &mut Client, requests: &[Request]) -> Vec<Result<(), i32>> {
-    let requests: Vec<Request> = requests.iter().map(sendable).collect();
     let mut out = Vec::with_capacity(requests.len());
     let mut start = 0;
     while start < requests.len() {
