@@ -80,19 +80,25 @@ fn emit_all(msgs: &[NetlinkMessage<GenlMessage<IpvsMessage>>], out: &mut Vec<u8>
     }
 }
 
-fn parse_all(bytes: &[u8]) -> usize {
+/// The netlink messages of a dump's bytes, one by one.
+fn messages(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut off = 0;
+    std::iter::from_fn(move || {
+        let rest = bytes.get(off..).filter(|r| !r.is_empty())?;
+        let len = NetlinkBuffer::new_checked(rest).expect("header").length() as usize;
+        off += (len + 3) & !3;
+        Some(&rest[..len])
+    })
+}
+
+fn parse_all(bytes: &[u8]) -> usize {
     let mut n = 0;
-    while off < bytes.len() {
-        let len = NetlinkBuffer::new_checked(&bytes[off..])
-            .expect("header")
-            .length() as usize;
-        let msg = NetlinkMessage::<GenlMessage<IpvsMessage>>::deserialize(&bytes[off..off + len])
+    for m in messages(bytes) {
+        let msg = NetlinkMessage::<GenlMessage<IpvsMessage>>::deserialize(m)
             .expect("kernel-shaped message parses");
         if let NetlinkPayload::InnerMessage(g) = msg.payload {
             n += g.payload.attrs.len();
         }
-        off += (len + 3) & !3;
     }
     n
 }
@@ -100,24 +106,20 @@ fn parse_all(bytes: &[u8]) -> usize {
 /// The same messages read with the zero-copy views: every attribute of
 /// every service, the 64-bit counters included (what a listing decodes).
 fn view_all(bytes: &[u8]) -> usize {
-    let mut off = 0;
+    let read = |s: Option<StatsView<'_>>| {
+        s.map_or(0, |s| {
+            StatsField::ALL
+                .iter()
+                .map(|f| s.get(*f).expect("counter").unwrap_or(0))
+                .fold(0u64, u64::wrapping_add)
+        })
+    };
     let mut n = 0;
-    while off < bytes.len() {
-        let len = NetlinkBuffer::new_checked(&bytes[off..])
-            .expect("header")
-            .length() as usize;
-        let attrs = &bytes[off + 20..off + len];
-        let v = ServiceView::find(attrs)
+    for m in messages(bytes) {
+        // After the netlink (16) and generic-netlink (4) headers.
+        let v = ServiceView::find(&m[20..])
             .expect("kernel-shaped message parses")
             .expect("a service nest");
-        let read = |s: Option<StatsView<'_>>| {
-            s.map_or(0, |s| {
-                StatsField::ALL
-                    .iter()
-                    .map(|f| s.get(*f).expect("counter").unwrap_or(0))
-                    .fold(0u64, u64::wrapping_add)
-            })
-        };
         let ok = v.address_family().is_ok()
             & v.protocol().is_ok()
             & v.address().is_ok()
@@ -130,7 +132,6 @@ fn view_all(bytes: &[u8]) -> usize {
             & v.netmask().is_ok();
         black_box(read(v.stats64().expect("stats64")) ^ read(v.stats().expect("stats")));
         n += usize::from(ok);
-        off += (len + 3) & !3;
     }
     n
 }

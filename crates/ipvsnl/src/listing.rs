@@ -62,9 +62,19 @@ impl Client {
     /// others are listed with none).
     pub fn list_table_where(
         &mut self,
-        mut wanted: impl FnMut(&ServiceKey) -> bool,
+        wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
         let services = self.list_services()?;
+        self.with_destinations(services, wanted)
+    }
+
+    /// Listed services with the destinations of those `wanted` accepts
+    /// (one dump each; the others get none).
+    pub(crate) fn with_destinations(
+        &mut self,
+        services: Vec<ServiceEntry>,
+        mut wanted: impl FnMut(&ServiceKey) -> bool,
+    ) -> Result<Vec<TableEntry>, Error> {
         let mut out = Vec::with_capacity(services.len());
         for service in services {
             let destinations = if wanted(&service.service.key) {

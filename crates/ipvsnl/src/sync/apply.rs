@@ -229,18 +229,8 @@ impl Syncer {
         services.extend(again.into_iter().filter(|s| !seen.contains(&s.service.key)));
         let mut seen = HashSet::with_capacity(services.len());
         services.retain(|s| seen.insert(s.service.key));
-        let mut entries = Vec::with_capacity(services.len());
-        for service in services {
-            let destinations = if self.options.scope.contains(&service.service.key) {
-                client.list_destinations(&service.service.key)?
-            } else {
-                Vec::new()
-            };
-            entries.push(TableEntry {
-                service,
-                destinations,
-            });
-        }
+        let scope = &self.options.scope;
+        let entries = client.with_destinations(services, |k| scope.contains(k))?;
         Ok(Table::from_entries(entries))
     }
 
