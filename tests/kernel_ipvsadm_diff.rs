@@ -580,6 +580,37 @@ fn restore_bad_lines_change_nothing() {
     }
 }
 
+/// Two connection listings that differ only in their expire columns, by at
+/// most two seconds (the two binaries read /proc at slightly different
+/// moments; the countdowns tick at different phases). The column layout is
+/// still compared: the expire field keeps its width.
+fn same_but_expiry(a: &Outcome, b: &Outcome) -> bool {
+    if a.status != b.status || a.stderr != b.stderr {
+        return false;
+    }
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.stdout.lines().collect(), b.stdout.lines().collect());
+    if la.len() != lb.len() {
+        return false;
+    }
+    let secs = |f: &str| -> Option<i64> {
+        let (m, s) = f.split_once(':')?;
+        Some(m.parse::<i64>().ok()? * 60 + s.parse::<i64>().ok()?)
+    };
+    la.iter().zip(&lb).all(|(x, y)| {
+        if x == y {
+            return true;
+        }
+        // "TCP 01:21  STATE ...": the expire field is bytes 4..10.
+        if x.len() != y.len() || x.len() < 11 || x[..4] != y[..4] || x[10..] != y[10..] {
+            return false;
+        }
+        match (secs(x[4..10].trim()), secs(y[4..10].trim())) {
+            (Some(p), Some(q)) => (p - q).abs() <= 2,
+            _ => false,
+        }
+    })
+}
+
 fn sh(program: &str, args: &[&str]) {
     let out = common::run(program, args);
     assert!(
@@ -715,7 +746,7 @@ fn diff_live_counters() {
                 };
                 let a = run_side(false, &args, None, false);
                 let b = ours.join().expect("our side");
-                if a == b {
+                if a == b || (cmd.contains("-c") && same_but_expiry(&a, &b)) {
                     assert!(
                         a.status == Some(0) && !a.stdout.is_empty(),
                         "{cmd}: {}",
