@@ -44,6 +44,8 @@
 //! assert_eq!(buf.len(), 16 + 4 + 4 + 8 + 8);
 //! ```
 
+#![warn(missing_docs)]
+
 mod attr;
 mod bytes;
 mod command;

@@ -32,6 +32,8 @@
 //! # Ok::<(), ipvsnl::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod client;
 pub mod connections;
 mod decode;
