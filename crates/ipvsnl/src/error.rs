@@ -23,7 +23,7 @@ use crate::RequestKind;
 #[non_exhaustive]
 pub enum Error {
     /// The kernel refused a request.
-    #[error("{kind} {target}: {} ({})", kernel_reason(*kind, *errno, target), errno_name(*errno))]
+    #[error("{kind} {}: {} ({})", shown_target(*kind, *errno, target), kernel_reason(*kind, *errno, target), errno_name(*errno))]
     Kernel {
         /// What was asked.
         kind: RequestKind,
@@ -146,6 +146,17 @@ impl Error {
     }
 }
 
+/// The target as shown: a service add or edit carries its scheduler and
+/// engine names for the "not found" hint, and only that error shows them.
+fn shown_target(kind: RequestKind, errno: i32, target: &str) -> &str {
+    match kind {
+        RequestKind::AddService | RequestKind::EditService if errno != libc::ENOENT => {
+            target.split(" scheduler ").next().unwrap_or(target)
+        }
+        _ => target,
+    }
+}
+
 /// The human reason for a kernel errno, as precise as the operation allows.
 fn kernel_reason(kind: RequestKind, errno: i32, target: &str) -> String {
     use RequestKind as K;
@@ -247,6 +258,15 @@ mod tests {
         );
         assert_eq!(e.errno(), Some(libc::ENOENT));
         assert!(e.to_string().contains("is ip_vs_foo loaded?"), "{e}");
+        let e = Error::kernel(
+            RequestKind::AddService,
+            "TCP 10.0.0.1:80 scheduler rr",
+            libc::EEXIST,
+        );
+        assert_eq!(
+            e.to_string(),
+            "add service TCP 10.0.0.1:80: service already exists (EEXIST)"
+        );
         let e = Error::kernel(RequestKind::DeleteDestination, "x", libc::ENOENT);
         assert!(e.to_string().contains("no such destination"), "{e}");
         assert!(e.is_not_found());
