@@ -90,14 +90,16 @@ impl Client {
         Ok(out)
     }
 
-    /// Every service (one dump).
+    /// Every service (one dump), each once.
     pub(crate) fn list_services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.fetch(
+        let mut services = self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
             decode::service_reply,
-        )
+        )?;
+        keep_first(&mut services, |s| s.service.key);
+        Ok(services)
     }
 
     /// The destinations of one service (one dump), unchecked key.
@@ -106,12 +108,14 @@ impl Client {
         key: &ServiceKey,
     ) -> Result<Vec<DestinationEntry>, Error> {
         let family = key.family();
-        self.fetch(
+        let mut dests = self.fetch(
             RequestKind::ListDestinations,
             IpvsCommand::GetDest,
             Some(key),
             |attrs| decode::destination_reply(attrs, family),
-        )
+        )?;
+        keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
+        Ok(dests)
     }
 
     /// Sends a get (or, for a list kind, a dump) of `command` with the
@@ -136,5 +140,33 @@ impl Client {
             },
             |_, attrs| decode(attrs),
         )
+    }
+}
+
+/// Drops repeated entries, keeping the first of each key in order.
+///
+/// A dump continues where it stopped by counting entries of every network
+/// namespace, so entries added or removed elsewhere meanwhile can make the
+/// kernel send one of ours again (measured on 6.1 and 6.12; nothing marks
+/// it). Keys are unique within a namespace, so a repeat is always such an
+/// artifact. (An entry can also be skipped that way; the sync engine lists
+/// twice for that reason.)
+fn keep_first<T, K: std::hash::Hash + Eq>(entries: &mut Vec<T>, key: impl Fn(&T) -> K) {
+    if entries.len() < 2 {
+        return;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    entries.retain(|e| seen.insert(key(e)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_first;
+
+    #[test]
+    fn repeats_are_dropped_in_order() {
+        let mut v = vec![(1, 'a'), (2, 'b'), (1, 'c'), (3, 'd'), (2, 'e')];
+        keep_first(&mut v, |e| e.0);
+        assert_eq!(v, vec![(1, 'a'), (2, 'b'), (3, 'd')]);
     }
 }
