@@ -90,16 +90,26 @@ impl Client {
         Ok(out)
     }
 
-    /// Every service (one dump), each once.
+    /// Every service, each once. A dump too big for one part is taken
+    /// twice and the two merged (see [`keep_first`] for why a resumed dump
+    /// can miss or repeat entries).
     pub(crate) fn list_services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        let mut services = self.fetch(
+        let mut services = self.dump_services()?;
+        if services.len() > ONE_PART_SERVICES {
+            let again = self.dump_services()?;
+            services.extend(again);
+        }
+        keep_first(&mut services, |s| s.service.key);
+        Ok(services)
+    }
+
+    fn dump_services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+        self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
             decode::service_reply,
-        )?;
-        keep_first(&mut services, |s| s.service.key);
-        Ok(services)
+        )
     }
 
     /// The destinations of one service (one dump), unchecked key.
@@ -142,6 +152,11 @@ impl Client {
         )
     }
 }
+
+/// Services that surely fit in the first part of a dump (a part is about a
+/// page; a service message about 330 bytes): a dump of no more was never
+/// resumed, so it can neither miss nor repeat one.
+const ONE_PART_SERVICES: usize = 8;
 
 /// Drops repeated entries, keeping the first of each key in order.
 ///
