@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-use ipvsnl::rules::{self, addr_port, ListFormat, Names};
+use ipvsnl::rules::{self, addr_port, lookup_protocol, sched_flag_names, ListFormat, Names};
 use ipvsnl::{
     AddressFamily, DestinationEntry, Forward, Netmask, Protocol, ServiceEntry, ServiceFlags,
     ServiceKey, TunnelKind,
@@ -71,18 +71,6 @@ pub fn title(out: &mut String, f: &ListFormat) {
     }
 }
 
-fn proto_lookup(key: &ServiceKey) -> Option<&'static str> {
-    match key {
-        ServiceKey::Inet { protocol, .. } => match protocol {
-            Protocol::Tcp => Some("tcp"),
-            Protocol::Udp => Some("udp"),
-            Protocol::Sctp => Some("sctp"),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 fn cut(s: &mut String, n: usize) {
     if s.len() > n {
         let mut end = n;
@@ -118,7 +106,7 @@ pub fn service_label(key: &ServiceKey, names: &dyn Names) -> String {
             };
             let mut s = format!(
                 "{proto:<4} {}",
-                addr_port(addr, *port, proto_lookup(key), names)
+                addr_port(addr, *port, lookup_protocol(key), names)
             );
             if addr.is_ipv4() {
                 cut(&mut s, 33);
@@ -137,25 +125,6 @@ fn fwd_name(f: &Forward) -> &'static str {
         Forward::Route => "Route",
         _ => "(null)",
     }
-}
-
-fn sched_flags(svc: &ipvsnl::Service) -> String {
-    let names: [&str; 3] = match svc.scheduler.name() {
-        "sh" => ["sh-fallback", "sh-port", ""],
-        "mh" => ["mh-fallback", "mh-port", ""],
-        _ => ["flag-1", "flag-2", "flag-3"],
-    };
-    let bits = [
-        ServiceFlags::SCHED1,
-        ServiceFlags::SCHED2,
-        ServiceFlags::SCHED3,
-    ];
-    bits.iter()
-        .zip(names)
-        .filter(|(b, n)| svc.flags.contains(**b) && !n.is_empty())
-        .map(|(_, n)| n)
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// One service line.
@@ -185,7 +154,7 @@ pub fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, names: 
     let _ = write!(out, "{label} {}", svc.scheduler.name());
     let sched = ServiceFlags::SCHED1 | ServiceFlags::SCHED2 | ServiceFlags::SCHED3;
     if svc.flags.intersects(sched) {
-        let _ = write!(out, " ({})", sched_flags(svc));
+        let _ = write!(out, " ({})", sched_flag_names(&svc.scheduler, svc.flags));
     }
     if svc.flags.contains(ServiceFlags::PERSISTENT) {
         let _ = write!(out, " persistent {}", svc.timeout);
@@ -217,7 +186,7 @@ pub fn dest_line(
     names: &dyn Names,
 ) {
     let d = &de.destination;
-    let mut dname = addr_port(&d.addr, d.port, proto_lookup(key), names);
+    let mut dname = addr_port(&d.addr, d.port, lookup_protocol(key), names);
     if d.addr.is_ipv4() {
         cut(&mut dname, 28);
     }

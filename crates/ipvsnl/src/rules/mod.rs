@@ -32,7 +32,10 @@ mod save;
 pub mod text;
 
 pub use grammar::{parse_args, ArgError, Command, ListFormat, ListWhat};
-pub use save::{addr_port, destination_rule, service_rule, service_rule_label};
+pub use save::{
+    addr_port, destination_rule, lookup_protocol, sched_flag_names, service_rule,
+    service_rule_label,
+};
 
 /// Name resolution for the rules format: host and service names to
 /// addresses and ports when parsing, and back when printing.

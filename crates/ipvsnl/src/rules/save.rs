@@ -9,8 +9,15 @@ use crate::{
     ServiceKey, TunnelFlags, TunnelKind,
 };
 
-/// The protocol name used for service-name lookups (`getservbyport`).
-pub(crate) fn lookup_protocol(key: &ServiceKey) -> Option<&'static str> {
+/// The protocol name used for service-name lookups (`getservbyport`):
+/// `tcp`, `udp` or `sctp`; `None` for a fwmark service.
+///
+/// ```
+/// use ipvsnl::rules::lookup_protocol;
+/// use ipvsnl::ServiceKey;
+/// assert_eq!(lookup_protocol(&ServiceKey::udp("10.0.0.1".parse().unwrap(), 53)), Some("udp"));
+/// ```
+pub fn lookup_protocol(key: &ServiceKey) -> Option<&'static str> {
     match key {
         ServiceKey::Inet { protocol, .. } => match protocol {
             Protocol::Tcp => Some("tcp"),
@@ -87,7 +94,15 @@ pub fn service_rule_label(key: &ServiceKey, names: &dyn Names) -> String {
 
 /// The scheduler flags as ipvsadm names them for a scheduler:
 /// `sh-fallback,sh-port` for sh, `mh-...` for mh, `flag-N` otherwise.
-pub(crate) fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
+///
+/// ```
+/// use ipvsnl::rules::sched_flag_names;
+/// use ipvsnl::{Scheduler, ServiceFlags};
+/// let f = ServiceFlags::SCHED1 | ServiceFlags::SCHED2;
+/// assert_eq!(sched_flag_names(&Scheduler::SourceHashing, f), "sh-fallback,sh-port");
+/// assert_eq!(sched_flag_names(&Scheduler::RoundRobin, f), "flag-1,flag-2");
+/// ```
+pub fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
     let names: [&str; 3] = match scheduler.name() {
         "sh" => ["sh-fallback", "sh-port", ""],
         "mh" => ["mh-fallback", "mh-port", ""],
