@@ -12,6 +12,11 @@
 //! is destroyed (its teardown runs in the background). The end states are
 //! checked to be the same.
 //!
+//! The floor every client is measured against: a plain client, every
+//! request encoded before the clock starts, then 64 KiB of requests per
+//! `sendmsg` with one ACK asked for per batch and nothing else (the shape
+//! of the hand-written C client the issue measured).
+//!
 //! Prints a Markdown report: wall, user and sys seconds (getrusage of this
 //! process for ours, of the children for ipvsadm) and the ratios.
 //!
@@ -24,7 +29,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ipvsnl::sync::{plan, DrainLedger, PlanOptions, Syncer, Table};
-use ipvsnl::{Client, ClientOptions};
+use ipvsnl::wire::netlink_packet_core::{NetlinkMessage, NLMSG_ERROR, NLM_F_ACK, NLM_F_REQUEST};
+use ipvsnl::wire::netlink_packet_generic::GenlMessage;
+use ipvsnl::{Client, ClientOptions, Request};
 
 #[path = "../benches/support/netns.rs"]
 mod netns;
@@ -173,14 +180,14 @@ fn workload(rep: &mut Report, layout: Layout, services: u32, dests: u32, full: b
     );
     let pause = Duration::from_millis(u64::from(services * dests) / 10).max(Duration::from_secs(1));
     let want = desired(layout, services, dests);
-    let rules = plan(
+    let from_empty = plan(
         &Table::new(),
         &want,
         &PlanOptions::default(),
         &DrainLedger::new(),
         Instant::now(),
-    )
-    .to_rules();
+    );
+    let rules = from_empty.to_rules();
 
     // Cold create: ours.
     next_namespace(pause);
@@ -294,6 +301,100 @@ fn workload(rep: &mut Report, layout: Layout, services: u32, dests: u32, full: b
         theirs.same_settings(&ours_table),
     );
     drop(c);
+
+    // Cold create: the plain client's floor, same requests.
+    next_namespace(pause);
+    let (failed, t_plain) = plain_client(from_empty.requests());
+    rep.row(
+        &name,
+        "cold create",
+        "plain client (pre-encoded, 64 KiB per sendmsg, 1 ACK per batch)",
+        t_plain,
+        Some(t_ours),
+    );
+    let mut c = Client::new().expect("client");
+    let plain = listed(&mut c);
+    rep.check(
+        format!(
+            "{name}: the plain client created the same table ({failed} refused); ours took {:.2}x its wall time, {:.2}x its system time",
+            t_ours.wall / t_plain.wall,
+            t_ours.sys / t_plain.sys.max(1e-9),
+        ),
+        failed == 0 && plain.same_settings(&ours_table),
+    );
+    drop(c);
+}
+
+/// The plain client: encodes every request first (not timed), then sends
+/// batches of up to 64 KiB with only the last message of each asking for an
+/// ACK, and reads until that ACK (counting refusals on the way).
+fn plain_client(requests: &[Request]) -> (usize, Times) {
+    const BATCH: usize = 64 << 10;
+    let family = Client::new()
+        .and_then(|mut c| c.family_id())
+        .expect("family");
+    let mut sock =
+        netlink_sys::Socket::new(netlink_sys::protocols::NETLINK_GENERIC).expect("socket");
+    sock.bind_auto().expect("bind");
+    sock.connect(&netlink_sys::SocketAddr::new(0, 0))
+        .expect("connect");
+    // (bytes, seq of the last message) per batch.
+    let mut batches: Vec<(Vec<u8>, u32)> = Vec::new();
+    let mut current = Vec::with_capacity(BATCH);
+    let mut last_start = 0;
+    let mut seq = 0u32;
+    let mut close = |current: &mut Vec<u8>, last_start: usize, seq: u32| {
+        // Ask for an ACK on the batch's last message (flags at bytes 6..8).
+        let flags = NLM_F_REQUEST | NLM_F_ACK;
+        current[last_start + 6..last_start + 8].copy_from_slice(&flags.to_ne_bytes());
+        batches.push((std::mem::take(current), seq));
+    };
+    for r in requests {
+        let mut genl = GenlMessage::from_payload(r.to_message());
+        genl.set_resolved_family_id(family);
+        let mut msg = NetlinkMessage::from(genl);
+        msg.header.flags = NLM_F_REQUEST;
+        msg.header.sequence_number = seq + 1;
+        msg.finalize();
+        let len = msg.buffer_len();
+        if !current.is_empty() && current.len() + len > BATCH {
+            close(&mut current, last_start, seq);
+        }
+        seq += 1;
+        last_start = current.len();
+        current.resize(last_start + len, 0);
+        msg.serialize(&mut current[last_start..]);
+    }
+    if !current.is_empty() {
+        close(&mut current, last_start, seq);
+    }
+    ours(|| {
+        let mut refused = 0;
+        let mut buf = vec![0u8; 8192];
+        for (bytes, last) in &batches {
+            sock.send(bytes, 0).expect("send");
+            'batch: loop {
+                let n = sock.recv(&mut &mut buf[..], 0).expect("recv");
+                let mut at = 0;
+                while at + 20 <= n {
+                    let len = u32::from_ne_bytes(buf[at..at + 4].try_into().unwrap()) as usize;
+                    let kind = u16::from_ne_bytes([buf[at + 4], buf[at + 5]]);
+                    let seq = u32::from_ne_bytes(buf[at + 8..at + 12].try_into().unwrap());
+                    let code = i32::from_ne_bytes(buf[at + 16..at + 20].try_into().unwrap());
+                    if kind == NLMSG_ERROR {
+                        if code != 0 {
+                            refused += 1;
+                        }
+                        if seq == *last {
+                            break 'batch;
+                        }
+                    }
+                    at += (len.max(16) + 3) & !3;
+                }
+            }
+        }
+        refused
+    })
 }
 
 fn memory(rep: &mut Report) {
