@@ -302,6 +302,25 @@ fn workload(rep: &mut Report, layout: Layout, services: u32, dests: u32, full: b
     );
     drop(c);
 
+    // Cold create: the same requests through Client::apply alone (no
+    // listing, planning or cached view), to tell the pipeline's cost from
+    // the sync engine's.
+    next_namespace(pause);
+    let mut c = Client::new().expect("client");
+    let (outcomes, t_apply) = ours(|| c.apply(from_empty.requests()));
+    rep.row(
+        &name,
+        "cold create",
+        "ours, Client::apply of the planned requests",
+        t_apply,
+        Some(t_ours),
+    );
+    rep.check(
+        format!("{name}: Client::apply applied every request"),
+        outcomes.iter().all(Result::is_ok),
+    );
+    drop(c);
+
     // Cold create: the plain client's floor, same requests.
     next_namespace(pause);
     let (failed, t_plain) = plain_client(from_empty.requests());
@@ -316,9 +335,10 @@ fn workload(rep: &mut Report, layout: Layout, services: u32, dests: u32, full: b
     let plain = listed(&mut c);
     rep.check(
         format!(
-            "{name}: the plain client created the same table ({failed} refused); ours took {:.2}x its wall time, {:.2}x its system time",
+            "{name}: the plain client created the same table ({failed} refused); Syncer::sync took {:.2}x its wall time ({:.2}x its system time), Client::apply {:.2}x",
             t_ours.wall / t_plain.wall,
             t_ours.sys / t_plain.sys.max(1e-9),
+            t_apply.wall / t_plain.wall,
         ),
         failed == 0 && plain.same_settings(&ours_table),
     );

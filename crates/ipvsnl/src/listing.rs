@@ -20,7 +20,7 @@ use crate::{Client, DestinationEntry, Error, RequestKind, ServiceEntry, ServiceK
 impl Client {
     /// Every service, in the kernel's order.
     pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_services()
+        self.list_services(1)
     }
 
     /// One service; [`Error::is_not_found`] if there is none.
@@ -64,7 +64,7 @@ impl Client {
         &mut self,
         wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
-        let services = self.list_services()?;
+        let services = self.list_services(1)?;
         self.with_destinations(services, wanted)
     }
 
@@ -90,12 +90,15 @@ impl Client {
         Ok(out)
     }
 
-    /// Every service, each once. A dump too big for one part is taken
-    /// twice and the two merged (see [`keep_first`] for why a resumed dump
-    /// can miss or repeat entries).
-    pub(crate) fn list_services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+    /// Every service, each once, from `passes` service dumps merged (see
+    /// [`keep_first`] for why a resumed dump can miss or repeat entries:
+    /// a second pass catches what one missed, at the cost of a dump).
+    pub(crate) fn list_services(&mut self, passes: usize) -> Result<Vec<ServiceEntry>, Error> {
         let mut services = self.dump_services()?;
-        if services.len() > ONE_PART_SERVICES {
+        for _ in 1..passes {
+            if services.len() <= ONE_PART_SERVICES {
+                break;
+            }
             let again = self.dump_services()?;
             services.extend(again);
         }

@@ -223,8 +223,7 @@ impl Syncer {
     /// taken twice and the two merged; a service still missed is found
     /// when adding it fails (`EEXIST`) and corrected in the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
-        // Resumed dumps can miss entries: list_services reads big ones twice.
-        let services = client.list_services()?;
+        let services = client.list_services(2)?;
         let scope = &self.options.scope;
         let entries = client.with_destinations(services, |k| scope.contains(k))?;
         Ok(Table::from_entries(entries))
