@@ -29,12 +29,7 @@ fn sysctl<'a>(report: &'a Report, name: &str) -> &'a SysctlValue {
 }
 
 fn error_kinds(report: &Report) -> Vec<ProblemKind> {
-    report
-        .problems
-        .iter()
-        .filter(|p| p.severity == Severity::Error)
-        .map(|p| p.kind)
-        .collect()
+    report.errors().map(|p| p.kind).collect()
 }
 
 fn modprobe_ok(module: &str) {

@@ -50,12 +50,7 @@ fn release_dir() -> PathBuf {
 }
 
 fn error_kinds(report: &Report) -> Vec<ProblemKind> {
-    report
-        .problems
-        .iter()
-        .filter(|p| p.severity == Severity::Error)
-        .map(|p| p.kind)
-        .collect()
+    report.errors().map(|p| p.kind).collect()
 }
 
 /// The ipvs-doctor binary, when the script staged it.

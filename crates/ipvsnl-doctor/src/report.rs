@@ -366,10 +366,14 @@ impl Report {
     /// The verdict: IPVS is usable here with the required schedulers (no
     /// problem of severity [`Severity::Error`]).
     pub fn usable(&self) -> bool {
-        !self
-            .problems
+        self.errors().next().is_none()
+    }
+
+    /// The problems that make IPVS unusable (severity [`Severity::Error`]).
+    pub fn errors(&self) -> impl Iterator<Item = &Problem> {
+        self.problems
             .iter()
-            .any(|problem| problem.severity == Severity::Error)
+            .filter(|problem| problem.severity == Severity::Error)
     }
 
     /// Whether a problem of this kind was found.

@@ -157,12 +157,7 @@ fn kinds(report: &Report) -> Vec<(ProblemKind, Severity, String)> {
 }
 
 fn errors(report: &Report) -> Vec<ProblemKind> {
-    report
-        .problems
-        .iter()
-        .filter(|p| p.severity == Severity::Error)
-        .map(|p| p.kind)
-        .collect()
+    report.errors().map(|p| p.kind).collect()
 }
 
 #[test]
