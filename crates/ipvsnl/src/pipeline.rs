@@ -89,7 +89,7 @@ impl Client {
                     .map(|(r, done)| match done {
                         Some(done) => done,
                         None if unavailable => Err(Error::Unavailable),
-                        None => Err(Error::kernel(r.kind(), r.target(), errno)),
+                        None => Err(r.refused(errno)),
                     })
                     .collect();
             }
@@ -136,7 +136,7 @@ impl Client {
                     let errno = e.errno().unwrap_or(libc::EIO);
                     for (i, r) in requests.iter().enumerate() {
                         if results[i].is_none() {
-                            results[i] = Some(Err(Error::kernel(r.kind(), r.target(), errno)));
+                            results[i] = Some(Err(r.refused(errno)));
                         }
                     }
                     break;
@@ -146,9 +146,7 @@ impl Client {
         results
             .into_iter()
             .zip(requests)
-            .map(|(r, req)| {
-                r.unwrap_or_else(|| Err(Error::kernel(req.kind(), req.target(), libc::EIO)))
-            })
+            .map(|(r, req)| r.unwrap_or_else(|| Err(req.refused(libc::EIO))))
             .collect()
     }
 
@@ -239,7 +237,7 @@ impl Client {
                 match f.reply {
                     Reply::Error(e) => {
                         let r = &requests[i];
-                        results[i] = Some(Err(Error::kernel(r.kind(), r.target(), e)));
+                        results[i] = Some(Err(r.refused(e)));
                         if f.seq == last_seq && barriers.is_empty() {
                             finished = true;
                         }
@@ -268,7 +266,7 @@ impl Client {
             if results[i].is_none() {
                 results[i] = Some(if lost {
                     let r = &requests[i];
-                    Err(Error::kernel(r.kind(), r.target(), libc::ENOBUFS))
+                    Err(r.refused(libc::ENOBUFS))
                 } else {
                     Ok(())
                 });

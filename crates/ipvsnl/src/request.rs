@@ -171,6 +171,11 @@ impl Request {
         }
     }
 
+    /// The error for the kernel refusing this request with `errno`.
+    pub(crate) fn refused(&self, errno: i32) -> Error {
+        Error::kernel(self.kind(), self.target(), errno)
+    }
+
     /// Checks the request as the kernel would, before anything is sent.
     pub fn validate(&self) -> Result<(), Error> {
         match self {
