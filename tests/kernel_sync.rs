@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use ipvsnl::sync::{Drain, Outcome, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
-    ApplyOptions, Client, ClientOptions, Destination, Forward, Request, Scheduler, Service,
-    ServiceKey, Tunnel, TunnelKind,
+    AddressFamily, ApplyOptions, Client, ClientOptions, Destination, Forward, Request, Scheduler,
+    Service, ServiceKey, Tunnel, TunnelKind,
 };
 
 /// The kernel's service dump counts services of every namespace when it
@@ -419,6 +419,85 @@ fn lost_replies_are_accounted_for() {
         .iter()
         .any(|o| o.as_ref().err().and_then(|e| e.errno()) == Some(libc::ENOBUFS)));
     assert_eq!(tiny.services().unwrap().len(), 600);
+}
+
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn encoding_ahead_and_in_turn_give_the_same_outcomes() {
+    let _serial = serial();
+    fresh_netns();
+    // 3,000 requests over many small batches: 400 services with 5
+    // destinations each, where every 50th service is a duplicate (EEXIST),
+    // every 97th destination goes to a service that does not exist
+    // (ESRCH), and every 301st request is a fwmark 0 service (refused
+    // locally, never sent).
+    let mut reqs = Vec::new();
+    let mut expect = Vec::new();
+    for s in 1..=400u32 {
+        reqs.push(Request::AddService(
+            Service::new(key(s)).with_scheduler(Scheduler::RoundRobin),
+        ));
+        expect.push(None);
+        if s % 50 == 0 {
+            reqs.push(Request::AddService(Service::new(key(s))));
+            expect.push(Some(libc::EEXIST));
+        }
+    }
+    for s in 1..=400u32 {
+        for j in 0..5 {
+            let n = reqs.len();
+            if n % 97 == 0 {
+                reqs.push(Request::AddDestination(key(1000 + s), dest(s * 8 + j)));
+                expect.push(Some(libc::ESRCH));
+            } else if n % 301 == 0 {
+                reqs.push(Request::AddService(Service::new(ServiceKey::fwmark(
+                    0,
+                    AddressFamily::Inet,
+                ))));
+                expect.push(Some(0));
+            } else {
+                reqs.push(Request::AddDestination(key(s), dest(s * 8 + j)));
+                expect.push(None);
+            }
+        }
+    }
+    assert!(reqs.len() > 2000);
+    let outcome = |o: &Result<(), ipvsnl::Error>| match o {
+        Ok(()) => None,
+        Err(e) if e.is_invalid_input() => Some(0),
+        Err(e) => Some(e.errno().unwrap_or(-1)),
+    };
+    let mut c = Client::new().unwrap();
+    let mut tables = Vec::new();
+    for ahead in [true, false] {
+        let opts = ApplyOptions::default()
+            .with_max_batch_requests(64)
+            .with_encode_ahead(ahead);
+        let out = c.apply_with(&reqs, &opts);
+        let got: Vec<Option<i32>> = out.iter().map(outcome).collect();
+        assert_eq!(got, expect, "encode ahead: {ahead}");
+        tables.push(kernel_table(&mut c));
+        c.flush().unwrap();
+    }
+    assert_eq!(tables[0].len(), 400);
+    assert!(tables[0].same_settings(&tables[1]));
+    // Lost replies while encoding ahead: a tiny socket buffer and batches
+    // of refusals; every outcome is still accounted for.
+    let mut tiny = Client::with_options(ClientOptions::default().with_socket_buffer(4096)).unwrap();
+    let services: Vec<Request> = (1..=2500u32)
+        .map(|s| Request::AddService(Service::new(key(s))))
+        .collect();
+    let opts = ApplyOptions::default().with_max_batch_requests(1000);
+    assert!(tiny.apply_with(&services, &opts).iter().all(Result::is_ok));
+    let again = tiny.apply_with(&services, &opts.with_encode_ahead(true));
+    assert!(again.iter().all(|o| matches!(
+        o.as_ref().err().and_then(|e| e.errno()),
+        Some(libc::EEXIST) | Some(libc::ENOBUFS)
+    )));
+    assert!(again
+        .iter()
+        .any(|o| o.as_ref().err().and_then(|e| e.errno()) == Some(libc::ENOBUFS)));
+    assert_eq!(tiny.services().unwrap().len(), 2500);
 }
 
 fn key_addr(i: u32) -> String {

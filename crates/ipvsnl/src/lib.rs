@@ -34,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+mod batch;
 mod client;
 pub mod connections;
 mod decode;

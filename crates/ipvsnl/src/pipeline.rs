@@ -19,9 +19,9 @@
 //! guess. The sync engine then reads the affected services back.
 
 use ipvsnl_wire::netlink_packet_core::{NLMSG_NOOP, NLM_F_ACK, NLM_F_REQUEST};
-use ipvsnl_wire::write::{push_empty_message, set_message_flags, MessageStart};
+use ipvsnl_wire::write::push_empty_message;
 
-use crate::request::encode;
+use crate::batch::{Batch, Encoder, BARRIER_SEQS};
 use crate::transport::frame::{self, Reply};
 use crate::{Client, Error, Request};
 
@@ -35,6 +35,7 @@ use crate::{Client, Error, Request};
 #[non_exhaustive]
 pub struct ApplyOptions {
     max_batch_requests: Option<usize>,
+    encode_ahead: Option<bool>,
 }
 
 impl ApplyOptions {
@@ -50,6 +51,19 @@ impl ApplyOptions {
     /// The override in force, if any.
     pub fn max_batch_requests(&self) -> Option<usize> {
         self.max_batch_requests
+    }
+
+    /// Whether the next batch is encoded on a helper thread while the
+    /// kernel works through the current one. By default it is for a
+    /// large apply (thousands of requests) and not for a small one.
+    pub fn with_encode_ahead(mut self, yes: bool) -> Self {
+        self.encode_ahead = Some(yes);
+        self
+    }
+
+    /// The encode-ahead choice in force (`None`: decided by size).
+    pub fn encode_ahead(&self) -> Option<bool> {
+        self.encode_ahead
     }
 }
 
@@ -74,111 +88,160 @@ impl Client {
         requests: &[Request],
         options: &ApplyOptions,
     ) -> Vec<Result<(), Error>> {
-        let mut results: Vec<Option<Result<(), Error>>> = requests
-            .iter()
-            .map(|r| r.validate().err().map(Err))
-            .collect();
+        let mut results: Vec<Result<(), Error>> = requests.iter().map(Request::validate).collect();
+        let skip: Vec<bool> = results.iter().map(Result::is_err).collect();
         let family = match self.family_id() {
             Ok(f) => f,
             Err(e) => {
                 let unavailable = matches!(e, Error::Unavailable);
                 let errno = e.errno().unwrap_or(libc::EIO);
-                return requests
-                    .iter()
-                    .zip(results)
-                    .map(|(r, done)| match done {
-                        Some(done) => done,
-                        None if unavailable => Err(Error::Unavailable),
-                        None => Err(r.refused(errno)),
-                    })
-                    .collect();
+                for (r, out) in requests.iter().zip(results.iter_mut()) {
+                    if out.is_ok() {
+                        *out = Err(if unavailable {
+                            Error::Unavailable
+                        } else {
+                            r.refused(errno)
+                        });
+                    }
+                }
+                return results;
             }
         };
-        let mut max_requests = options
+        let max_requests = options
             .max_batch_requests
             .unwrap_or(self.max_batch_requests)
             .max(1);
-        let budget = self.opts.batch_bytes;
-        let mut batch = Vec::new();
-        let mut seqs = Vec::new();
-        let mut next = 0;
-        while next < requests.len() {
-            // Encode the next batch, counting its bytes exactly.
-            batch.clear();
-            seqs.clear();
-            self.tx.clear();
-            while next < requests.len() && batch.len() < max_requests {
-                if results[next].is_some() {
-                    next += 1;
-                    continue;
-                }
-                let seq = self.seq.wrapping_add(1).max(1);
-                let start = encode(&mut self.tx, family, seq, NLM_F_REQUEST, &requests[next]);
-                if self.tx.len() > budget && !batch.is_empty() {
-                    self.tx.truncate(start.offset());
-                    break;
-                }
-                self.seq = seq;
-                batch.push(next);
-                seqs.push((start, seq));
-                next += 1;
-            }
-            let Some(&(last_start, _)) = seqs.last() else {
-                continue;
-            };
-            // Only the last request asks for an acknowledgement.
-            set_message_flags(&mut self.tx, last_start, NLM_F_REQUEST | NLM_F_ACK);
-            match self.send_batch(family, requests, &batch, &seqs, &mut results) {
-                Ok(true) => {}
-                Ok(false) => max_requests = (max_requests / 2).max(1),
-                Err(e) => {
-                    // The socket failed: nothing more can be known or sent.
-                    let errno = e.errno().unwrap_or(libc::EIO);
-                    for (i, r) in requests.iter().enumerate() {
-                        if results[i].is_none() {
-                            results[i] = Some(Err(r.refused(errno)));
-                        }
-                    }
-                    break;
+        let mut encoder = Encoder::new(requests, &skip, family, self.opts.batch_bytes, self.seq);
+        let ahead = options
+            .encode_ahead
+            .unwrap_or(requests.len() >= ENCODE_AHEAD_FROM);
+        let failed = if ahead {
+            self.run_encoding_ahead(&mut encoder, requests, max_requests, &mut results)
+        } else {
+            self.run_in_turn(&mut encoder, requests, max_requests, &mut results)
+        };
+        self.seq = encoder.last_seq();
+        if let Some((from, e)) = failed {
+            // The socket failed: nothing from this batch on can be known.
+            // (Refusals already read stay as they are.)
+            let errno = e.errno().unwrap_or(libc::EIO);
+            for (r, out) in requests.iter().zip(results.iter_mut()).skip(from) {
+                if out.is_ok() {
+                    *out = Err(r.refused(errno));
                 }
             }
         }
         results
-            .into_iter()
-            .zip(requests)
-            .map(|(r, req)| r.unwrap_or_else(|| Err(req.refused(libc::EIO))))
-            .collect()
     }
 
-    /// Sends the encoded batch in `self.tx` and records every outcome.
+    /// Encodes a batch, sends it and reads its replies, then the next.
+    /// On a socket failure, returns the index of the first request whose
+    /// outcome is unknown, with the error.
+    fn run_in_turn(
+        &mut self,
+        encoder: &mut Encoder<'_>,
+        requests: &[Request],
+        mut max_requests: usize,
+        results: &mut [Result<(), Error>],
+    ) -> Option<(usize, Error)> {
+        let mut batch = Batch {
+            bytes: std::mem::take(&mut self.tx),
+            ..Batch::default()
+        };
+        let mut failed = None;
+        while encoder.fill(&mut batch, max_requests) {
+            match self.send_batch(requests, &batch, results) {
+                Ok(true) => {}
+                Ok(false) => max_requests = (max_requests / 2).max(1),
+                Err(e) => {
+                    failed = Some((batch.items[0], e));
+                    break;
+                }
+            }
+        }
+        self.tx = batch.bytes;
+        failed
+    }
+
+    /// The same, with the next batch encoded on a helper thread while the
+    /// kernel works through the current one (the kernel processes a batch
+    /// inside `sendmsg`, on this thread): two buffers take turns.
+    fn run_encoding_ahead(
+        &mut self,
+        encoder: &mut Encoder<'_>,
+        requests: &[Request],
+        max_requests: usize,
+        results: &mut [Result<(), Error>],
+    ) -> Option<(usize, Error)> {
+        use std::sync::mpsc::{channel, sync_channel};
+        std::thread::scope(|s| {
+            // Encoded batches to send; buffers back (with the batch size
+            // to use) to refill.
+            let (full_tx, full_rx) = sync_channel::<Batch>(1);
+            let (empty_tx, empty_rx) = channel::<(Batch, usize)>();
+            for _ in 0..2 {
+                let b = Batch {
+                    bytes: Vec::with_capacity(self.opts.batch_bytes + 4096),
+                    ..Batch::default()
+                };
+                // The receiver lives until the encoder ends: cannot fail.
+                let _ = empty_tx.send((b, max_requests));
+            }
+            let worker = s.spawn(move || {
+                while let Ok((mut b, max)) = empty_rx.recv() {
+                    if !encoder.fill(&mut b, max) || full_tx.send(b).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut max = max_requests;
+            let mut failed = None;
+            let mut unsent = 0;
+            for batch in full_rx.iter() {
+                unsent = batch.items.last().map_or(unsent, |i| i + 1);
+                match self.send_batch(requests, &batch, results) {
+                    Ok(true) => {}
+                    Ok(false) => max = (max / 2).max(1),
+                    Err(e) => {
+                        failed = Some((batch.items[0], e));
+                        break;
+                    }
+                }
+                if empty_tx.send((batch, max)).is_err() {
+                    break;
+                }
+            }
+            // Dropping both ends stops the encoder wherever it waits.
+            drop(empty_tx);
+            drop(full_rx);
+            // The encoder does not panic; if it did, its batches are the
+            // unsent ones, reported below as not applied.
+            if worker.join().is_err() && failed.is_none() {
+                if let Some(r) = requests.get(unsent) {
+                    let source = std::io::Error::other("the encoding thread panicked");
+                    failed = Some((unsent, self.io_error(r.kind(), source)));
+                }
+            }
+            failed
+        })
+    }
+
+    /// Sends one encoded batch and records every outcome in `results`.
     /// `Ok(false)` means replies were lost (ENOBUFS) and the batch size
     /// should shrink.
     fn send_batch(
         &mut self,
-        family: u16,
         requests: &[Request],
-        batch: &[usize],
-        seqs: &[(MessageStart, u32)],
-        results: &mut [Option<Result<(), Error>>],
+        batch: &Batch,
+        results: &mut [Result<(), Error>],
     ) -> Result<bool, Error> {
-        let kind = requests[batch[0]].kind();
-        let first_seq = seqs[0].1;
-        let last_seq = seqs[seqs.len() - 1].1;
-        // Sequence numbers of a batch are consecutive (wrapping, skipping 0).
-        let index_of = |seq: u32| -> Option<usize> {
-            let off = seq.wrapping_sub(first_seq) as usize;
-            let pos = if off < seqs.len() && seqs[off].1 == seq {
-                Some(off)
-            } else {
-                seqs.iter().position(|s| s.1 == seq)
-            };
-            pos.map(|p| batch[p])
-        };
+        let kind = requests[batch.items[0]].kind();
+        let mut answered = vec![false; batch.items.len()];
         self.sock
-            .send(&self.tx)
+            .send(&batch.bytes)
             .map_err(|e| self.io_error(kind, e))?;
         let mut lost = false;
-        let mut barriers: Vec<u32> = Vec::new();
+        let mut barriers = 0u32;
         let mut draining = false;
         loop {
             let n = match self.sock.recv(&mut self.rx) {
@@ -200,7 +263,7 @@ impl Client {
                 Err(e)
                     if draining
                         && matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOBUFS))
-                        && barriers.len() < 16 =>
+                        && barriers < BARRIER_SEQS =>
                 {
                     // Queue empty: send the barrier and wait for its ACK.
                     let timeout = if e.raw_os_error() == Some(libc::EAGAIN) {
@@ -211,13 +274,13 @@ impl Client {
                     self.sock
                         .set_timeout(timeout)
                         .map_err(|e| self.io_error(kind, e))?;
-                    let seq = self.next_seq();
                     // A no-op with an ACK request: the kernel skips it and
                     // acks, after everything sent before it.
                     let mut noop = Vec::with_capacity(16);
+                    let seq = batch.barrier(barriers);
                     push_empty_message(&mut noop, NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, seq);
                     self.sock.send(&noop).map_err(|e| self.io_error(kind, e))?;
-                    barriers.push(seq);
+                    barriers += 1;
                     continue;
                 }
                 Err(e) => {
@@ -225,28 +288,28 @@ impl Client {
                     return Err(self.io_error(kind, e));
                 }
             };
-            let frames = frame::frames(&self.rx[..n], family)
-                .map_err(|detail| Error::Decode { kind, detail })?;
+            let frames =
+                frame::frames(&self.rx[..n], 0).map_err(|detail| Error::Decode { kind, detail })?;
             let mut finished = false;
             for f in frames {
-                if barriers.contains(&f.seq) {
+                if barriers > 0 && batch.is_barrier(f.seq) {
                     finished = true;
                     continue;
                 }
-                let Some(i) = index_of(f.seq) else { continue };
+                let Some(at) = batch.position(f.seq) else {
+                    continue;
+                };
+                let last = f.seq == batch.last_seq && barriers == 0;
                 match f.reply {
                     Reply::Error(e) => {
-                        let r = &requests[i];
-                        results[i] = Some(Err(r.refused(e)));
-                        if f.seq == last_seq && barriers.is_empty() {
-                            finished = true;
-                        }
+                        let i = batch.items[at];
+                        results[i] = Err(requests[i].refused(e));
+                        answered[at] = true;
+                        finished |= last;
                     }
                     Reply::Ack => {
-                        results[i] = Some(Ok(()));
-                        if f.seq == last_seq && barriers.is_empty() {
-                            finished = true;
-                        }
+                        answered[at] = true;
+                        finished |= last;
                     }
                     _ => {}
                 }
@@ -262,19 +325,21 @@ impl Client {
         }
         // No error seen for a request means it was applied, unless replies
         // were lost: then its outcome is unknown.
-        for &i in batch {
-            if results[i].is_none() {
-                results[i] = Some(if lost {
-                    let r = &requests[i];
-                    Err(r.refused(libc::ENOBUFS))
-                } else {
-                    Ok(())
-                });
+        if lost {
+            for (&i, seen) in batch.items.iter().zip(&answered) {
+                if !seen {
+                    results[i] = Err(requests[i].refused(libc::ENOBUFS));
+                }
             }
         }
         Ok(!lost)
     }
 }
+
+/// From this many requests on, the next batch is encoded on a helper
+/// thread while the kernel works through the current one (below it, the
+/// thread would cost more than it saves).
+const ENCODE_AHEAD_FROM: usize = 2048;
 
 /// How long a receive waits while the queue is read out after `ENOBUFS`:
 /// the batch's replies are all queued already, so a wait this short that

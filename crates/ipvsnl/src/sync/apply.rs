@@ -404,9 +404,9 @@ impl Syncer {
     /// `current` out of scope, and the destinations still draining.
     fn converged_view(&self, current: &Table, desired: &Table) -> Table {
         let mut view = desired.clone();
-        for t in current.iter() {
-            if !self.options.scope.contains(&t.service.key) {
-                view.put(t.clone());
+        for key in current.keys() {
+            if !self.options.scope.contains(key) {
+                view.put_shared(current, key);
             }
         }
         for (key, addr, port) in self.ledger.keys() {

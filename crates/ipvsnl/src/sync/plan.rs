@@ -288,6 +288,12 @@ pub fn plan(
                     p.conflicts.push(w.service.key);
                     continue;
                 }
+                if std::ptr::eq(c, w) {
+                    // One shared entry (the cached view was cloned from
+                    // this desired table): the same, without comparing.
+                    p.unchanged += 1;
+                    continue;
+                }
                 let before = p.requests.len() + dest_ops.len();
                 if !service_matches(&c.service, &w.service) {
                     p.requests.push(Request::EditService(w.service.clone()));

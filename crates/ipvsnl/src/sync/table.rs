@@ -1,7 +1,8 @@
 //! [`Table`]: services with their destinations, as wanted or as found.
 
-use std::collections::btree_map::{self, BTreeMap};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use crate::{Destination, Forward, Service, ServiceFlags, ServiceKey, TableEntry};
 
@@ -75,10 +76,13 @@ pub(crate) fn dest_id(d: &Destination) -> (IpAddr, u16) {
 /// assert_eq!(want.len(), 1);
 /// assert_eq!(want.destination_count(), 1);
 /// ```
+///
+/// Entries are shared, copied on write: cloning a table (as the sync
+/// engine does to remember what it wrote) copies no service.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Table {
-    services: BTreeMap<ServiceKey, TableService>,
+    services: BTreeMap<ServiceKey, Arc<TableService>>,
 }
 
 impl Table {
@@ -110,41 +114,52 @@ impl Table {
                 _ => out.push(d),
             }
         }
-        let key = service.key;
-        self.services.insert(
-            key,
-            TableService {
-                service,
-                destinations: out,
-            },
-        );
+        self.put(TableService {
+            service,
+            destinations: out,
+        });
     }
 
     /// Removes a service; returns it if it was there.
     pub fn remove(&mut self, key: &ServiceKey) -> Option<TableService> {
-        self.services.remove(key)
+        self.services
+            .remove(key)
+            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// The service with this key.
     pub fn get(&self, key: &ServiceKey) -> Option<&TableService> {
-        self.services.get(key)
+        self.services.get(key).map(|e| &**e)
     }
 
+    /// The service with this key, for a change (copied first if another
+    /// table shares it).
     pub(crate) fn get_mut(&mut self, key: &ServiceKey) -> Option<&mut TableService> {
-        self.services.get_mut(key)
+        self.services.get_mut(key).map(Arc::make_mut)
     }
 
     pub(crate) fn put(&mut self, entry: TableService) {
-        self.services.insert(entry.service.key, entry);
+        self.services.insert(entry.service.key, Arc::new(entry));
+    }
+
+    /// Adds the entry of another table, shared.
+    pub(crate) fn put_shared(&mut self, from: &Table, key: &ServiceKey) {
+        if let Some(e) = from.services.get(key) {
+            self.services.insert(*key, Arc::clone(e));
+        }
     }
 
     /// Every service, in key order.
-    pub fn iter(&self) -> btree_map::Values<'_, ServiceKey, TableService> {
-        self.services.values()
+    pub fn iter(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = &TableService> + ExactSizeIterator + Clone + '_ {
+        self.services.values().map(|e| &**e)
     }
 
     /// Every key, in order.
-    pub fn keys(&self) -> btree_map::Keys<'_, ServiceKey, TableService> {
+    pub fn keys(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = &ServiceKey> + ExactSizeIterator + Clone + '_ {
         self.services.keys()
     }
 
