@@ -170,11 +170,18 @@ const ONE_PART_SERVICES: usize = 8;
 /// artifact. (An entry can also be skipped that way; the sync engine lists
 /// twice for that reason.)
 fn keep_first<T, K: std::hash::Hash + Eq>(entries: &mut Vec<T>, key: impl Fn(&T) -> K) {
-    if entries.len() < 2 {
-        return;
+    let n = entries.len();
+    // A few entries (a service's destinations, typically) are compared
+    // pairwise first: nothing is allocated unless there is a repeat.
+    let maybe_repeats = n > 32
+        || (1..n).any(|i| {
+            let k = key(&entries[i]);
+            entries[..i].iter().any(|e| key(e) == k)
+        });
+    if maybe_repeats {
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        entries.retain(|e| seen.insert(key(e)));
     }
-    let mut seen = std::collections::HashSet::with_capacity(entries.len());
-    entries.retain(|e| seen.insert(key(e)));
 }
 
 #[cfg(test)]
@@ -186,5 +193,12 @@ mod tests {
         let mut v = vec![(1, 'a'), (2, 'b'), (1, 'c'), (3, 'd'), (2, 'e')];
         keep_first(&mut v, |e| e.0);
         assert_eq!(v, vec![(1, 'a'), (2, 'b'), (3, 'd')]);
+        // Past the pairwise size too, and a list without repeats untouched.
+        let mut long: Vec<u32> = (0..100).chain([5, 99, 0]).collect();
+        keep_first(&mut long, |e| *e);
+        assert_eq!(long, (0..100).collect::<Vec<_>>());
+        let mut few = vec![3, 1, 2];
+        keep_first(&mut few, |e| *e);
+        assert_eq!(few, vec![3, 1, 2]);
     }
 }
