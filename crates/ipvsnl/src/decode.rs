@@ -18,6 +18,16 @@ use crate::{
 /// Why a reply could not be turned into the model.
 pub(crate) type DecodeResult<T> = Result<T, String>;
 
+/// How much of a listed service or destination to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// Everything, counters included.
+    Full,
+    /// Settings and connection counts, not the traffic counters (left at
+    /// zero): what the sync engine plans with.
+    Settings,
+}
+
 /// The wire crate's error (it names the attribute) as this module's.
 fn wire(e: DecodeError) -> String {
     e.to_string()
@@ -67,15 +77,15 @@ fn stats_of<'a>(
 
 /// The service of a reply's attribute bytes (a service dump part, or the
 /// reply to a get).
-pub(crate) fn service_reply(attrs: &[u8]) -> DecodeResult<ServiceEntry> {
+pub(crate) fn service_reply(attrs: &[u8], detail: Detail) -> DecodeResult<ServiceEntry> {
     let view = ServiceView::find(attrs)
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_SERVICE in the reply")?;
-    service_entry(&view)
+    service_entry(&view, detail)
 }
 
 /// A listed service.
-pub(crate) fn service_entry(v: &ServiceView<'_>) -> DecodeResult<ServiceEntry> {
+pub(crate) fn service_entry(v: &ServiceView<'_>, detail: Detail) -> DecodeResult<ServiceEntry> {
     let raw_af = v
         .address_family()
         .map_err(wire)?
@@ -122,7 +132,10 @@ pub(crate) fn service_entry(v: &ServiceView<'_>) -> DecodeResult<ServiceEntry> {
     };
     Ok(ServiceEntry {
         service,
-        stats: stats_of(v.stats64(), || v.stats())?,
+        stats: match detail {
+            Detail::Full => stats_of(v.stats64(), || v.stats())?,
+            Detail::Settings => Stats::default(),
+        },
     })
 }
 
@@ -131,17 +144,19 @@ pub(crate) fn service_entry(v: &ServiceView<'_>) -> DecodeResult<ServiceEntry> {
 pub(crate) fn destination_reply(
     attrs: &[u8],
     service_family: AddressFamily,
+    detail: Detail,
 ) -> DecodeResult<DestinationEntry> {
     let view = DestView::find(attrs)
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
-    destination_entry(&view, service_family)
+    destination_entry(&view, service_family, detail)
 }
 
 /// A listed destination of a service of `service_family`.
 pub(crate) fn destination_entry(
     v: &DestView<'_>,
     service_family: AddressFamily,
+    detail: Detail,
 ) -> DecodeResult<DestinationEntry> {
     let u32_or_0 = |r: Result<Option<u32>, DecodeError>| r.map(Option::unwrap_or_default);
     // ADDR_FAMILY is absent before kernel 3.18 (and 0 means the service's).
@@ -176,7 +191,10 @@ pub(crate) fn destination_entry(
         active_conns: u32_or_0(v.active_conns()).map_err(wire)?,
         inactive_conns: u32_or_0(v.inactive_conns()).map_err(wire)?,
         persistent_conns: u32_or_0(v.persistent_conns()).map_err(wire)?,
-        stats: stats_of(v.stats64(), || v.stats())?,
+        stats: match detail {
+            Detail::Full => stats_of(v.stats64(), || v.stats())?,
+            Detail::Settings => Stats::default(),
+        },
     })
 }
 
@@ -468,7 +486,7 @@ mod tests {
                 Request::EditService(s.clone()),
             ] {
                 let (_, attrs) = through_bytes(&req);
-                assert_eq!(service_reply(&attrs).unwrap().service, s);
+                assert_eq!(service_reply(&attrs, Detail::Full).unwrap().service, s);
             }
             let d = destination(&mut r, s.key.family());
             for req in [
@@ -476,11 +494,14 @@ mod tests {
                 Request::EditDestination(s.key, d),
             ] {
                 let (_, attrs) = through_bytes(&req);
-                let back = destination_reply(&attrs, s.key.family()).unwrap();
+                let back = destination_reply(&attrs, s.key.family(), Detail::Full).unwrap();
                 assert_eq!(back.destination, d);
                 // The service key travels with it.
                 // (A key-only nest has no scheduler etc.; the key decodes.)
-                assert_eq!(service_reply(&attrs).unwrap().service.key, s.key);
+                assert_eq!(
+                    service_reply(&attrs, Detail::Full).unwrap().service.key,
+                    s.key
+                );
             }
             let y = daemon(&mut r);
             let back = sync_daemon(&owned(&Request::StartDaemon(y.clone()))).unwrap();
@@ -510,7 +531,7 @@ mod tests {
                 ServiceAttr::Stats64(vec![StatsAttr::U64(StatsField::Conns, 7)]),
             ])],
         ));
-        let e = service_reply(&svc).unwrap();
+        let e = service_reply(&svc, Detail::Full).unwrap();
         assert_eq!(e.service.key, ServiceKey::fwmark(9, AddressFamily::Inet6));
         assert_eq!(e.service.flags, ServiceFlags::PERSISTENT);
         assert_eq!(e.service.persistence_engine, None);
@@ -526,16 +547,26 @@ mod tests {
             ])],
         ));
         // No ADDR_FAMILY (before kernel 3.18): the service's.
-        let e = destination_reply(&dest, AddressFamily::Inet).unwrap();
+        let e = destination_reply(&dest, AddressFamily::Inet, Detail::Full).unwrap();
         assert_eq!(e.destination.addr, IpAddr::V4(Ipv4Addr::new(172, 16, 0, 9)));
         assert_eq!((e.active_conns, e.stats.in_bytes), (3, 1 << 40));
-        assert!(service_reply(&dest).is_err());
-        assert!(destination_reply(&svc, AddressFamily::Inet).is_err());
+        // Settings only: the same but for the traffic counters.
+        let bare = destination_reply(&dest, AddressFamily::Inet, Detail::Settings).unwrap();
+        assert_eq!((bare.destination, bare.active_conns), (e.destination, 3));
+        assert_eq!(bare.stats, Stats::default());
+        let bare = service_reply(&svc, Detail::Settings).unwrap();
+        assert_eq!(
+            bare.service.key,
+            ServiceKey::fwmark(9, AddressFamily::Inet6)
+        );
+        assert_eq!(bare.stats.conns, 0);
+        assert!(service_reply(&dest, Detail::Full).is_err());
+        assert!(destination_reply(&svc, AddressFamily::Inet, Detail::Full).is_err());
         // A bad width is an error naming the attribute, not a panic.
         let mut bad = dest.clone();
         // PORT's header follows the nest's (4) and ADDR (20); length 6 -> 5.
         bad[24..26].copy_from_slice(&5u16.to_ne_bytes());
-        let err = destination_reply(&bad, AddressFamily::Inet).unwrap_err();
+        let err = destination_reply(&bad, AddressFamily::Inet, Detail::Full).unwrap_err();
         assert!(err.contains("IPVS_DEST_ATTR_PORT"), "{err}");
     }
 
@@ -546,9 +577,9 @@ mod tests {
         };
         for f in frames {
             if let Reply::Data { command, attrs } = f.reply {
-                let _ = service_reply(attrs);
-                let _ = destination_reply(attrs, AddressFamily::Inet);
-                let _ = destination_reply(attrs, AddressFamily::Inet6);
+                let _ = service_reply(attrs, Detail::Full);
+                let _ = destination_reply(attrs, AddressFamily::Inet, Detail::Full);
+                let _ = destination_reply(attrs, AddressFamily::Inet6, Detail::Full);
                 if let Ok(m) = frame::decode(command, attrs) {
                     let _ = sync_daemon(&m.attrs);
                     let _ = info(&m.attrs);

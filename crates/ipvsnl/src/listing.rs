@@ -13,14 +13,14 @@
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
 
-use crate::decode::{self, DecodeResult};
+use crate::decode::{self, DecodeResult, Detail};
 use crate::request::push_service_nest;
 use crate::{Client, DestinationEntry, Error, RequestKind, ServiceEntry, ServiceKey, TableEntry};
 
 impl Client {
     /// Every service, in the kernel's order.
     pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_services(1)
+        self.list_services(1, Detail::Full)
     }
 
     /// One service; [`Error::is_not_found`] if there is none.
@@ -28,7 +28,7 @@ impl Client {
         key.validate()?;
         let kind = RequestKind::GetService;
         let mut replies = self.fetch(kind, IpvsCommand::GetService, Some(key), |attrs| {
-            decode::service_reply(attrs)
+            decode::service_reply(attrs, Detail::Full)
         })?;
         if replies.is_empty() {
             return Err(Error::Decode {
@@ -43,7 +43,7 @@ impl Client {
     /// An unknown service has none (the kernel does not say it is unknown).
     pub fn destinations(&mut self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> {
         key.validate()?;
-        self.list_destinations(key)
+        self.list_destinations(key, Detail::Full)
     }
 
     /// Every service with its destinations: one service dump, then one
@@ -64,8 +64,8 @@ impl Client {
         &mut self,
         wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
-        let services = self.list_services(1)?;
-        self.with_destinations(services, wanted)
+        let services = self.list_services(1, Detail::Full)?;
+        self.with_destinations(services, Detail::Full, wanted)
     }
 
     /// Listed services with the destinations of those `wanted` accepts
@@ -73,12 +73,13 @@ impl Client {
     pub(crate) fn with_destinations(
         &mut self,
         services: Vec<ServiceEntry>,
+        detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
         let mut out = Vec::with_capacity(services.len());
         for service in services {
             let destinations = if wanted(&service.service.key) {
-                self.list_destinations(&service.service.key)?
+                self.list_destinations(&service.service.key, detail)?
             } else {
                 Vec::new()
             };
@@ -93,25 +94,29 @@ impl Client {
     /// Every service, each once, from `passes` service dumps merged (see
     /// [`keep_first`] for why a resumed dump can miss or repeat entries:
     /// a second pass catches what one missed, at the cost of a dump).
-    pub(crate) fn list_services(&mut self, passes: usize) -> Result<Vec<ServiceEntry>, Error> {
-        let mut services = self.dump_services()?;
+    pub(crate) fn list_services(
+        &mut self,
+        passes: usize,
+        detail: Detail,
+    ) -> Result<Vec<ServiceEntry>, Error> {
+        let mut services = self.dump_services(detail)?;
         for _ in 1..passes {
             if services.len() <= ONE_PART_SERVICES {
                 break;
             }
-            let again = self.dump_services()?;
+            let again = self.dump_services(detail)?;
             services.extend(again);
         }
         keep_first(&mut services, |s| s.service.key);
         Ok(services)
     }
 
-    fn dump_services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+    fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
         self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
-            decode::service_reply,
+            |attrs| decode::service_reply(attrs, detail),
         )
     }
 
@@ -119,13 +124,14 @@ impl Client {
     pub(crate) fn list_destinations(
         &mut self,
         key: &ServiceKey,
+        detail: Detail,
     ) -> Result<Vec<DestinationEntry>, Error> {
         let family = key.family();
         let mut dests = self.fetch(
             RequestKind::ListDestinations,
             IpvsCommand::GetDest,
             Some(key),
-            |attrs| decode::destination_reply(attrs, family),
+            |attrs| decode::destination_reply(attrs, family, detail),
         )?;
         keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
         Ok(dests)

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::time::Instant;
 
+use crate::decode::Detail;
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
 use crate::sync::table::{
     dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
@@ -223,9 +224,11 @@ impl Syncer {
     /// taken twice and the two merged; a service still missed is found
     /// when adding it fails (`EEXIST`) and corrected in the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
-        let services = client.list_services(2)?;
+        // Settings and connection counts are all the planner reads.
+        let services = client.list_services(2, Detail::Settings)?;
         let scope = &self.options.scope;
-        let entries = client.with_destinations(services, |k| scope.contains(k))?;
+        let entries =
+            client.with_destinations(services, Detail::Settings, |k| scope.contains(k))?;
         Ok(Table::from_entries(entries))
     }
 
@@ -633,7 +636,7 @@ fn holds(t: &Table, r: &Request) -> bool {
 fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
     match client.service(key) {
         Ok(service) => {
-            let destinations = client.list_destinations(key)?;
+            let destinations = client.list_destinations(key, Detail::Settings)?;
             t.put(service_from_entry(TableEntry {
                 service,
                 destinations,
