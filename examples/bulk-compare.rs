@@ -18,10 +18,12 @@
 //!   destination dump per service, each destination parsed into a plain
 //!   struct pushed onto one `Vec`.
 //!
-//! Method. The same kernel work took 20-50 % longer in one run than in
-//! the next when each contestant ran once, after a different predecessor:
-//! qemu (TCG) shares the host's cores with whatever else runs there, and a
-//! namespace's teardown runs in the background. So:
+//! Method. Run once each, after a different predecessor's namespace, the
+//! contestants' times varied by 20-50 % from run to run, which made their
+//! ratios noise. Measured since: the teardown of a left namespace is over
+//! within 0.35 s (10000 x 5, flushed first or not), but the VM's speed
+//! itself varies (a fixed loop takes up to 2-3x longer at times: qemu runs
+//! on a host whose cores are shared). So:
 //!
 //! * Cold create runs in `--rounds N` rounds (default 3). In each round the
 //!   fast contestants (ours `Syncer::sync`, ours `Client::apply` of the
