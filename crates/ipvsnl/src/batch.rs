@@ -167,7 +167,7 @@ impl<'r> Encoder<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::frame::{frames, Reply};
+    use crate::transport::frame::{all_frames, Reply};
     use crate::{Destination, Service, ServiceKey};
 
     fn requests(n: u32) -> Vec<Request> {
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(items, want);
         let mut expect_seq = 42;
         for b in &batches {
-            let f = frames(&b.bytes, 0x22).unwrap();
+            let f = all_frames(&b.bytes, 0x22).unwrap();
             assert_eq!(f.len(), b.items.len());
             for (k, fr) in f.iter().enumerate() {
                 assert_eq!(fr.seq, expect_seq, "consecutive numbers");
@@ -253,7 +253,7 @@ mod tests {
         let batches = all(&mut enc, 1 << 20, 1000);
         assert_eq!(batches.len(), 1);
         let b = &batches[0];
-        let f = frames(&b.bytes, 0x22).unwrap();
+        let f = all_frames(&b.bytes, 0x22).unwrap();
         assert!(f.iter().all(|fr| fr.seq != 0));
         for (k, fr) in f.iter().enumerate() {
             assert_eq!(b.position(fr.seq), Some(k));

@@ -221,9 +221,8 @@ impl Client {
         let mut id = None;
         loop {
             let n = self.recv(kind)?;
-            for f in
-                frame::frames(&self.rx[..n], 0).map_err(|d| Error::Decode { kind, detail: d })?
-            {
+            for f in frame::frames(&self.rx[..n], 0) {
+                let f = f.map_err(|detail| Error::Decode { kind, detail })?;
                 if f.seq != seq {
                     continue;
                 }
@@ -337,9 +336,8 @@ impl Client {
         let mut out = Vec::new();
         loop {
             let n = self.recv(kind)?;
-            let frames = frame::frames(&self.rx[..n], family)
-                .map_err(|detail| Error::Decode { kind, detail })?;
-            for f in frames {
+            for f in frame::frames(&self.rx[..n], family) {
+                let f = f.map_err(|detail| Error::Decode { kind, detail })?;
                 if f.seq != seq {
                     continue; // a late reply to an earlier, abandoned request
                 }

@@ -462,7 +462,7 @@ mod tests {
     fn through_bytes(req: &Request) -> (u8, Vec<u8>) {
         let mut bytes = Vec::new();
         crate::request::encode(&mut bytes, 0x1234, 7, NLM_F_REQUEST | NLM_F_ACK, req);
-        let frames = frame::frames(&bytes, 0x1234).unwrap();
+        let frames = frame::all_frames(&bytes, 0x1234).unwrap();
         assert_eq!(frames.len(), 1);
         match frames[0].reply {
             Reply::Data { command, attrs } => (command, attrs.to_vec()),
@@ -572,7 +572,7 @@ mod tests {
 
     /// Runs every decoder on whatever parses; none may panic.
     fn decode_everything(datagram: &[u8]) {
-        let Ok(frames) = frame::frames(datagram, 0x1234) else {
+        let Ok(frames) = frame::all_frames(datagram, 0x1234) else {
             return;
         };
         for f in frames {

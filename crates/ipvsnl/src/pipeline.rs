@@ -288,10 +288,9 @@ impl Client {
                     return Err(self.io_error(kind, e));
                 }
             };
-            let frames =
-                frame::frames(&self.rx[..n], 0).map_err(|detail| Error::Decode { kind, detail })?;
             let mut finished = false;
-            for f in frames {
+            for f in frame::frames(&self.rx[..n], 0) {
+                let f = f.map_err(|detail| Error::Decode { kind, detail })?;
                 if barriers > 0 && batch.is_barrier(f.seq) {
                     finished = true;
                     continue;

@@ -77,51 +77,89 @@ pub(crate) struct Frame<'a> {
     pub reply: Reply<'a>,
 }
 
-/// Splits a received datagram into frames. `family` is the IPVS family id:
-/// messages of another type that are not control messages are ignored.
-pub(crate) fn frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, String> {
-    let mut out = Vec::new();
-    let mut offset = 0;
-    while offset < datagram.len() {
-        let rest = &datagram[offset..];
-        let buf = NetlinkBuffer::new_checked(rest)
-            .map_err(|e| format!("bad netlink header at byte {offset}: {e}"))?;
-        let len = buf.length() as usize;
-        let payload = &rest[16..len];
-        let reply = match buf.message_type() {
-            NLMSG_ERROR => {
-                let err = ErrorBuffer::new_checked(payload)
-                    .map_err(|e| format!("bad NLMSG_ERROR at byte {offset}: {e}"))?;
-                match err.code() {
-                    None => Reply::Ack,
-                    Some(code) => Reply::Error(code.get().saturating_abs()),
-                }
-            }
-            NLMSG_DONE => Reply::Done,
-            NLMSG_NOOP | NLMSG_OVERRUN => Reply::Ignored,
-            t if t == family => {
-                if payload.len() < GENL_HDRLEN {
-                    return Err(format!("IPVS message at byte {offset} too short"));
-                }
-                Reply::Data {
-                    command: payload[0],
-                    attrs: &payload[GENL_HDRLEN..],
-                }
-            }
-            GENL_ID_CTRL => family_id(&payload[GENL_HDRLEN.min(payload.len())..])
-                .map(Reply::FamilyId)
-                .unwrap_or(Reply::Ignored),
-            _ => Reply::Ignored,
-        };
-        out.push(Frame {
-            seq: buf.sequence_number(),
-            flags: buf.flags(),
-            reply,
-        });
-        // Messages are 4-byte aligned; a zero length would loop forever.
-        offset += (len.max(16) + 3) & !3;
+/// Splits a received datagram into frames, one at a time (nothing
+/// allocated). `family` is the IPVS family id: messages of another type
+/// that are not control messages are ignored. A malformed message is an
+/// error, after which the iterator ends.
+pub(crate) fn frames(datagram: &[u8], family: u16) -> Frames<'_> {
+    Frames {
+        datagram,
+        offset: 0,
+        family,
     }
-    Ok(out)
+}
+
+/// The iterator of [`frames`].
+#[derive(Debug)]
+pub(crate) struct Frames<'a> {
+    datagram: &'a [u8],
+    offset: usize,
+    family: u16,
+}
+
+impl<'a> Iterator for Frames<'a> {
+    type Item = Result<Frame<'a>, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.offset >= self.datagram.len() {
+            return None;
+        }
+        let offset = self.offset;
+        let frame = frame_at(&self.datagram[offset..], offset, self.family);
+        self.offset = match &frame {
+            // Messages are 4-byte aligned; a zero length would loop forever.
+            Ok((_, len)) => offset + ((len.max(&16) + 3) & !3),
+            Err(_) => self.datagram.len(),
+        };
+        Some(frame.map(|(f, _)| f))
+    }
+}
+
+/// The message at the start of `rest` (at byte `offset` of its datagram),
+/// with its length.
+fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize), String> {
+    let buf = NetlinkBuffer::new_checked(rest)
+        .map_err(|e| format!("bad netlink header at byte {offset}: {e}"))?;
+    let len = buf.length() as usize;
+    let payload = &rest[16..len];
+    let reply = match buf.message_type() {
+        NLMSG_ERROR => {
+            let err = ErrorBuffer::new_checked(payload)
+                .map_err(|e| format!("bad NLMSG_ERROR at byte {offset}: {e}"))?;
+            match err.code() {
+                None => Reply::Ack,
+                Some(code) => Reply::Error(code.get().saturating_abs()),
+            }
+        }
+        NLMSG_DONE => Reply::Done,
+        NLMSG_NOOP | NLMSG_OVERRUN => Reply::Ignored,
+        t if t == family => {
+            if payload.len() < GENL_HDRLEN {
+                return Err(format!("IPVS message at byte {offset} too short"));
+            }
+            Reply::Data {
+                command: payload[0],
+                attrs: &payload[GENL_HDRLEN..],
+            }
+        }
+        GENL_ID_CTRL => family_id(&payload[GENL_HDRLEN.min(payload.len())..])
+            .map(Reply::FamilyId)
+            .unwrap_or(Reply::Ignored),
+        _ => Reply::Ignored,
+    };
+    let frame = Frame {
+        seq: buf.sequence_number(),
+        flags: buf.flags(),
+        reply,
+    };
+    Ok((frame, len))
+}
+
+/// Every frame of a datagram, or the first error (for tests and small
+/// replies).
+#[cfg(test)]
+pub(crate) fn all_frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, String> {
+    frames(datagram, family).collect()
 }
 
 fn family_id(attrs: &[u8]) -> Option<u16> {
@@ -168,7 +206,7 @@ mod tests {
         let msg = IpvsMessage::new(IpvsCommand::SetConfig, vec![IpvsAttr::TimeoutUdp(5)]);
         push_request(&mut out, 0x22, 7, NLM_F_REQUEST | NLM_F_ACK, msg.clone());
         push_request(&mut out, 0x22, 8, NLM_F_REQUEST, msg.clone());
-        let frames = frames(&out, 0x22).unwrap();
+        let frames = all_frames(&out, 0x22).unwrap();
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0].seq, 7);
         assert_eq!(frames[1].seq, 8);
@@ -182,19 +220,19 @@ mod tests {
     fn acks_errors_and_garbage() {
         let mut d = ack(1, 0);
         d.extend(ack(2, -libc::EEXIST));
-        let f = frames(&d, 0x22).unwrap();
+        let f = all_frames(&d, 0x22).unwrap();
         assert_eq!(f[0].reply, Reply::Ack);
         assert_eq!(f[1].reply, Reply::Error(libc::EEXIST));
         // A length field that runs past the datagram is an error, not a panic.
         let mut bad = ack(3, 0);
         bad[0] = 200;
-        assert!(frames(&bad, 0x22).is_err());
-        assert!(frames(&[1, 2, 3], 0x22).is_err());
+        assert!(all_frames(&bad, 0x22).is_err());
+        assert!(all_frames(&[1, 2, 3], 0x22).is_err());
         // A truncated error payload.
         let mut short = ack(4, 0);
         short.truncate(18);
         short[0] = 18;
-        assert!(frames(&short, 0x22).is_err());
+        assert!(all_frames(&short, 0x22).is_err());
     }
 
     #[test]
@@ -213,7 +251,7 @@ mod tests {
         reply.extend_from_slice(&1u16.to_ne_bytes());
         reply.extend_from_slice(&0x23u16.to_ne_bytes());
         reply.extend_from_slice(&[0, 0]);
-        let f = frames(&reply, 0).unwrap();
+        let f = all_frames(&reply, 0).unwrap();
         assert_eq!(f[0].reply, Reply::FamilyId(0x23));
         assert!(out.windows(5).any(|w| w == b"IPVS\0"));
     }
