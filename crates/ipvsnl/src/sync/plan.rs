@@ -238,12 +238,16 @@ pub fn plan(
     now: Instant,
 ) -> Plan {
     let mut p = Plan::default();
+    // Destination requests come after every service request, in service
+    // order: those of changed services are collected here; those of added
+    // services (all of them adds, most of a cold start) are written
+    // straight into the plan at the end, without a copy.
     let mut dest_ops: Vec<Request> = Vec::new();
+    let mut dest_work: Vec<DestWork<'_>> = Vec::new();
     if current.is_empty() {
-        // From empty, everything is added: size the lists once.
+        // From empty, everything is added: size the list once.
         p.requests
             .reserve(desired.len() + desired.destination_count());
-        dest_ops.reserve(desired.destination_count());
     }
     let scope = &options.scope;
     let mut cur = current.iter().peekable();
@@ -272,12 +276,9 @@ pub fn plan(
                         continue;
                     }
                     p.requests.push(Request::AddService(w.service.clone()));
-                    let key = w.service.key;
-                    dest_ops.extend(
-                        w.destinations
-                            .iter()
-                            .map(|d| Request::AddDestination(key, d.destination)),
-                    );
+                    if !w.destinations.is_empty() {
+                        dest_work.push(DestWork::AddAll(w));
+                    }
                 }
             }
             std::cmp::Ordering::Equal => {
@@ -298,7 +299,11 @@ pub fn plan(
                 if !service_matches(&c.service, &w.service) {
                     p.requests.push(Request::EditService(w.service.clone()));
                 }
+                let from = dest_ops.len();
                 diff_destinations(c, w, options, ledger, now, &mut dest_ops, &mut p.draining);
+                if dest_ops.len() > from {
+                    dest_work.push(DestWork::Planned(from..dest_ops.len()));
+                }
                 if p.requests.len() + dest_ops.len() == before {
                     p.unchanged += 1;
                 }
@@ -306,8 +311,36 @@ pub fn plan(
         }
     }
     p.service_phase = p.requests.len();
-    p.requests.append(&mut dest_ops);
+    let adds: usize = dest_work
+        .iter()
+        .map(|w| match w {
+            DestWork::AddAll(t) => t.destinations.len(),
+            DestWork::Planned(_) => 0,
+        })
+        .sum();
+    p.requests.reserve(adds + dest_ops.len());
+    for work in dest_work {
+        match work {
+            DestWork::AddAll(w) => {
+                let key = w.service.key;
+                p.requests.extend(
+                    w.destinations
+                        .iter()
+                        .map(|d| Request::AddDestination(key, d.destination)),
+                );
+            }
+            DestWork::Planned(range) => p.requests.extend_from_slice(&dest_ops[range]),
+        }
+    }
     p
+}
+
+/// The destination requests of one service, in plan order.
+enum DestWork<'a> {
+    /// A service being added: every destination of it, added.
+    AddAll(&'a TableService),
+    /// A service being changed: these requests of the diff.
+    Planned(std::ops::Range<usize>),
 }
 
 fn diff_destinations(
