@@ -459,13 +459,7 @@ impl Bench {
         );
         progress(format_args!("{name}: preparing"));
         let want = desired(layout, services, dests);
-        let from_empty = plan(
-            &Table::new(),
-            &want,
-            &PlanOptions::default(),
-            &DrainLedger::new(),
-            Instant::now(),
-        );
+        let from_empty = plan_from_empty(&want);
         let rules = from_empty.to_rules();
         // Generic netlink family ids are global: resolved once.
         let family = ready_client().family_id().expect("family");
@@ -811,13 +805,7 @@ impl Bench {
         COUNTING.store(true, Ordering::Relaxed);
         let want = desired(Layout::Spread, 10_000, 5);
         let after_desired = LIVE.load(Ordering::Relaxed);
-        let p = plan(
-            &Table::new(),
-            &want,
-            &PlanOptions::default(),
-            &DrainLedger::new(),
-            Instant::now(),
-        );
+        let p = plan_from_empty(&want);
         let peak = PEAK.load(Ordering::Relaxed);
         let requests = p.len();
         drop(p);
@@ -1353,4 +1341,15 @@ fn main() {
         println!("{c}");
     }
     println!("BULK-COMPARE-END");
+}
+
+/// The plan that creates `want` in an empty table (default options).
+fn plan_from_empty(want: &Table) -> ipvsnl::sync::Plan {
+    plan(
+        &Table::new(),
+        want,
+        &PlanOptions::default(),
+        &DrainLedger::new(),
+        Instant::now(),
+    )
 }

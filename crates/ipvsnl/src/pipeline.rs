@@ -150,13 +150,10 @@ impl Client {
         };
         let mut failed = None;
         while encoder.fill(&mut batch, max_requests) {
-            match self.send_batch(requests, &batch, results) {
-                Ok(true) => {}
-                Ok(false) => max_requests = (max_requests / 2).max(1),
-                Err(e) => {
-                    failed = Some((batch.items[0], e));
-                    break;
-                }
+            let sent = self.send_batch(requests, &batch, results);
+            if let Err(e) = resize_after(sent, &mut max_requests) {
+                failed = Some((batch.items[0], e));
+                break;
             }
         }
         self.tx = batch.bytes;
@@ -199,13 +196,10 @@ impl Client {
             let mut unsent = 0;
             for batch in full_rx.iter() {
                 unsent = batch.items.last().map_or(unsent, |i| i + 1);
-                match self.send_batch(requests, &batch, results) {
-                    Ok(true) => {}
-                    Ok(false) => max = (max / 2).max(1),
-                    Err(e) => {
-                        failed = Some((batch.items[0], e));
-                        break;
-                    }
+                let sent = self.send_batch(requests, &batch, results);
+                if let Err(e) = resize_after(sent, &mut max) {
+                    failed = Some((batch.items[0], e));
+                    break;
                 }
                 if empty_tx.send((batch, max)).is_err() {
                     break;
@@ -333,6 +327,15 @@ impl Client {
         }
         Ok(!lost)
     }
+}
+
+/// Halves the batch size after a batch that lost replies; passes a
+/// socket failure on (nothing more can be sent then).
+fn resize_after(sent: Result<bool, Error>, max_requests: &mut usize) -> Result<(), Error> {
+    if !sent? {
+        *max_requests = (*max_requests / 2).max(1);
+    }
+    Ok(())
 }
 
 /// From this many requests on, the next batch is encoded on a helper
