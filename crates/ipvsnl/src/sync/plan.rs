@@ -319,6 +319,7 @@ pub fn plan(
         })
         .sum();
     p.requests.reserve(adds + dest_ops.len());
+    let mut planned = dest_ops.into_iter();
     for work in dest_work {
         match work {
             DestWork::AddAll(w) => {
@@ -329,7 +330,8 @@ pub fn plan(
                         .map(|d| Request::AddDestination(key, d.destination)),
                 );
             }
-            DestWork::Planned(range) => p.requests.extend_from_slice(&dest_ops[range]),
+            // The ranges come in order and cover the list: take each in turn.
+            DestWork::Planned(range) => p.requests.extend(planned.by_ref().take(range.len())),
         }
     }
     p

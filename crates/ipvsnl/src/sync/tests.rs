@@ -293,3 +293,57 @@ fn same_settings_ignores_connections_and_hashed() {
         .weight = 9;
     assert!(!a.same_settings(&b));
 }
+
+/// Added and changed services interleaved in key order: the destination
+/// phase follows the service order, each service's requests together, and
+/// replaying the plan on the current table gives the desired one.
+#[test]
+fn mixed_adds_and_changes_replay_to_the_desired_table() {
+    // Current: odd services 1..=39. Desired: every service 1..=40, the
+    // odd ones with a weight changed, a destination dropped and one added.
+    let mut cur = Table::new();
+    let mut want = Table::new();
+    for s in 1..=40u32 {
+        let dests: Vec<Destination> = (0..3).map(|d| dest(s * 10 + d)).collect();
+        let svc = Service::new(key(s)).with_scheduler(Scheduler::RoundRobin);
+        if s % 2 == 1 {
+            cur.insert(svc.clone(), dests.clone());
+            let mut changed = vec![dests[0].with_weight(7), dests[1], dest(s * 10 + 5)];
+            changed.reverse();
+            want.insert(svc, changed);
+        } else {
+            want.insert(svc, dests);
+        }
+    }
+    let p = run(&cur, &want, &PlanOptions::default());
+    assert_eq!(p.service_phase(), 20);
+    let mut order = Vec::new();
+    let mut replayed = cur.clone();
+    for r in p.requests() {
+        match r {
+            Request::AddService(s) => replayed.insert(s.clone(), []),
+            Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
+                let e = replayed.get_mut(k).unwrap();
+                e.upsert(crate::sync::table::TableDestination {
+                    destination: *d,
+                    connections: 0,
+                });
+            }
+            Request::DeleteDestination(k, a, port) => replayed.get_mut(k).unwrap().remove(a, *port),
+            other => panic!("unexpected {other:?}"),
+        }
+        if let Request::AddDestination(k, _)
+        | Request::EditDestination(k, _)
+        | Request::DeleteDestination(k, _, _) = r
+        {
+            if order.last() != Some(k) {
+                order.push(*k);
+            }
+        }
+    }
+    let keys: Vec<ServiceKey> = want.keys().copied().collect();
+    assert_eq!(order, keys, "one run per service, in service order");
+    assert!(replayed.same_settings(&want));
+    // 20 adds + 60 destinations; 20 x (edit, delete, add).
+    assert_eq!(p.len(), 20 + 60 + 60);
+}
