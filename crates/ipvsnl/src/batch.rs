@@ -35,43 +35,34 @@ pub(crate) struct Batch {
 impl Batch {
     /// The position in [`Batch::items`] of the request answered by `seq`.
     pub(crate) fn position(&self, seq: u32) -> Option<usize> {
-        let mut s = self.first_seq;
-        // Consecutive numbers, skipping 0 on wrap: one step per request.
-        let off = seq.wrapping_sub(s) as usize;
-        if off < self.items.len() && !wrapped_between(s, seq) {
-            return Some(off);
-        }
-        for i in 0..self.items.len() {
-            if s == seq {
-                return Some(i);
-            }
-            s = next_seq(s);
-        }
-        None
+        let at = usize::try_from(steps(self.first_seq, seq)?).ok()?;
+        (at < self.items.len()).then_some(at)
     }
 
     /// Whether `seq` is one of this batch's barrier numbers.
     pub(crate) fn is_barrier(&self, seq: u32) -> bool {
-        let mut s = self.barrier_seq;
-        for _ in 0..BARRIER_SEQS {
-            if s == seq {
-                return true;
-            }
-            s = next_seq(s);
-        }
-        false
+        steps(self.barrier_seq, seq).is_some_and(|n| n < BARRIER_SEQS)
     }
 
     /// The barrier number `n` (below [`BARRIER_SEQS`]).
     pub(crate) fn barrier(&self, n: u32) -> u32 {
-        (0..n).fold(self.barrier_seq, |s, _| next_seq(s))
+        advance(self.barrier_seq, n)
     }
 }
 
-/// True when counting from `from` up to `to` passes 0 (which sequence
-/// numbering skips).
-fn wrapped_between(from: u32, to: u32) -> bool {
-    to < from
+/// How many numbers `to` comes after `from` (0 is skipped on wrap and is
+/// never anyone's number).
+fn steps(from: u32, to: u32) -> Option<u32> {
+    if to == 0 {
+        return None;
+    }
+    let n = to.wrapping_sub(from);
+    Some(if to < from { n - 1 } else { n })
+}
+
+/// The number `n` steps after `s`.
+fn advance(s: u32, n: u32) -> u32 {
+    (0..n).fold(s, |s, _| next_seq(s))
 }
 
 /// The sequence number after `s` (0 is never used: it marks kernel
@@ -159,7 +150,7 @@ impl<'r> Encoder<'r> {
         set_message_flags(&mut b.bytes, last, NLM_F_REQUEST | NLM_F_ACK);
         b.last_seq = seq;
         b.barrier_seq = next_seq(seq);
-        self.seq = (0..BARRIER_SEQS).fold(seq, |s, _| next_seq(s));
+        self.seq = advance(seq, BARRIER_SEQS);
         true
     }
 }
@@ -259,7 +250,10 @@ mod tests {
             assert_eq!(b.position(fr.seq), Some(k));
         }
         assert!(b.is_barrier(b.barrier(BARRIER_SEQS - 1)));
+        assert!(!b.is_barrier(b.barrier(BARRIER_SEQS)));
         assert_ne!(b.barrier(0), 0);
+        assert_eq!(b.position(0), None);
+        assert_eq!(b.position(b.first_seq.wrapping_sub(1)), None);
     }
 
     #[test]

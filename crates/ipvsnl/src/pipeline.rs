@@ -230,7 +230,9 @@ impl Client {
         results: &mut [Result<(), Error>],
     ) -> Result<bool, Error> {
         let kind = requests[batch.items[0]].kind();
-        let mut answered = vec![false; batch.items.len()];
+        // Only the last request asks for an ACK; the others are answered
+        // only when refused (then their result is an error).
+        let mut last_acked = false;
         self.sock
             .send(&batch.bytes)
             .map_err(|e| self.io_error(kind, e))?;
@@ -297,11 +299,10 @@ impl Client {
                     Reply::Error(e) => {
                         let i = batch.items[at];
                         results[i] = Err(requests[i].refused(e));
-                        answered[at] = true;
                         finished |= last;
                     }
                     Reply::Ack => {
-                        answered[at] = true;
+                        last_acked |= f.seq == batch.last_seq;
                         finished |= last;
                     }
                     _ => {}
@@ -319,8 +320,9 @@ impl Client {
         // No error seen for a request means it was applied, unless replies
         // were lost: then its outcome is unknown.
         if lost {
-            for (&i, seen) in batch.items.iter().zip(&answered) {
-                if !seen {
+            let unanswered = batch.items.len() - usize::from(last_acked);
+            for &i in &batch.items[..unanswered] {
+                if results[i].is_ok() {
                     results[i] = Err(requests[i].refused(libc::ENOBUFS));
                 }
             }

@@ -302,7 +302,7 @@ pub fn plan(
                 let from = dest_ops.len();
                 diff_destinations(c, w, options, ledger, now, &mut dest_ops, &mut p.draining);
                 if dest_ops.len() > from {
-                    dest_work.push(DestWork::Planned(from..dest_ops.len()));
+                    dest_work.push(DestWork::Planned(dest_ops.len() - from));
                 }
                 if p.requests.len() + dest_ops.len() == before {
                     p.unchanged += 1;
@@ -330,8 +330,8 @@ pub fn plan(
                         .map(|d| Request::AddDestination(key, d.destination)),
                 );
             }
-            // The ranges come in order and cover the list: take each in turn.
-            DestWork::Planned(range) => p.requests.extend(planned.by_ref().take(range.len())),
+            // The counts come in order and cover the list: take each in turn.
+            DestWork::Planned(n) => p.requests.extend(planned.by_ref().take(n)),
         }
     }
     p
@@ -341,8 +341,8 @@ pub fn plan(
 enum DestWork<'a> {
     /// A service being added: every destination of it, added.
     AddAll(&'a TableService),
-    /// A service being changed: these requests of the diff.
-    Planned(std::ops::Range<usize>),
+    /// A service being changed: the next this many requests of the diff.
+    Planned(usize),
 }
 
 fn diff_destinations(
