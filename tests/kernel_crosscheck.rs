@@ -248,22 +248,7 @@ fn what_ipvsadm_writes_the_library_lists() {
             "100",
         ],
         &["--set", "10", "20", "30"],
-        &[
-            "--start-daemon",
-            "master",
-            "--mcast-interface",
-            "lo",
-            "--syncid",
-            "5",
-            "--sync-maxlen",
-            "1000",
-            "--mcast-group",
-            "224.0.0.99",
-            "--mcast-port",
-            "7777",
-            "--mcast-ttl",
-            "2",
-        ],
+        MASTER_DAEMON_EVERY_OPTION,
     ];
     for args in cmds {
         ipvsadm_ok(args);
@@ -318,41 +303,21 @@ fn what_ipvsadm_writes_the_library_lists() {
         Destination::new(ip("10.1.0.3"), 8080).with_thresholds(7, 0),
     ];
     want_web.sort();
-    let mut got_web: Vec<Destination> = c
-        .destinations(&web)
-        .unwrap()
-        .into_iter()
-        .map(|d| d.destination)
-        .collect();
+    let mut got_web = settings_of(&mut c, &web);
     got_web.sort();
     assert_eq!(got_web, want_web);
-    let got: Vec<Destination> = c
-        .destinations(&dns6)
-        .unwrap()
-        .into_iter()
-        .map(|d| d.destination)
-        .collect();
+    let got = settings_of(&mut c, &dns6);
     assert_eq!(
         got,
         vec![Destination::new(ip("2001:db8::2"), 53)
             .with_forward(Forward::Tunnel(Tunnel::gre().with_flags(TunnelFlags::CSUM)))]
     );
-    let got: Vec<Destination> = c
-        .destinations(&mark)
-        .unwrap()
-        .into_iter()
-        .map(|d| d.destination)
-        .collect();
+    let got = settings_of(&mut c, &mark);
     assert_eq!(
         got,
         vec![Destination::new(ip("2001:db8::7"), 0).with_forward(Forward::Route)]
     );
-    let got: Vec<Destination> = c
-        .destinations(&sctp)
-        .unwrap()
-        .into_iter()
-        .map(|d| d.destination)
-        .collect();
+    let got = settings_of(&mut c, &sctp);
     assert_eq!(
         got,
         vec![Destination::new(ip("10.1.0.9"), 5001).with_weight(100)]
@@ -379,4 +344,13 @@ fn what_ipvsadm_writes_the_library_lists() {
     assert!(c.sync_daemons().unwrap().is_empty());
     ipvsadm_ok(&["-C"]);
     assert!(c.services().unwrap().is_empty());
+}
+
+/// The settings of a service's destinations, as listed.
+fn settings_of(c: &mut Client, key: &ServiceKey) -> Vec<Destination> {
+    c.destinations(key)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.destination)
+        .collect()
 }

@@ -256,3 +256,22 @@ pub fn command_as_nobody(program: &str) -> Command {
     cmd.uid(NOBODY).gid(NOBODY);
     cmd
 }
+
+/// ipvsadm's arguments for a master sync daemon with every option set (on
+/// `lo`, sync id 5, max length 1000, group 224.0.0.99, port 7777, TTL 2).
+pub const MASTER_DAEMON_EVERY_OPTION: &[&str] = &[
+    "--start-daemon",
+    "master",
+    "--mcast-interface",
+    "lo",
+    "--syncid",
+    "5",
+    "--sync-maxlen",
+    "1000",
+    "--mcast-group",
+    "224.0.0.99",
+    "--mcast-port",
+    "7777",
+    "--mcast-ttl",
+    "2",
+];

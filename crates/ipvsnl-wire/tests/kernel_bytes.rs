@@ -425,16 +425,7 @@ fn arbitrary_and_mutated_bytes_never_panic() {
         }
         let _ = Msg::deserialize(&bytes);
     }
-    let messages: Vec<Vec<u8>> = FIXTURES
-        .iter()
-        .flat_map(|f| datagrams(f.hex))
-        .flat_map(|d| {
-            split(&d)
-                .into_iter()
-                .map(<[u8]>::to_vec)
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let messages = fixture_messages();
     for _ in 0..20_000 {
         let mut m = messages[(r.next() % messages.len() as u64) as usize].clone();
         for _ in 0..1 + r.next() % 4 {
