@@ -13,8 +13,8 @@ use ipvsnl_wire::netlink_packet_core::{
 };
 use ipvsnl_wire::netlink_packet_generic::GenlMessage;
 use ipvsnl_wire::{
-    FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, ServiceView, StatsAttr, StatsField,
-    StatsView,
+    FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, ServiceValues, ServiceView,
+    StatsAttr, StatsField, StatsValues, StatsView,
 };
 
 const SERVICES: usize = 10_000;
@@ -136,6 +136,26 @@ fn view_all(bytes: &[u8]) -> usize {
     n
 }
 
+/// The same messages read in one pass each ([`ServiceValues`]), the 64-bit
+/// counters included.
+fn values_all(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    for m in messages(bytes) {
+        let v = ServiceValues::find(&m[20..])
+            .expect("kernel-shaped message parses")
+            .expect("a service nest");
+        let stats = StatsValues::read(v.stats64.expect("stats64"), "STATS64").expect("counters");
+        black_box(
+            StatsField::ALL
+                .iter()
+                .map(|f| stats.get(*f).unwrap_or(0))
+                .fold(0u64, u64::wrapping_add),
+        );
+        n += usize::from(v.address_family.is_some() && v.scheduler.is_some());
+    }
+    n
+}
+
 fn bench(c: &mut Criterion) {
     let msgs: Vec<_> = (0..SERVICES)
         .map(|i| frame(service_message(i), 1))
@@ -144,6 +164,7 @@ fn bench(c: &mut Criterion) {
     emit_all(&msgs, &mut bytes);
     assert_eq!(parse_all(&bytes), SERVICES);
     assert_eq!(view_all(&bytes), SERVICES);
+    assert_eq!(values_all(&bytes), SERVICES);
     let mut g = c.benchmark_group("service_dump_10k");
     g.throughput(Throughput::Elements(SERVICES as u64));
     g.bench_function("emit", |b| {
@@ -155,6 +176,9 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("parse", |b| {
         b.iter(|| black_box(parse_all(black_box(&bytes))))
+    });
+    g.bench_function("parse_values", |b| {
+        b.iter(|| black_box(values_all(black_box(&bytes))))
     });
     g.bench_function("parse_views", |b| {
         b.iter(|| black_box(view_all(black_box(&bytes))))

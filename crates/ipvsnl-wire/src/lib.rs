@@ -11,12 +11,14 @@
 //! including the IPv6 "netmask" (a prefix length) and the sync daemon's
 //! multicast port, is host order.
 //!
-//! Two ways to read: the owned attribute enums ([`IpvsMessage`] holds a
+//! Three ways to read: the owned attribute enums ([`IpvsMessage`] holds a
 //! `Vec` of them per nest), and zero-copy views ([`ServiceView`],
 //! [`DestView`], [`StatsView`]) that walk a nest once and decode each
-//! attribute on demand, for listings of thousands of objects. Both take
-//! their attribute numbers (the `IPVS_*_ATTR_*` constants) and payload
-//! readers from the same place. Requests can be written without building a
+//! attribute on demand, and one-pass values ([`ServiceValues`],
+//! [`DestValues`], [`StatsValues`]) that decode a whole nest in one walk,
+//! for listings of thousands of objects. All of them take their attribute
+//! numbers (the `IPVS_*_ATTR_*` constants) and payload readers from the
+//! same place. Requests can be written without building a
 //! message first with the [`write`] functions.
 //!
 //! The typed model (services, destinations, schedulers) lives in the
@@ -56,6 +58,7 @@ mod message;
 mod nest;
 mod service;
 mod stats;
+mod values;
 mod view;
 pub mod write;
 
@@ -67,6 +70,7 @@ pub use dest::{DestAttr, DestView};
 pub use message::{IpvsMessage, IPVS_GENL_NAME, IPVS_GENL_VERSION};
 pub use service::{FlagsMask, ServiceAttr, ServiceView};
 pub use stats::{StatsAttr, StatsField, StatsView};
+pub use values::{DestValues, ServiceValues, StatsValues};
 pub use view::find_attr;
 
 /// Re-exported so users need not name the matching versions themselves.

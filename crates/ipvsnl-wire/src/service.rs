@@ -150,38 +150,38 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for ServiceAttr {
 
 /// The payload of each attribute: width and byte order, for the owned
 /// parse and the view alike.
-mod read {
+pub(crate) mod read {
     use super::*;
 
-    pub(super) const STATS: &str = "IPVS_SVC_ATTR_STATS";
-    pub(super) const STATS64: &str = "IPVS_SVC_ATTR_STATS64";
+    pub(crate) const STATS: &str = "IPVS_SVC_ATTR_STATS";
+    pub(crate) const STATS64: &str = "IPVS_SVC_ATTR_STATS64";
 
     #[inline]
-    pub(super) fn af(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(crate) fn af(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_SVC_ATTR_AF")
     }
     #[inline]
-    pub(super) fn protocol(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(crate) fn protocol(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_SVC_ATTR_PROTOCOL")
     }
     #[inline]
-    pub(super) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
+    pub(crate) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
         addr16(v, "IPVS_SVC_ATTR_ADDR")
     }
     #[inline]
-    pub(super) fn port(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(crate) fn port(v: &[u8]) -> Result<u16, DecodeError> {
         u16_be(v, "IPVS_SVC_ATTR_PORT")
     }
     #[inline]
-    pub(super) fn fwmark(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(crate) fn fwmark(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_SVC_ATTR_FWMARK")
     }
     #[inline]
-    pub(super) fn sched_name(v: &[u8]) -> Result<&str, DecodeError> {
+    pub(crate) fn sched_name(v: &[u8]) -> Result<&str, DecodeError> {
         str_of(v, "IPVS_SVC_ATTR_SCHED_NAME")
     }
     #[inline]
-    pub(super) fn flags(v: &[u8]) -> Result<FlagsMask, DecodeError> {
+    pub(crate) fn flags(v: &[u8]) -> Result<FlagsMask, DecodeError> {
         if v.len() != 8 {
             return Err(DecodeError::from(format!(
                 "invalid IPVS_SVC_ATTR_FLAGS: expected 8 bytes, got {}",
@@ -194,15 +194,15 @@ mod read {
         })
     }
     #[inline]
-    pub(super) fn timeout(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(crate) fn timeout(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_SVC_ATTR_TIMEOUT")
     }
     #[inline]
-    pub(super) fn netmask(v: &[u8]) -> Result<[u8; 4], DecodeError> {
+    pub(crate) fn netmask(v: &[u8]) -> Result<[u8; 4], DecodeError> {
         raw4(v, "IPVS_SVC_ATTR_NETMASK")
     }
     #[inline]
-    pub(super) fn pe_name(v: &[u8]) -> Result<&str, DecodeError> {
+    pub(crate) fn pe_name(v: &[u8]) -> Result<&str, DecodeError> {
         str_of(v, "IPVS_SVC_ATTR_PE_NAME")
     }
 }

@@ -64,8 +64,17 @@ impl StatsField {
         }
     }
 
-    fn from_kind(kind: u16) -> Option<StatsField> {
-        StatsField::ALL.into_iter().find(|f| f.kind() == kind)
+    #[inline]
+    pub(crate) fn from_kind(kind: u16) -> Option<StatsField> {
+        // The numbers run from CONNS (1) to OUTBPS (10), in `ALL`'s order.
+        let at = usize::from(kind.checked_sub(IPVS_STATS_ATTR_CONNS)?);
+        StatsField::ALL.get(at).copied()
+    }
+
+    /// The field's place in [`StatsField::ALL`].
+    #[inline]
+    pub(crate) fn index(self) -> usize {
+        usize::from(self.kind() - IPVS_STATS_ATTR_CONNS)
     }
 
     /// The attribute's kernel name, for error messages.
@@ -167,7 +176,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for StatsAttr {
 /// payload: the same field is 32-bit in STATS and 64-bit in STATS64 (bytes
 /// are 64-bit in both).
 #[inline]
-fn read(f: StatsField, value: &[u8]) -> Result<(bool, u64), DecodeError> {
+pub(crate) fn read(f: StatsField, value: &[u8]) -> Result<(bool, u64), DecodeError> {
     Ok(if value.len() == 4 {
         (false, u64::from(u32_ne(value, f.name())?))
     } else {

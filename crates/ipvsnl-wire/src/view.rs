@@ -19,6 +19,20 @@ pub(crate) fn walk<'a>(
     what: &str,
     mut each: impl FnMut(u16, &'a [u8]),
 ) -> Result<(), DecodeError> {
+    try_walk(buf, what, |kind, value| {
+        each(kind, value);
+        Ok(())
+    })
+}
+
+/// [`walk`] with a callback that can refuse a payload: its error ends the
+/// walk and is returned as is.
+#[inline]
+pub(crate) fn try_walk<'a>(
+    buf: &'a [u8],
+    what: &str,
+    mut each: impl FnMut(u16, &'a [u8]) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
     let mut rest = buf;
     while !rest.is_empty() {
         let (len, kind) = match rest {
@@ -35,7 +49,7 @@ pub(crate) fn walk<'a>(
                 .unwrap_or_else(|| DecodeError::from("malformed attribute"));
             return Err(err).with_context(|| format!("malformed attribute in {what}"));
         };
-        each(kind, value);
+        each(kind, value)?;
         rest = rest
             .get((len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1)..)
             .unwrap_or_default();

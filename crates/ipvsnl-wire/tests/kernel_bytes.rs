@@ -448,9 +448,10 @@ fn arbitrary_and_mutated_bytes_never_panic() {
     }
 }
 
-// The zero-copy views against the owned parse: on every captured message,
-// and on random and mutated bytes, whatever the owned parse accepts the
-// views read to the same values (and nothing panics either way).
+// The zero-copy views and the one-pass values against the owned parse: on
+// every captured message, and on random and mutated bytes, whatever the
+// owned parse accepts the views and the values read to the same values (and
+// nothing panics either way).
 
 use ipvsnl_wire::netlink_packet_core::{DecodeError, Nla};
 use ipvsnl_wire::*;
@@ -586,6 +587,62 @@ fn dest_view(v: &DestView<'_>) -> Canon {
     c
 }
 
+fn some<T: std::fmt::Debug>(c: &mut Canon, kind: u16, v: Option<T>) {
+    if let Some(v) = v {
+        c.push((kind, text(v)));
+    }
+}
+
+fn some_stats(c: &mut Canon, kind: u16, nest: Option<&[u8]>) {
+    if let Some(nest) = nest {
+        let v = StatsValues::read(nest, "stats").unwrap();
+        let pairs: Vec<(StatsField, u64)> = StatsField::ALL
+            .into_iter()
+            .filter_map(|f| v.get(f).map(|x| (f, x)))
+            .collect();
+        c.push((kind, text(pairs)));
+    }
+}
+
+fn service_values(v: &ServiceValues<'_>) -> Canon {
+    let mut c = Canon::new();
+    some(&mut c, IPVS_SVC_ATTR_AF, v.address_family);
+    some(&mut c, IPVS_SVC_ATTR_PROTOCOL, v.protocol);
+    some(&mut c, IPVS_SVC_ATTR_ADDR, v.address);
+    some(&mut c, IPVS_SVC_ATTR_PORT, v.port);
+    some(&mut c, IPVS_SVC_ATTR_FWMARK, v.fwmark);
+    some(&mut c, IPVS_SVC_ATTR_SCHED_NAME, v.scheduler);
+    some(&mut c, IPVS_SVC_ATTR_FLAGS, v.flags);
+    some(&mut c, IPVS_SVC_ATTR_TIMEOUT, v.timeout);
+    some(&mut c, IPVS_SVC_ATTR_NETMASK, v.netmask);
+    some_stats(&mut c, IPVS_SVC_ATTR_STATS, v.stats);
+    some(&mut c, IPVS_SVC_ATTR_PE_NAME, v.persistence_engine);
+    some_stats(&mut c, IPVS_SVC_ATTR_STATS64, v.stats64);
+    c.sort();
+    c
+}
+
+fn dest_values(v: &DestValues<'_>) -> Canon {
+    let mut c = Canon::new();
+    some(&mut c, IPVS_DEST_ATTR_ADDR, v.address);
+    some(&mut c, IPVS_DEST_ATTR_PORT, v.port);
+    some(&mut c, IPVS_DEST_ATTR_FWD_METHOD, v.forward_method);
+    some(&mut c, IPVS_DEST_ATTR_WEIGHT, v.weight);
+    some(&mut c, IPVS_DEST_ATTR_U_THRESH, v.upper_threshold);
+    some(&mut c, IPVS_DEST_ATTR_L_THRESH, v.lower_threshold);
+    some(&mut c, IPVS_DEST_ATTR_ACTIVE_CONNS, v.active_conns);
+    some(&mut c, IPVS_DEST_ATTR_INACT_CONNS, v.inactive_conns);
+    some(&mut c, IPVS_DEST_ATTR_PERSIST_CONNS, v.persistent_conns);
+    some_stats(&mut c, IPVS_DEST_ATTR_STATS, v.stats);
+    some(&mut c, IPVS_DEST_ATTR_ADDR_FAMILY, v.address_family);
+    some_stats(&mut c, IPVS_DEST_ATTR_STATS64, v.stats64);
+    some(&mut c, IPVS_DEST_ATTR_TUN_TYPE, v.tunnel_type);
+    some(&mut c, IPVS_DEST_ATTR_TUN_PORT, v.tunnel_port);
+    some(&mut c, IPVS_DEST_ATTR_TUN_FLAGS, v.tunnel_flags);
+    c.sort();
+    c
+}
+
 /// Calls every getter, ignoring what it says: it must not panic.
 fn touch_views(attrs: &[u8]) {
     fn stats(s: Result<Option<StatsView<'_>>, DecodeError>) {
@@ -610,10 +667,17 @@ fn touch_views(attrs: &[u8]) {
         stats(v.stats());
         stats(v.stats64());
     }
+    let values_stats = |nest: Option<&[u8]>| nest.map(|n| StatsValues::read(n, "stats"));
+    if let Ok(Some(v)) = ServiceValues::find(attrs) {
+        let _ = (values_stats(v.stats), values_stats(v.stats64));
+    }
+    if let Ok(Some(v)) = DestValues::find(attrs) {
+        let _ = (values_stats(v.stats), values_stats(v.stats64));
+    }
 }
 
-/// Compares the views with the owned parse of one message's attribute
-/// bytes; returns how many nests were compared.
+/// Compares the views and the values with the owned parse of one message's
+/// attribute bytes; returns how many nests were compared (each both ways).
 fn views_agree(command: u8, attrs: &[u8]) -> usize {
     touch_views(attrs);
     let header = GenlHeader {
@@ -635,6 +699,16 @@ fn views_agree(command: u8, attrs: &[u8]) -> usize {
         _ => None,
     });
     let accepted = "the owned parse accepted the message";
+    agree(
+        service.clone(),
+        ServiceValues::find(attrs).expect(accepted),
+        service_values,
+    );
+    agree(
+        dest.clone(),
+        DestValues::find(attrs).expect(accepted),
+        dest_values,
+    );
     agree(
         service,
         ServiceView::find(attrs).expect(accepted),

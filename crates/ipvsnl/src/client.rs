@@ -336,6 +336,9 @@ impl Client {
         let mut out = Vec::new();
         loop {
             let n = self.recv(kind)?;
+            // Room for every message of the datagram at once (a dump's
+            // part is typically all of a service's destinations).
+            out.reserve(frame::message_count(&self.rx[..n]));
             for f in frame::frames(&self.rx[..n], family) {
                 let f = f.map_err(|detail| Error::Decode { kind, detail })?;
                 if f.seq != seq {

@@ -1,13 +1,13 @@
 //! Kernel messages to the typed model: the one place that turns what the
 //! wire crate reads into services, destinations and the rest. Pure: every
-//! function takes parsed attributes (the zero-copy views for listings, the
+//! function takes parsed attributes (the one-pass values for listings, the
 //! owned attributes for the small replies) and never panics on what the
 //! kernel sends.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipvsnl_wire::netlink_packet_core::DecodeError;
-use ipvsnl_wire::{DaemonAttr, DestView, IpvsAttr, ServiceView, StatsField, StatsView};
+use ipvsnl_wire::{DaemonAttr, DestValues, IpvsAttr, ServiceValues, StatsField, StatsValues};
 
 use crate::{
     AddressFamily, DaemonRole, Destination, DestinationEntry, Forward, Info, Netmask, Protocol,
@@ -40,102 +40,84 @@ fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
     }
 }
 
-/// Stats from `STATS64` if present, else from the 32-bit `STATS` (read
-/// only then).
-fn stats_of<'a>(
-    stats64: Result<Option<StatsView<'a>>, DecodeError>,
-    stats: impl FnOnce() -> Result<Option<StatsView<'a>>, DecodeError>,
+/// The model's counters from an object's two counter nests, each with its
+/// name for errors: `STATS64` if the kernel sent it (4.1+), else the 32-bit
+/// `STATS` (read only then), else zeros; zeros too when `detail` asks for
+/// settings only.
+fn stats_of(
+    detail: Detail,
+    stats64: (Option<&[u8]>, &str),
+    stats: (Option<&[u8]>, &str),
 ) -> DecodeResult<Stats> {
-    let mut out = Stats::default();
-    let view = match stats64.map_err(wire)? {
-        Some(view) => view,
-        None => match stats().map_err(wire)? {
-            Some(view) => view,
-            None => return Ok(out),
-        },
-    };
-    for field in StatsField::ALL {
-        let slot = match field {
-            StatsField::Conns => &mut out.conns,
-            StatsField::InPkts => &mut out.in_packets,
-            StatsField::OutPkts => &mut out.out_packets,
-            StatsField::InBytes => &mut out.in_bytes,
-            StatsField::OutBytes => &mut out.out_bytes,
-            StatsField::Cps => &mut out.cps,
-            StatsField::InPps => &mut out.in_pps,
-            StatsField::OutPps => &mut out.out_pps,
-            StatsField::InBps => &mut out.in_bps,
-            StatsField::OutBps => &mut out.out_bps,
-            _ => continue,
-        };
-        if let Some(v) = view.get(field).map_err(wire)? {
-            *slot = v;
-        }
+    let values = match (detail, stats64, stats) {
+        (Detail::Settings, ..) | (_, (None, _), (None, _)) => return Ok(Stats::default()),
+        (_, (Some(nest), what), _) | (_, _, (Some(nest), what)) => StatsValues::read(nest, what),
     }
-    Ok(out)
+    .map_err(wire)?;
+    let get = |f| values.get(f).unwrap_or(0);
+    Ok(Stats {
+        conns: get(StatsField::Conns),
+        in_packets: get(StatsField::InPkts),
+        out_packets: get(StatsField::OutPkts),
+        in_bytes: get(StatsField::InBytes),
+        out_bytes: get(StatsField::OutBytes),
+        cps: get(StatsField::Cps),
+        in_pps: get(StatsField::InPps),
+        out_pps: get(StatsField::OutPps),
+        in_bps: get(StatsField::InBps),
+        out_bps: get(StatsField::OutBps),
+    })
 }
 
 /// The service of a reply's attribute bytes (a service dump part, or the
 /// reply to a get).
 pub(crate) fn service_reply(attrs: &[u8], detail: Detail) -> DecodeResult<ServiceEntry> {
-    let view = ServiceView::find(attrs)
+    let values = ServiceValues::find(attrs)
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_SERVICE in the reply")?;
-    service_entry(&view, detail)
+    service_entry(&values, detail)
 }
 
-/// A listed service.
-pub(crate) fn service_entry(v: &ServiceView<'_>, detail: Detail) -> DecodeResult<ServiceEntry> {
-    let raw_af = v
-        .address_family()
-        .map_err(wire)?
-        .ok_or("service without IPVS_SVC_ATTR_AF")?;
+/// A listed service, from its nest's values.
+fn service_entry(v: &ServiceValues<'_>, detail: Detail) -> DecodeResult<ServiceEntry> {
+    let raw_af = v.address_family.ok_or("service without IPVS_SVC_ATTR_AF")?;
     let family = AddressFamily::from_raw(raw_af)
         .ok_or_else(|| format!("service of unknown address family {raw_af}"))?;
-    let key = match v.fwmark().map_err(wire)? {
+    let key = match v.fwmark {
         Some(mark) if mark != 0 => ServiceKey::Fwmark { mark, family },
         _ => ServiceKey::Inet {
             protocol: Protocol::from_raw(
-                v.protocol()
-                    .map_err(wire)?
-                    .ok_or("service without IPVS_SVC_ATTR_PROTOCOL")?,
+                v.protocol.ok_or("service without IPVS_SVC_ATTR_PROTOCOL")?,
             ),
             addr: ip_of(
-                v.address()
-                    .map_err(wire)?
-                    .ok_or("service without IPVS_SVC_ATTR_ADDR")?,
+                v.address.ok_or("service without IPVS_SVC_ATTR_ADDR")?,
                 family,
             ),
-            port: v
-                .port()
-                .map_err(wire)?
-                .ok_or("service without IPVS_SVC_ATTR_PORT")?,
+            port: v.port.ok_or("service without IPVS_SVC_ATTR_PORT")?,
         },
     };
-    let scheduler = v.scheduler().map_err(wire)?.unwrap_or_default();
-    let flags = v.flags().map_err(wire)?.map_or(0, |f| f.flags);
     let service = Service {
         key,
-        scheduler: Scheduler::from_kernel(scheduler.to_owned()),
-        flags: ServiceFlags::from_bits_retain(flags) - ServiceFlags::HASHED,
-        timeout: v.timeout().map_err(wire)?.unwrap_or(0),
+        scheduler: Scheduler::from_kernel(v.scheduler.unwrap_or_default().to_owned()),
+        flags: ServiceFlags::from_bits_retain(v.flags.map_or(0, |f| f.flags))
+            - ServiceFlags::HASHED,
+        timeout: v.timeout.unwrap_or(0),
         netmask: v
-            .netmask()
-            .map_err(wire)?
+            .netmask
             .map(|m| Netmask::from_wire(m, family))
             .unwrap_or_else(|| Netmask::host(family)),
         persistence_engine: v
-            .persistence_engine()
-            .map_err(wire)?
+            .persistence_engine
             .filter(|pe| !pe.is_empty())
             .map(str::to_owned),
     };
     Ok(ServiceEntry {
         service,
-        stats: match detail {
-            Detail::Full => stats_of(v.stats64(), || v.stats())?,
-            Detail::Settings => Stats::default(),
-        },
+        stats: stats_of(
+            detail,
+            (v.stats64, "IPVS_SVC_ATTR_STATS64"),
+            (v.stats, "IPVS_SVC_ATTR_STATS"),
+        )?,
     })
 }
 
@@ -146,55 +128,51 @@ pub(crate) fn destination_reply(
     service_family: AddressFamily,
     detail: Detail,
 ) -> DecodeResult<DestinationEntry> {
-    let view = DestView::find(attrs)
+    let values = DestValues::find(attrs)
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
-    destination_entry(&view, service_family, detail)
+    destination_entry(&values, service_family, detail)
 }
 
-/// A listed destination of a service of `service_family`.
-pub(crate) fn destination_entry(
-    v: &DestView<'_>,
+/// A listed destination of a service of `service_family`, from its nest's
+/// values.
+fn destination_entry(
+    v: &DestValues<'_>,
     service_family: AddressFamily,
     detail: Detail,
 ) -> DecodeResult<DestinationEntry> {
-    let u32_or_0 = |r: Result<Option<u32>, DecodeError>| r.map(Option::unwrap_or_default);
     // ADDR_FAMILY is absent before kernel 3.18 (and 0 means the service's).
-    let family = match v.address_family().map_err(wire)? {
+    let family = match v.address_family {
         None | Some(0) => service_family,
         Some(raw) => AddressFamily::from_raw(raw)
             .ok_or_else(|| format!("destination of unknown address family {raw}"))?,
     };
     let tunnel = Tunnel {
-        kind: TunnelKind::from_raw(v.tunnel_type().map_err(wire)?.unwrap_or(0)),
-        port: v.tunnel_port().map_err(wire)?.unwrap_or(0),
-        flags: TunnelFlags::from_bits_retain(v.tunnel_flags().map_err(wire)?.unwrap_or(0)),
+        kind: TunnelKind::from_raw(v.tunnel_type.unwrap_or(0)),
+        port: v.tunnel_port.unwrap_or(0),
+        flags: TunnelFlags::from_bits_retain(v.tunnel_flags.unwrap_or(0)),
     };
     let destination = Destination {
         addr: ip_of(
-            v.address()
-                .map_err(wire)?
-                .ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
+            v.address.ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
             family,
         ),
-        port: v
-            .port()
-            .map_err(wire)?
-            .ok_or("destination without IPVS_DEST_ATTR_PORT")?,
-        forward: Forward::from_raw(u32_or_0(v.forward_method()).map_err(wire)?, tunnel),
-        weight: u32_or_0(v.weight()).map_err(wire)?,
-        upper_threshold: u32_or_0(v.upper_threshold()).map_err(wire)?,
-        lower_threshold: u32_or_0(v.lower_threshold()).map_err(wire)?,
+        port: v.port.ok_or("destination without IPVS_DEST_ATTR_PORT")?,
+        forward: Forward::from_raw(v.forward_method.unwrap_or(0), tunnel),
+        weight: v.weight.unwrap_or(0),
+        upper_threshold: v.upper_threshold.unwrap_or(0),
+        lower_threshold: v.lower_threshold.unwrap_or(0),
     };
     Ok(DestinationEntry {
         destination,
-        active_conns: u32_or_0(v.active_conns()).map_err(wire)?,
-        inactive_conns: u32_or_0(v.inactive_conns()).map_err(wire)?,
-        persistent_conns: u32_or_0(v.persistent_conns()).map_err(wire)?,
-        stats: match detail {
-            Detail::Full => stats_of(v.stats64(), || v.stats())?,
-            Detail::Settings => Stats::default(),
-        },
+        active_conns: v.active_conns.unwrap_or(0),
+        inactive_conns: v.inactive_conns.unwrap_or(0),
+        persistent_conns: v.persistent_conns.unwrap_or(0),
+        stats: stats_of(
+            detail,
+            (v.stats64, "IPVS_DEST_ATTR_STATS64"),
+            (v.stats, "IPVS_DEST_ATTR_STATS"),
+        )?,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Listing: services and destinations, one dump (or get) at a time on the
 //! client's one socket, each reply decoded in place from the kernel's bytes
-//! (the wire crate's views, then [`crate::decode`]) without an intermediate
-//! attribute list.
+//! (the wire crate's one-pass values, then [`crate::decode`]) without an
+//! intermediate attribute list.
 //!
 //! One dump at a time: the kernel answers a second dump request on a socket
 //! whose first dump is unfinished with `EBUSY`. The first part of a dump is

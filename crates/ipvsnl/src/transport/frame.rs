@@ -3,8 +3,8 @@
 //! Nothing here touches a socket, so everything is tested on byte vectors.
 
 use ipvsnl_wire::netlink_packet_core::{
-    ErrorBuffer, NetlinkBuffer, NetlinkMessage, NlasIterator, ParseableParametrized, NLMSG_DONE,
-    NLMSG_ERROR, NLMSG_NOOP, NLMSG_OVERRUN,
+    ErrorBuffer, NetlinkMessage, NlasIterator, ParseableParametrized, NLMSG_DONE, NLMSG_ERROR,
+    NLMSG_NOOP, NLMSG_OVERRUN,
 };
 use ipvsnl_wire::netlink_packet_generic::ctrl::nlas::GenlCtrlAttrs;
 use ipvsnl_wire::netlink_packet_generic::ctrl::{GenlCtrl, GenlCtrlCmd};
@@ -115,14 +115,50 @@ impl<'a> Iterator for Frames<'a> {
     }
 }
 
+/// How many messages a datagram holds, from their length fields alone
+/// (what [`frames`] would yield, up to a malformed one): to reserve room
+/// for a reply's objects before decoding them.
+pub(crate) fn message_count(datagram: &[u8]) -> usize {
+    let mut count = 0;
+    let mut rest = datagram;
+    while let Some(&[l0, l1, l2, l3]) = rest.get(..4) {
+        let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
+        count += 1;
+        if len < NLMSG_HDRLEN {
+            break;
+        }
+        rest = rest.get((len + 3) & !3..).unwrap_or_default();
+    }
+    count
+}
+
+/// The size of `struct nlmsghdr`.
+const NLMSG_HDRLEN: usize = 16;
+
 /// The message at the start of `rest` (at byte `offset` of its datagram),
-/// with its length.
+/// with its length. The header is read by hand (length, type, flags,
+/// sequence number, all host order): a dump reply is hundreds of these.
+#[inline]
 fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize), String> {
-    let buf = NetlinkBuffer::new_checked(rest)
-        .map_err(|e| format!("bad netlink header at byte {offset}: {e}"))?;
-    let len = buf.length() as usize;
-    let payload = &rest[16..len];
-    let reply = match buf.message_type() {
+    let header: &[u8; NLMSG_HDRLEN] = rest
+        .get(..NLMSG_HDRLEN)
+        .and_then(|h| h.try_into().ok())
+        .ok_or_else(|| {
+            format!(
+                "bad netlink header at byte {offset}: {} bytes left, a header takes {NLMSG_HDRLEN}",
+                rest.len()
+            )
+        })?;
+    let [l0, l1, l2, l3, t0, t1, f0, f1, s0, s1, s2, s3, ..] = *header;
+    let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
+    if !(NLMSG_HDRLEN..=rest.len()).contains(&len) {
+        return Err(format!(
+            "bad netlink header at byte {offset}: length {len}, with {} bytes left",
+            rest.len()
+        ));
+    }
+    let payload = &rest[NLMSG_HDRLEN..len];
+    let reply = match u16::from_ne_bytes([t0, t1]) {
         NLMSG_ERROR => {
             let err = ErrorBuffer::new_checked(payload)
                 .map_err(|e| format!("bad NLMSG_ERROR at byte {offset}: {e}"))?;
@@ -148,8 +184,8 @@ fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize
         _ => Reply::Ignored,
     };
     let frame = Frame {
-        seq: buf.sequence_number(),
-        flags: buf.flags(),
+        seq: u32::from_ne_bytes([s0, s1, s2, s3]),
+        flags: u16::from_ne_bytes([f0, f1]),
         reply,
     };
     Ok((frame, len))
@@ -214,6 +250,21 @@ mod tests {
             Reply::Data { command, attrs } => assert_eq!(decode(command, attrs).unwrap(), msg),
             ref other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn messages_are_counted_as_frames_yields_them() {
+        let mut d = ack(1, 0);
+        d.extend(ack(2, -libc::EEXIST));
+        d.extend(ack(3, 0));
+        assert_eq!(message_count(&d), 3);
+        assert_eq!(message_count(&d), frames(&d, 0x22).count());
+        assert_eq!(message_count(&[]), 0);
+        // A zero length ends the count (the frame there is an error).
+        let mut bad = ack(1, 0);
+        bad.extend([0; 20]);
+        assert_eq!(message_count(&bad), 2);
+        assert_eq!(frames(&bad, 0x22).count(), 2);
     }
 
     #[test]

@@ -1,0 +1,232 @@
+//! One-pass reading: a service or destination nest decoded into plain
+//! values in a single walk, every known attribute width-checked as it is
+//! met. This is what a listing of thousands of objects wants: the views
+//! ([`ServiceView`](crate::ServiceView), [`DestView`](crate::DestView))
+//! index a nest and decode on demand, which costs a second look at each
+//! attribute when all of them are wanted anyway.
+//!
+//! The same readers as the owned parse decide widths and byte order, and
+//! the errors name the attribute. When a number repeats, the last one
+//! counts (as with the views). Unknown attributes are skipped. The counter
+//! nests are handed over unread, for [`StatsValues::read`]: the kernel sends
+//! the same counters twice (32- and 64-bit), and a reader wants one of them
+//! or neither. Nothing here allocates but an error's text, or panics.
+
+use netlink_packet_core::DecodeError;
+
+use crate::consts::*;
+use crate::service::FlagsMask;
+use crate::stats::{self, StatsField};
+use crate::view::{find_attr, try_walk};
+use crate::{dest, service};
+
+/// The values of a counters nest (`IPVS_STATS_ATTR_*`), 32- or 64-bit,
+/// each widened to `u64`.
+///
+/// ```
+/// use ipvsnl_wire::{write::push_attr, StatsAttr, StatsField, StatsValues};
+/// let mut nest = Vec::new();
+/// push_attr(&mut nest, &StatsAttr::U32(StatsField::Conns, 7));
+/// push_attr(&mut nest, &StatsAttr::U64(StatsField::InBytes, 1 << 40));
+/// let v = StatsValues::read(&nest, "stats").unwrap();
+/// assert_eq!(v.get(StatsField::Conns), Some(7));
+/// assert_eq!(v.get(StatsField::InBytes), Some(1 << 40));
+/// assert_eq!(v.get(StatsField::Cps), None);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatsValues {
+    values: [u64; StatsField::ALL.len()],
+    /// Bit `i` set: `values[i]` was sent.
+    present: u16,
+}
+
+impl StatsValues {
+    /// Reads a counters nest named `what` in errors (e.g.
+    /// `"IPVS_DEST_ATTR_STATS64"`).
+    #[inline]
+    pub fn read(nest: &[u8], what: &str) -> Result<Self, DecodeError> {
+        let mut out = StatsValues::default();
+        try_walk(nest, what, |kind, value| {
+            if let Some(field) = StatsField::from_kind(kind) {
+                let (_, v) = stats::read(field, value)?;
+                let i = field.index();
+                out.values[i] = v;
+                out.present |= 1 << i;
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// One counter, if the kernel sent it.
+    #[inline]
+    pub fn get(&self, field: StatsField) -> Option<u64> {
+        let i = field.index();
+        (self.present & (1 << i) != 0).then_some(self.values[i])
+    }
+}
+
+/// Every value of a destination nest (`IPVS_CMD_ATTR_DEST`), read in one
+/// pass; `None` for what the kernel did not send.
+///
+/// ```
+/// use ipvsnl_wire::{write::push_attr, DestAttr, DestValues};
+/// let mut nest = Vec::new();
+/// push_attr(&mut nest, &DestAttr::Port(8080));
+/// push_attr(&mut nest, &DestAttr::Weight(3));
+/// let v = DestValues::read(&nest).unwrap();
+/// assert_eq!((v.port, v.weight, v.address), (Some(8080), Some(3), None));
+/// // A weight of two bytes is refused, and the error names it.
+/// let bad = [6, 0, 4, 0, 1, 0, 0, 0];
+/// let err = DestValues::read(&bad).unwrap_err();
+/// assert!(err.to_string().contains("IPVS_DEST_ATTR_WEIGHT"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DestValues<'a> {
+    /// `ADDR`, zero-padded to 16 bytes.
+    pub address: Option<[u8; 16]>,
+    /// `PORT`.
+    pub port: Option<u16>,
+    /// `FWD_METHOD`.
+    pub forward_method: Option<u32>,
+    /// `WEIGHT`.
+    pub weight: Option<u32>,
+    /// `U_THRESH`.
+    pub upper_threshold: Option<u32>,
+    /// `L_THRESH`.
+    pub lower_threshold: Option<u32>,
+    /// `ACTIVE_CONNS`.
+    pub active_conns: Option<u32>,
+    /// `INACT_CONNS`.
+    pub inactive_conns: Option<u32>,
+    /// `PERSIST_CONNS`.
+    pub persistent_conns: Option<u32>,
+    /// `ADDR_FAMILY` (absent or 0: the service's).
+    pub address_family: Option<u16>,
+    /// `TUN_TYPE`.
+    pub tunnel_type: Option<u8>,
+    /// `TUN_PORT`.
+    pub tunnel_port: Option<u16>,
+    /// `TUN_FLAGS`.
+    pub tunnel_flags: Option<u16>,
+    /// `STATS`: the 32-bit counters nest, unread.
+    pub stats: Option<&'a [u8]>,
+    /// `STATS64`: the 64-bit counters nest (kernel 4.1+), unread.
+    pub stats64: Option<&'a [u8]>,
+}
+
+impl<'a> DestValues<'a> {
+    /// Reads a destination nest's payload.
+    #[inline]
+    pub fn read(nest: &'a [u8]) -> Result<Self, DecodeError> {
+        use dest::read as r;
+        let mut v = DestValues::default();
+        try_walk(nest, "IPVS_CMD_ATTR_DEST", |kind, p| {
+            match kind {
+                IPVS_DEST_ATTR_ADDR => v.address = Some(r::addr(p)?),
+                IPVS_DEST_ATTR_PORT => v.port = Some(r::port(p)?),
+                IPVS_DEST_ATTR_FWD_METHOD => v.forward_method = Some(r::fwd_method(p)?),
+                IPVS_DEST_ATTR_WEIGHT => v.weight = Some(r::weight(p)?),
+                IPVS_DEST_ATTR_U_THRESH => v.upper_threshold = Some(r::u_thresh(p)?),
+                IPVS_DEST_ATTR_L_THRESH => v.lower_threshold = Some(r::l_thresh(p)?),
+                IPVS_DEST_ATTR_ACTIVE_CONNS => v.active_conns = Some(r::active_conns(p)?),
+                IPVS_DEST_ATTR_INACT_CONNS => v.inactive_conns = Some(r::inact_conns(p)?),
+                IPVS_DEST_ATTR_PERSIST_CONNS => v.persistent_conns = Some(r::persist_conns(p)?),
+                IPVS_DEST_ATTR_ADDR_FAMILY => v.address_family = Some(r::addr_family(p)?),
+                IPVS_DEST_ATTR_TUN_TYPE => v.tunnel_type = Some(r::tun_type(p)?),
+                IPVS_DEST_ATTR_TUN_PORT => v.tunnel_port = Some(r::tun_port(p)?),
+                IPVS_DEST_ATTR_TUN_FLAGS => v.tunnel_flags = Some(r::tun_flags(p)?),
+                IPVS_DEST_ATTR_STATS => v.stats = Some(p),
+                IPVS_DEST_ATTR_STATS64 => v.stats64 = Some(p),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(v)
+    }
+
+    /// The destination nest of a message's attribute bytes, if any.
+    #[inline]
+    pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
+        find_attr(attrs, IPVS_CMD_ATTR_DEST)?
+            .map(Self::read)
+            .transpose()
+    }
+}
+
+/// Every value of a service nest (`IPVS_CMD_ATTR_SERVICE`), read in one
+/// pass; the names are borrowed from the message.
+///
+/// ```
+/// use ipvsnl_wire::{write::push_attr, ServiceAttr, ServiceValues};
+/// let mut nest = Vec::new();
+/// push_attr(&mut nest, &ServiceAttr::AddressFamily(2));
+/// push_attr(&mut nest, &ServiceAttr::Scheduler("wlc".into()));
+/// let v = ServiceValues::read(&nest).unwrap();
+/// assert_eq!((v.address_family, v.scheduler, v.port), (Some(2), Some("wlc"), None));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServiceValues<'a> {
+    /// `AF`.
+    pub address_family: Option<u16>,
+    /// `PROTOCOL`.
+    pub protocol: Option<u16>,
+    /// `ADDR`, zero-padded to 16 bytes.
+    pub address: Option<[u8; 16]>,
+    /// `PORT`.
+    pub port: Option<u16>,
+    /// `FWMARK`.
+    pub fwmark: Option<u32>,
+    /// `SCHED_NAME`, without its NUL.
+    pub scheduler: Option<&'a str>,
+    /// `FLAGS`: flags and mask.
+    pub flags: Option<FlagsMask>,
+    /// `TIMEOUT`.
+    pub timeout: Option<u32>,
+    /// `NETMASK`, its four raw bytes.
+    pub netmask: Option<[u8; 4]>,
+    /// `PE_NAME`, without its NUL.
+    pub persistence_engine: Option<&'a str>,
+    /// `STATS`: the 32-bit counters nest, unread.
+    pub stats: Option<&'a [u8]>,
+    /// `STATS64`: the 64-bit counters nest (kernel 4.1+), unread.
+    pub stats64: Option<&'a [u8]>,
+}
+
+impl<'a> ServiceValues<'a> {
+    /// Reads a service nest's payload.
+    #[inline]
+    pub fn read(nest: &'a [u8]) -> Result<Self, DecodeError> {
+        use service::read as r;
+        let mut v = ServiceValues::default();
+        try_walk(nest, "IPVS_CMD_ATTR_SERVICE", |kind, p| {
+            match kind {
+                IPVS_SVC_ATTR_AF => v.address_family = Some(r::af(p)?),
+                IPVS_SVC_ATTR_PROTOCOL => v.protocol = Some(r::protocol(p)?),
+                IPVS_SVC_ATTR_ADDR => v.address = Some(r::addr(p)?),
+                IPVS_SVC_ATTR_PORT => v.port = Some(r::port(p)?),
+                IPVS_SVC_ATTR_FWMARK => v.fwmark = Some(r::fwmark(p)?),
+                IPVS_SVC_ATTR_SCHED_NAME => v.scheduler = Some(r::sched_name(p)?),
+                IPVS_SVC_ATTR_FLAGS => v.flags = Some(r::flags(p)?),
+                IPVS_SVC_ATTR_TIMEOUT => v.timeout = Some(r::timeout(p)?),
+                IPVS_SVC_ATTR_NETMASK => v.netmask = Some(r::netmask(p)?),
+                IPVS_SVC_ATTR_PE_NAME => v.persistence_engine = Some(r::pe_name(p)?),
+                IPVS_SVC_ATTR_STATS => v.stats = Some(p),
+                IPVS_SVC_ATTR_STATS64 => v.stats64 = Some(p),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(v)
+    }
+
+    /// The service nest of a message's attribute bytes, if any.
+    #[inline]
+    pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
+        find_attr(attrs, IPVS_CMD_ATTR_SERVICE)?
+            .map(Self::read)
+            .transpose()
+    }
+}
