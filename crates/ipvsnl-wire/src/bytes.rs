@@ -65,7 +65,15 @@ pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> 
         )));
     }
     let mut out = [0u8; 16];
-    out[..value.len()].copy_from_slice(value);
+    // The two lengths the kernel sends, as fixed-size copies (no call to
+    // a general copy for four or sixteen bytes); any other length too.
+    match *value {
+        [a, b, c, d] => out[..4].copy_from_slice(&[a, b, c, d]),
+        _ => match <&[u8; 16]>::try_from(value) {
+            Ok(all) => out = *all,
+            Err(_) => out[..value.len()].copy_from_slice(value),
+        },
+    }
     Ok(out)
 }
 

@@ -12,7 +12,7 @@
 //! the same counters twice (32- and 64-bit), and a reader wants one of them
 //! or neither. Nothing here allocates but an error's text, or panics.
 
-use netlink_packet_core::DecodeError;
+use netlink_packet_core::{DecodeError, NLA_ALIGNTO, NLA_HEADER_SIZE, NLA_TYPE_MASK};
 
 use crate::consts::*;
 use crate::service::FlagsMask;
@@ -45,6 +45,37 @@ impl StatsValues {
     /// `"IPVS_DEST_ATTR_STATS64"`).
     #[inline]
     pub fn read(nest: &[u8], what: &str) -> Result<Self, DecodeError> {
+        match Self::read_well_formed(nest) {
+            Some(v) => Ok(v),
+            None => Self::read_checked(nest, what),
+        }
+    }
+
+    /// The fast path: the nest read with no error to build, `None` at the
+    /// first thing wrong (then [`StatsValues::read_checked`] says what).
+    #[inline]
+    fn read_well_formed(nest: &[u8]) -> Option<Self> {
+        let mut out = StatsValues::default();
+        each_attr(nest, |kind, value| {
+            // Field numbers run from CONNS (1) to OUTBPS (10), in the order
+            // of `values`; the others (PAD, unknown) are skipped.
+            let i = usize::from(kind.wrapping_sub(IPVS_STATS_ATTR_CONNS));
+            if i < StatsField::ALL.len() {
+                out.values[i] = match *value {
+                    [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
+                    [a, b, c, d, e, f, g, h] => u64::from_ne_bytes([a, b, c, d, e, f, g, h]),
+                    _ => return false,
+                };
+                out.present |= 1 << i;
+            }
+            true
+        })
+        .then_some(out)
+    }
+
+    /// The reference reading, with the owned parse's readers and errors.
+    #[cold]
+    fn read_checked(nest: &[u8], what: &str) -> Result<Self, DecodeError> {
         let mut out = StatsValues::default();
         try_walk(nest, what, |kind, value| {
             if let Some(field) = StatsField::from_kind(kind) {
@@ -64,6 +95,29 @@ impl StatsValues {
         let i = field.index();
         (self.present & (1 << i) != 0).then_some(self.values[i])
     }
+}
+
+/// Walks the attributes of `nest`, handing each one's number (flag bits
+/// cleared) and payload to `each` while it returns true. False if `each`
+/// refused one or the nest is malformed (an attribute shorter than its
+/// header or longer than what is left): the fast paths then fall back to
+/// the checked reading, for its error.
+#[inline(always)]
+fn each_attr<'a>(nest: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> bool) -> bool {
+    let mut rest = nest;
+    while let Some(&[l0, l1, k0, k1]) = rest.first_chunk::<NLA_HEADER_SIZE>() {
+        let len = usize::from(u16::from_ne_bytes([l0, l1]));
+        let Some(value) = rest.get(NLA_HEADER_SIZE..len) else {
+            return false;
+        };
+        if !each(u16::from_ne_bytes([k0, k1]) & NLA_TYPE_MASK, value) {
+            return false;
+        }
+        rest = rest
+            .get((len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1)..)
+            .unwrap_or_default();
+    }
+    rest.is_empty()
 }
 
 /// Every value of a destination nest (`IPVS_CMD_ATTR_DEST`), read in one

@@ -39,6 +39,7 @@ mod client;
 pub mod connections;
 mod decode;
 mod error;
+mod failures;
 mod listing;
 mod model;
 mod pipeline;

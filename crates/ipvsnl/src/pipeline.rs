@@ -22,6 +22,7 @@ use ipvsnl_wire::netlink_packet_core::{NLMSG_NOOP, NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::write::push_empty_message;
 
 use crate::batch::{Batch, Encoder, BARRIER_SEQS};
+use crate::failures::Failures;
 use crate::transport::frame::{self, Reply};
 use crate::{Client, Error, Request};
 
@@ -88,23 +89,44 @@ impl Client {
         requests: &[Request],
         options: &ApplyOptions,
     ) -> Vec<Result<(), Error>> {
-        let mut results: Vec<Result<(), Error>> = requests.iter().map(Request::validate).collect();
-        let skip: Vec<bool> = results.iter().map(Result::is_err).collect();
+        self.apply_failures(requests, options)
+            .into_results(requests.len())
+    }
+
+    /// [`Client::apply_with`], returning the failures only (what the sync
+    /// engine keeps: memory for the exceptions, not for every request).
+    pub(crate) fn apply_failures(
+        &mut self,
+        requests: &[Request],
+        options: &ApplyOptions,
+    ) -> Failures {
+        let mut failures = Failures::default();
+        let skip: Vec<bool> = requests
+            .iter()
+            .enumerate()
+            .map(|(i, r)| match r.validate() {
+                Ok(()) => false,
+                Err(e) => {
+                    failures.set(i, e);
+                    true
+                }
+            })
+            .collect();
         let family = match self.family_id() {
             Ok(f) => f,
             Err(e) => {
                 let unavailable = matches!(e, Error::Unavailable);
                 let errno = e.errno().unwrap_or(libc::EIO);
-                for (r, out) in requests.iter().zip(results.iter_mut()) {
-                    if out.is_ok() {
-                        *out = Err(if unavailable {
+                for (i, r) in requests.iter().enumerate() {
+                    failures.set_if_ok(i, || {
+                        if unavailable {
                             Error::Unavailable
                         } else {
                             r.refused(errno)
-                        });
-                    }
+                        }
+                    });
                 }
-                return results;
+                return failures;
             }
         };
         let max_requests = options
@@ -116,22 +138,20 @@ impl Client {
             .encode_ahead
             .unwrap_or(requests.len() >= ENCODE_AHEAD_FROM);
         let failed = if ahead {
-            self.run_encoding_ahead(&mut encoder, requests, max_requests, &mut results)
+            self.run_encoding_ahead(&mut encoder, requests, max_requests, &mut failures)
         } else {
-            self.run_in_turn(&mut encoder, requests, max_requests, &mut results)
+            self.run_in_turn(&mut encoder, requests, max_requests, &mut failures)
         };
         self.seq = encoder.last_seq();
         if let Some((from, e)) = failed {
             // The socket failed: nothing from this batch on can be known.
             // (Refusals already read stay as they are.)
             let errno = e.errno().unwrap_or(libc::EIO);
-            for (r, out) in requests.iter().zip(results.iter_mut()).skip(from) {
-                if out.is_ok() {
-                    *out = Err(r.refused(errno));
-                }
+            for (i, r) in requests.iter().enumerate().skip(from) {
+                failures.set_if_ok(i, || r.refused(errno));
             }
         }
-        results
+        failures
     }
 
     /// Encodes a batch, sends it and reads its replies, then the next.
@@ -142,7 +162,7 @@ impl Client {
         encoder: &mut Encoder<'_>,
         requests: &[Request],
         mut max_requests: usize,
-        results: &mut [Result<(), Error>],
+        failures: &mut Failures,
     ) -> Option<(usize, Error)> {
         let mut batch = Batch {
             bytes: std::mem::take(&mut self.tx),
@@ -150,7 +170,7 @@ impl Client {
         };
         let mut failed = None;
         while encoder.fill(&mut batch, max_requests) {
-            let sent = self.send_batch(requests, &batch, results);
+            let sent = self.send_batch(requests, &batch, failures);
             if let Err(e) = resize_after(sent, &mut max_requests) {
                 failed = Some((batch.items[0], e));
                 break;
@@ -168,7 +188,7 @@ impl Client {
         encoder: &mut Encoder<'_>,
         requests: &[Request],
         max_requests: usize,
-        results: &mut [Result<(), Error>],
+        failures: &mut Failures,
     ) -> Option<(usize, Error)> {
         use std::sync::mpsc::{channel, sync_channel};
         std::thread::scope(|s| {
@@ -196,7 +216,7 @@ impl Client {
             let mut unsent = 0;
             for batch in full_rx.iter() {
                 unsent = batch.items.last().map_or(unsent, |i| i + 1);
-                let sent = self.send_batch(requests, &batch, results);
+                let sent = self.send_batch(requests, &batch, failures);
                 if let Err(e) = resize_after(sent, &mut max) {
                     failed = Some((batch.items[0], e));
                     break;
@@ -220,14 +240,14 @@ impl Client {
         })
     }
 
-    /// Sends one encoded batch and records every outcome in `results`.
+    /// Sends one encoded batch and records every failure in `failures`.
     /// `Ok(false)` means replies were lost (ENOBUFS) and the batch size
     /// should shrink.
     fn send_batch(
         &mut self,
         requests: &[Request],
         batch: &Batch,
-        results: &mut [Result<(), Error>],
+        failures: &mut Failures,
     ) -> Result<bool, Error> {
         let kind = requests[batch.items[0]].kind();
         // Only the last request asks for an ACK; the others are answered
@@ -298,7 +318,7 @@ impl Client {
                 match f.reply {
                     Reply::Error(e) => {
                         let i = batch.items[at];
-                        results[i] = Err(requests[i].refused(e));
+                        failures.set(i, requests[i].refused(e));
                         finished |= last;
                     }
                     Reply::Ack => {
@@ -322,9 +342,7 @@ impl Client {
         if lost {
             let unanswered = batch.items.len() - usize::from(last_acked);
             for &i in &batch.items[..unanswered] {
-                if results[i].is_ok() {
-                    results[i] = Err(requests[i].refused(libc::ENOBUFS));
-                }
+                failures.set_if_ok(i, || requests[i].refused(libc::ENOBUFS));
             }
         }
         Ok(!lost)

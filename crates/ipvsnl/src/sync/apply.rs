@@ -6,49 +6,19 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::decode::Detail;
+use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
 use crate::sync::table::{
     dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
 };
 use crate::{ApplyOptions, Client, Error, Request, ServiceKey, TableEntry};
 
-/// What became of one planned request.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Outcome {
-    /// Applied.
-    Done,
-    /// Refused by the kernel (the error names the request and the errno),
-    /// or its outcome could not be established (`ENOBUFS` with the kernel
-    /// state read back not showing it).
-    Failed(Error),
-    /// Not sent, because the request at index `cause` (adding its service)
-    /// failed.
-    Skipped {
-        /// Index, in the plan, of the request whose failure caused this.
-        cause: usize,
-    },
-    /// Not needed after all: the listing had missed the service (the
-    /// kernel refused to add it again, `EEXIST`), so it was read back and
-    /// the requests appended at the end of the report corrected it. This
-    /// request, and those of its destinations, count as settled.
-    Superseded,
-}
-
-impl Outcome {
-    /// True for [`Outcome::Done`] and [`Outcome::Superseded`]: nothing
-    /// left to do for this request.
-    pub fn is_done(&self) -> bool {
-        matches!(self, Outcome::Done | Outcome::Superseded)
-    }
-}
-
 /// Every planned request with its outcome.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Report {
     requests: Vec<Request>,
-    outcomes: Vec<Outcome>,
+    outcomes: Outcomes,
     conflicts: Vec<ServiceKey>,
     listed: bool,
     verified: usize,
@@ -57,7 +27,7 @@ pub struct Report {
 impl Report {
     /// Each request in plan order with its outcome.
     pub fn operations(&self) -> impl Iterator<Item = (&Request, &Outcome)> {
-        self.requests.iter().zip(&self.outcomes)
+        self.requests.iter().zip(self.outcomes.iter())
     }
 
     /// The planned requests.
@@ -65,20 +35,26 @@ impl Report {
         &self.requests
     }
 
-    /// The outcomes, one per request.
-    pub fn outcomes(&self) -> &[Outcome] {
-        &self.outcomes
+    /// The outcomes, one per request, in plan order.
+    pub fn outcomes(&self) -> impl Iterator<Item = &Outcome> {
+        self.outcomes.iter()
+    }
+
+    /// The outcome of request `i` of [`Report::requests`].
+    pub fn outcome(&self, i: usize) -> Option<&Outcome> {
+        (i < self.outcomes.len()).then(|| self.outcomes.get(i))
     }
 
     /// How many requests were applied.
     pub fn done(&self) -> usize {
-        self.outcomes.iter().filter(|o| o.is_done()).count()
+        let not_done = self.outcomes.exceptions().filter(|(_, o)| !o.is_done());
+        self.outcomes.len() - not_done.count()
     }
 
     /// The failed requests with their errors.
     pub fn failures(&self) -> impl Iterator<Item = (&Request, &Error)> {
-        self.operations().filter_map(|(r, o)| match o {
-            Outcome::Failed(e) => Some((r, e)),
+        self.outcomes.exceptions().filter_map(|(i, o)| match o {
+            Outcome::Failed(e) => Some((&self.requests[i], e)),
             _ => None,
         })
     }
@@ -91,8 +67,8 @@ impl Report {
     /// How many requests were skipped because their service failed.
     pub fn skipped(&self) -> usize {
         self.outcomes
-            .iter()
-            .filter(|o| matches!(o, Outcome::Skipped { .. }))
+            .exceptions()
+            .filter(|(_, o)| matches!(o, Outcome::Skipped { .. }))
             .count()
     }
 
@@ -104,7 +80,7 @@ impl Report {
     /// True when every request was applied and nothing was refused: the
     /// kernel now holds the desired state (within the scope).
     pub fn is_complete(&self) -> bool {
-        self.conflicts.is_empty() && self.outcomes.iter().all(Outcome::is_done)
+        self.conflicts.is_empty() && self.outcomes.exceptions().all(|(_, o)| o.is_done())
     }
 
     /// True when the table was listed from the kernel for this sync (false:
@@ -133,7 +109,8 @@ impl fmt::Display for Report {
         if !self.conflicts.is_empty() {
             write!(f, ", {} wanted services out of scope", self.conflicts.len())?;
         }
-        for (i, (r, o)) in self.operations().enumerate() {
+        for (i, o) in self.outcomes.exceptions() {
+            let r = &self.requests[i];
             match o {
                 Outcome::Failed(e) => write!(f, "\n  failed: {e}")?,
                 Outcome::Skipped { cause } => {
@@ -304,31 +281,29 @@ impl Syncer {
         let conflicts = p.conflicts().to_vec();
         let (requests, phase, ledger) = p.into_parts();
         self.ledger = ledger;
-        let mut outcomes: Vec<Option<Outcome>> = Vec::new();
-        outcomes.resize_with(requests.len(), || None);
+        let mut outcomes = Outcomes::all_done(requests.len());
 
         // Phase one: services. Then destinations of the services that exist.
-        let first = client.apply_with(&requests[..phase], &self.apply);
+        let first = client.apply_failures(&requests[..phase], &self.apply);
         let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
-        for (i, r) in first.into_iter().enumerate() {
-            if let (Err(_), Request::AddService(s)) = (&r, &requests[i]) {
+        for (i, e) in first {
+            if let Request::AddService(s) = &requests[i] {
                 failed_adds.insert(s.key, i);
             }
-            outcomes[i] = Some(result_outcome(r));
+            outcomes.set(i, Outcome::Failed(e));
         }
         if failed_adds.is_empty() {
             // The common case: every destination request goes out as planned.
-            let second = client.apply_with(&requests[phase..], &self.apply);
-            for (i, r) in second.into_iter().enumerate() {
-                outcomes[phase + i] = Some(result_outcome(r));
+            for (i, e) in client.apply_failures(&requests[phase..], &self.apply) {
+                outcomes.set(phase + i, Outcome::Failed(e));
             }
         } else {
             let mut send = Vec::new();
             let mut sent_at = Vec::new();
             for (i, r) in requests.iter().enumerate().skip(phase) {
                 match request_key(r).and_then(|k| failed_adds.get(&k)) {
-                    Some(&cause) if !is_unknown(&outcomes[cause]) => {
-                        outcomes[i] = Some(Outcome::Skipped { cause })
+                    Some(&cause) if !is_unknown(outcomes.get(cause)) => {
+                        outcomes.set(i, Outcome::Skipped { cause })
                     }
                     _ => {
                         send.push(r.clone());
@@ -336,18 +311,17 @@ impl Syncer {
                     }
                 }
             }
-            let second = client.apply_with(&send, &self.apply);
+            let failures = client.apply_failures(&send, &self.apply);
             drop(send);
-            for (r, i) in second.into_iter().zip(sent_at) {
-                outcomes[i] = Some(result_outcome(r));
+            for (j, e) in failures {
+                outcomes.set(sent_at[j], Outcome::Failed(e));
             }
         }
 
         // Bring the view up to date: what was done is applied to it; the
         // services of failed or unknown requests are read back.
         let mut stale: HashSet<ServiceKey> = HashSet::new();
-        let all_done =
-            conflicts.is_empty() && outcomes.iter().all(|o| matches!(o, Some(Outcome::Done)));
+        let all_done = conflicts.is_empty() && outcomes.all_plain_done();
         if all_done && requests.len().saturating_mul(4) >= desired.len() {
             // A big change that fully went through (a cold create, say):
             // the view is the desired table plus what the plan left alone
@@ -357,9 +331,9 @@ impl Syncer {
         } else {
             apply_done(&mut current, &requests, &outcomes);
         }
-        for (r, o) in requests.iter().zip(&outcomes) {
-            if let Some(Outcome::Failed(_)) = o {
-                if let Some(k) = request_key(r) {
+        for (i, o) in outcomes.exceptions() {
+            if let Outcome::Failed(_) = o {
+                if let Some(k) = request_key(&requests[i]) {
                     stale.insert(k);
                 }
             }
@@ -381,20 +355,20 @@ impl Syncer {
         // Requests whose replies were lost: settled by the state read back.
         let mut verified = 0;
         if view_ok {
-            for (r, o) in requests.iter().zip(outcomes.iter_mut()) {
-                if is_unknown(o) && holds(&current, r) {
-                    *o = Some(Outcome::Done);
-                    verified += 1;
-                }
+            let settled: Vec<usize> = outcomes
+                .exceptions()
+                .filter(|&(i, o)| is_unknown(o) && holds(&current, &requests[i]))
+                .map(|(i, _)| i)
+                .collect();
+            for i in settled {
+                outcomes.set(i, Outcome::Done);
+                verified += 1;
             }
         }
         self.cache = view_ok.then_some(current);
         Report {
             requests,
-            outcomes: outcomes
-                .into_iter()
-                .map(|o| o.unwrap_or(Outcome::Done))
-                .collect(),
+            outcomes,
             conflicts,
             listed,
             verified,
@@ -429,11 +403,11 @@ impl Syncer {
         current: &mut Table,
         desired: &Table,
         requests: &mut Vec<Request>,
-        outcomes: &mut Vec<Option<Outcome>>,
+        outcomes: &mut Outcomes,
     ) {
         let mut missed: HashMap<ServiceKey, usize> = HashMap::new();
-        for (i, (r, o)) in requests.iter().zip(outcomes.iter()).enumerate() {
-            if let (Request::AddService(svc), Some(Outcome::Failed(e))) = (r, o) {
+        for (i, o) in outcomes.exceptions() {
+            if let (Request::AddService(svc), Outcome::Failed(e)) = (&requests[i], o) {
                 if e.is_already_exists() {
                     missed.insert(svc.key, i);
                 }
@@ -452,17 +426,17 @@ impl Syncer {
                 want.put(t.clone());
             }
         }
-        for (r, o) in requests.iter().zip(outcomes.iter_mut()) {
-            let settled = match (r, &*o) {
-                (Request::AddService(s), Some(Outcome::Failed(_))) => missed.contains_key(&s.key),
-                (Request::AddDestination(k, _), Some(Outcome::Skipped { .. })) => {
-                    missed.contains_key(k)
-                }
+        let settled: Vec<usize> = outcomes
+            .exceptions()
+            .filter(|&(i, o)| match (&requests[i], o) {
+                (Request::AddService(s), Outcome::Failed(_)) => missed.contains_key(&s.key),
+                (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains_key(k),
                 _ => false,
-            };
-            if settled {
-                *o = Some(Outcome::Superseded);
-            }
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for i in settled {
+            outcomes.set(i, Outcome::Superseded);
         }
         let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
         let (extra, _, ledger) = p.into_parts();
@@ -479,7 +453,7 @@ impl Syncer {
                 }
             }
             requests.push(r);
-            outcomes.push(Some(o));
+            outcomes.push(o);
         }
     }
 }
@@ -492,9 +466,9 @@ fn result_outcome(r: Result<(), Error>) -> Outcome {
 }
 
 /// A failure whose outcome is not known: replies lost, or the socket failed.
-fn is_unknown(o: &Option<Outcome>) -> bool {
+fn is_unknown(o: &Outcome) -> bool {
     match o {
-        Some(Outcome::Failed(e)) => matches!(
+        Outcome::Failed(e) => matches!(
             e,
             Error::Kernel {
                 errno: libc::ENOBUFS,
@@ -521,7 +495,7 @@ fn request_key(r: &Request) -> Option<ServiceKey> {
 /// Applies the requests that were done to the view. Destination requests
 /// of one service come together in a plan: the service is looked up once
 /// per run of them.
-fn apply_done(t: &mut Table, requests: &[Request], outcomes: &[Option<Outcome>]) {
+fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Outcomes) {
     let mut i = 0;
     while i < requests.len() {
         let key = match &requests[i] {
@@ -529,7 +503,7 @@ fn apply_done(t: &mut Table, requests: &[Request], outcomes: &[Option<Outcome>])
             | Request::EditDestination(k, _)
             | Request::DeleteDestination(k, _, _) => *k,
             other => {
-                if let Some(Outcome::Done) = outcomes[i] {
+                if let Outcome::Done = outcomes.get(i) {
                     apply_to(t, other);
                 }
                 i += 1;
@@ -547,8 +521,8 @@ fn apply_done(t: &mut Table, requests: &[Request], outcomes: &[Option<Outcome>])
             .count();
         if let Some(entry) = t.get_mut(&key) {
             entry.destinations.reserve(run);
-            for (r, o) in requests[i..i + run].iter().zip(&outcomes[i..i + run]) {
-                if let Some(Outcome::Done) = o {
+            for (j, r) in requests[i..i + run].iter().enumerate() {
+                if let Outcome::Done = outcomes.get(i + j) {
                     apply_to_service(entry, r);
                 }
             }

@@ -11,11 +11,13 @@
 
 mod apply;
 mod dryrun;
+mod outcomes;
 mod plan;
 mod table;
 
-pub use apply::{Outcome, Report, Syncer};
+pub use apply::{Report, Syncer};
 pub use dryrun::rule;
+pub use outcomes::Outcome;
 pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
 pub use table::{Table, TableDestination, TableService};
 

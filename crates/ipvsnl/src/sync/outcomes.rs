@@ -1,0 +1,141 @@
+//! What became of each request of a sync. Kept as the exceptions (the
+//! requests not simply done, by index): a cold create of tens of thousands
+//! of requests that all succeed then keeps nothing per request.
+
+use std::collections::BTreeMap;
+
+use crate::Error;
+
+/// What became of one planned request.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Applied.
+    Done,
+    /// Refused by the kernel (the error names the request and the errno),
+    /// or its outcome could not be established (`ENOBUFS` with the kernel
+    /// state read back not showing it).
+    Failed(Error),
+    /// Not sent, because the request at index `cause` (adding its service)
+    /// failed.
+    Skipped {
+        /// Index, in the plan, of the request whose failure caused this.
+        cause: usize,
+    },
+    /// Not needed after all: the listing had missed the service (the
+    /// kernel refused to add it again, `EEXIST`), so it was read back and
+    /// the requests appended at the end of the report corrected it. This
+    /// request, and those of its destinations, count as settled.
+    Superseded,
+}
+
+impl Outcome {
+    /// True for [`Outcome::Done`] and [`Outcome::Superseded`]: nothing
+    /// left to do for this request.
+    pub fn is_done(&self) -> bool {
+        matches!(self, Outcome::Done | Outcome::Superseded)
+    }
+}
+
+/// [`Outcome::Done`], for the requests with no exception recorded.
+static DONE: Outcome = Outcome::Done;
+
+/// The outcome of each of `len` requests: [`Outcome::Done`] unless an
+/// exception is recorded.
+#[derive(Debug, Default)]
+pub(crate) struct Outcomes {
+    len: usize,
+    exceptions: BTreeMap<usize, Outcome>,
+}
+
+impl Outcomes {
+    /// `len` requests, all done.
+    pub(crate) fn all_done(len: usize) -> Self {
+        Outcomes {
+            len,
+            exceptions: BTreeMap::new(),
+        }
+    }
+
+    /// How many requests.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The outcome of request `i` (done if none was recorded).
+    pub(crate) fn get(&self, i: usize) -> &Outcome {
+        self.exceptions.get(&i).unwrap_or(&DONE)
+    }
+
+    /// Records the outcome of request `i` (`i < len`).
+    pub(crate) fn set(&mut self, i: usize, outcome: Outcome) {
+        debug_assert!(i < self.len);
+        match outcome {
+            Outcome::Done => {
+                self.exceptions.remove(&i);
+            }
+            other => {
+                self.exceptions.insert(i, other);
+            }
+        }
+    }
+
+    /// One more request, with its outcome.
+    pub(crate) fn push(&mut self, outcome: Outcome) {
+        self.len += 1;
+        self.set(self.len - 1, outcome);
+    }
+
+    /// Every outcome, in request order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Outcome> {
+        (0..self.len).map(|i| self.get(i))
+    }
+
+    /// The requests not simply done, in order: (index, outcome).
+    pub(crate) fn exceptions(&self) -> impl Iterator<Item = (usize, &Outcome)> {
+        self.exceptions.iter().map(|(i, o)| (*i, o))
+    }
+
+    /// True when nothing but [`Outcome::Done`] was recorded.
+    pub(crate) fn all_plain_done(&self) -> bool {
+        self.exceptions.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RequestKind;
+
+    #[test]
+    fn exceptions_only_are_kept() {
+        let mut o = Outcomes::all_done(4);
+        assert!(o.all_plain_done());
+        o.set(2, Outcome::Skipped { cause: 1 });
+        o.set(
+            1,
+            Outcome::Failed(Error::kernel(RequestKind::AddService, "x", libc::EEXIST)),
+        );
+        o.set(1, Outcome::Superseded);
+        o.push(Outcome::Done);
+        o.push(Outcome::Skipped { cause: 0 });
+        assert_eq!(o.len(), 6);
+        let shown: Vec<String> = o.iter().map(|o| format!("{o:?}")).collect();
+        assert_eq!(
+            shown,
+            [
+                "Done",
+                "Superseded",
+                "Skipped { cause: 1 }",
+                "Done",
+                "Done",
+                "Skipped { cause: 0 }"
+            ]
+        );
+        let at: Vec<usize> = o.exceptions().map(|(i, _)| i).collect();
+        assert_eq!(at, [1, 2, 5]);
+        o.set(2, Outcome::Done);
+        assert_eq!(o.exceptions().count(), 2);
+        assert!(!o.all_plain_done());
+    }
+}
