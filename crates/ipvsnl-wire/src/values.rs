@@ -45,10 +45,41 @@ impl StatsValues {
     /// `"IPVS_DEST_ATTR_STATS64"`).
     #[inline]
     pub fn read(nest: &[u8], what: &str) -> Result<Self, DecodeError> {
+        if let Some(v) = Self::read_as_sent(nest) {
+            return Ok(v);
+        }
         match Self::read_well_formed(nest) {
             Some(v) => Ok(v),
             None => Self::read_checked(nest, what),
         }
+    }
+
+    /// The fastest path: the nest exactly as the kernel lays out its
+    /// 64-bit counters, every field once, in number order, 8 bytes each
+    /// (no padding attributes: none on machines with efficient unaligned
+    /// access). Each header is compared whole; anything else is `None`.
+    #[inline]
+    fn read_as_sent(nest: &[u8]) -> Option<Self> {
+        const N: usize = StatsField::ALL.len();
+        const ATTR: usize = NLA_HEADER_SIZE + 8;
+        let nest: &[u8; N * ATTR] = nest.try_into().ok()?;
+        let mut values = [0u64; N];
+        for (i, value) in values.iter_mut().enumerate() {
+            let at = i * ATTR;
+            // Length 12 and the field's number, in host order.
+            let [l0, l1] = (ATTR as u16).to_ne_bytes();
+            let [k0, k1] = (IPVS_STATS_ATTR_CONNS + i as u16).to_ne_bytes();
+            let [h0, h1, h2, h3, v0, v1, v2, v3, v4, v5, v6, v7] =
+                *nest[at..at + ATTR].first_chunk::<ATTR>()?;
+            if [h0, h1, h2, h3] != [l0, l1, k0, k1] {
+                return None;
+            }
+            *value = u64::from_ne_bytes([v0, v1, v2, v3, v4, v5, v6, v7]);
+        }
+        Some(StatsValues {
+            values,
+            present: (1 << N) - 1,
+        })
     }
 
     /// The fast path: the nest read with no error to build, `None` at the
@@ -64,13 +95,13 @@ impl StatsValues {
                 out.values[i] = match *value {
                     [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
                     [a, b, c, d, e, f, g, h] => u64::from_ne_bytes([a, b, c, d, e, f, g, h]),
-                    _ => return false,
+                    _ => return None,
                 };
                 out.present |= 1 << i;
             }
-            true
-        })
-        .then_some(out)
+            Some(())
+        })?;
+        Some(out)
     }
 
     /// The reference reading, with the owned parse's readers and errors.
@@ -98,26 +129,21 @@ impl StatsValues {
 }
 
 /// Walks the attributes of `nest`, handing each one's number (flag bits
-/// cleared) and payload to `each` while it returns true. False if `each`
-/// refused one or the nest is malformed (an attribute shorter than its
-/// header or longer than what is left): the fast paths then fall back to
-/// the checked reading, for its error.
+/// cleared) and payload to `each`. `None` if `each` refused one or the nest
+/// is malformed (an attribute shorter than its header or longer than what
+/// is left): the fast paths then fall back to the checked reading, for its
+/// error.
 #[inline(always)]
-fn each_attr<'a>(nest: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> bool) -> bool {
+fn each_attr<'a>(nest: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> Option<()>) -> Option<()> {
     let mut rest = nest;
-    while let Some(&[l0, l1, k0, k1]) = rest.first_chunk::<NLA_HEADER_SIZE>() {
+    while let Some((&[l0, l1, k0, k1], tail)) = rest.split_first_chunk::<NLA_HEADER_SIZE>() {
         let len = usize::from(u16::from_ne_bytes([l0, l1]));
-        let Some(value) = rest.get(NLA_HEADER_SIZE..len) else {
-            return false;
-        };
-        if !each(u16::from_ne_bytes([k0, k1]) & NLA_TYPE_MASK, value) {
-            return false;
-        }
-        rest = rest
-            .get((len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1)..)
-            .unwrap_or_default();
+        let value = tail.get(..len.checked_sub(NLA_HEADER_SIZE)?)?;
+        each(u16::from_ne_bytes([k0, k1]) & NLA_TYPE_MASK, value)?;
+        let padded = (len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1);
+        rest = rest.get(padded..).unwrap_or_default();
     }
-    rest.is_empty()
+    rest.is_empty().then_some(())
 }
 
 /// Every value of a destination nest (`IPVS_CMD_ATTR_DEST`), read in one
@@ -282,5 +308,60 @@ impl<'a> ServiceValues<'a> {
         find_attr(attrs, IPVS_CMD_ATTR_SERVICE)?
             .map(Self::read)
             .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::push_attr;
+    use crate::StatsAttr;
+
+    /// A 64-bit counters nest as the kernel lays it out: fields 1..=10 in
+    /// order, 8 bytes each; `order` permutes them.
+    fn nest64(order: &[usize]) -> Vec<u8> {
+        let mut nest = Vec::new();
+        for &i in order {
+            let f = StatsField::ALL[i];
+            push_attr(&mut nest, &StatsAttr::U64(f, 1000 + i as u64));
+        }
+        nest
+    }
+
+    #[test]
+    fn counters_read_the_same_on_every_path() {
+        let in_order: Vec<usize> = (0..10).collect();
+        let kernel = nest64(&in_order);
+        assert!(StatsValues::read_as_sent(&kernel).is_some());
+        let fast = StatsValues::read(&kernel, "S").unwrap();
+        assert_eq!(fast, StatsValues::read_checked(&kernel, "S").unwrap());
+        for (i, f) in StatsField::ALL.into_iter().enumerate() {
+            assert_eq!(fast.get(f), Some(1000 + i as u64));
+        }
+        // Another order: not the kernel's layout, the same values.
+        let mut swapped = in_order.clone();
+        swapped.swap(2, 7);
+        let other = nest64(&swapped);
+        assert!(StatsValues::read_as_sent(&other).is_none());
+        assert_eq!(StatsValues::read(&other, "S").unwrap(), fast);
+        // A padding attribute in front, then all ten: the same values.
+        let mut padded = Vec::new();
+        push_attr(&mut padded, &StatsAttr::Pad);
+        padded.extend_from_slice(&kernel);
+        assert!(StatsValues::read_as_sent(&padded).is_none());
+        assert_eq!(StatsValues::read(&padded, "S").unwrap(), fast);
+        // A 32-bit field on the well-formed path; a bad width refused by
+        // the checked reading, with its name.
+        let mut mixed = Vec::new();
+        push_attr(&mut mixed, &StatsAttr::U32(StatsField::Conns, 7));
+        assert_eq!(
+            StatsValues::read(&mixed, "S")
+                .unwrap()
+                .get(StatsField::Conns),
+            Some(7)
+        );
+        mixed[0] = 7; // CONNS with three bytes
+        let err = StatsValues::read(&mixed[..7], "IPVS_DEST_ATTR_STATS").unwrap_err();
+        assert!(err.to_string().contains("IPVS_STATS_ATTR_CONNS"), "{err}");
     }
 }

@@ -98,7 +98,7 @@ fn service_entry(v: &ServiceValues<'_>, detail: Detail) -> DecodeResult<ServiceE
     };
     let service = Service {
         key,
-        scheduler: Scheduler::from_kernel(v.scheduler.unwrap_or_default().to_owned()),
+        scheduler: Scheduler::from_kernel(v.scheduler.unwrap_or_default()),
         flags: ServiceFlags::from_bits_retain(v.flags.map_or(0, |f| f.flags))
             - ServiceFlags::HASHED,
         timeout: v.timeout.unwrap_or(0),

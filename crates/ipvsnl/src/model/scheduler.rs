@@ -130,12 +130,12 @@ impl Scheduler {
     }
 
     /// The scheduler as the kernel reported it: never fails, keeps anything.
-    pub(crate) fn from_kernel(name: String) -> Self {
+    /// (Allocates only for a name it does not know.)
+    pub(crate) fn from_kernel(name: &str) -> Self {
         NAMED
             .iter()
             .find(|(_, n)| *n == name)
-            .map(|(s, _)| s.clone())
-            .unwrap_or(Scheduler::Other(name))
+            .map_or_else(|| Scheduler::Other(name.to_owned()), |(s, _)| s.clone())
     }
 }
 
@@ -167,10 +167,14 @@ mod tests {
     fn names_round_trip_and_normalise() {
         for s in Scheduler::named() {
             assert_eq!(Scheduler::new(s.name()).unwrap(), s);
-            assert_eq!(Scheduler::from_kernel(s.name().to_owned()), s);
+            assert_eq!(Scheduler::from_kernel(s.name()), s);
         }
         assert_eq!(
             Scheduler::new("fancy").unwrap(),
+            Scheduler::Other("fancy".into())
+        );
+        assert_eq!(
+            Scheduler::from_kernel("fancy"),
             Scheduler::Other("fancy".into())
         );
         assert_eq!(Scheduler::new("123456789012345").unwrap().name().len(), 15);
