@@ -10,12 +10,19 @@ use netlink_packet_core::DecodeError;
 
 #[inline]
 fn exact<const N: usize>(value: &[u8], what: &str) -> Result<[u8; N], DecodeError> {
-    value.try_into().map_err(|_| {
-        DecodeError::from(format!(
-            "invalid {what}: expected {N} bytes, got {}",
-            value.len()
-        ))
-    })
+    match value.try_into() {
+        Ok(v) => Ok(v),
+        Err(_) => Err(width_error(what, N, value.len())),
+    }
+}
+
+/// The error of a payload of the wrong width. Out of line and cold, so that
+/// the readers' fast path carries nothing of it (not even the name's
+/// address: a listing reads hundreds of thousands of attributes).
+#[cold]
+#[inline(never)]
+fn width_error(what: &str, want: usize, got: usize) -> DecodeError {
+    DecodeError::from(format!("invalid {what}: expected {want} bytes, got {got}"))
 }
 
 /// Reads a host-order `u8`.
@@ -59,10 +66,7 @@ pub(crate) fn raw4(value: &[u8], what: &str) -> Result<[u8; 4], DecodeError> {
 #[inline]
 pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> {
     if value.len() > 16 {
-        return Err(DecodeError::from(format!(
-            "invalid {what}: at most 16 bytes, got {}",
-            value.len()
-        )));
+        return Err(address_error(what, value.len()));
     }
     let mut out = [0u8; 16];
     // The two lengths the kernel sends, as fixed-size copies (no call to
@@ -75,6 +79,14 @@ pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> 
         },
     }
     Ok(out)
+}
+
+/// The error of an address longer than the union (cold, as
+/// [`width_error`]).
+#[cold]
+#[inline(never)]
+fn address_error(what: &str, got: usize) -> DecodeError {
+    DecodeError::from(format!("invalid {what}: at most 16 bytes, got {got}"))
 }
 
 /// Reads a string that may or may not carry its NUL terminator, borrowed.

@@ -100,6 +100,7 @@ pub(crate) struct Frames<'a> {
 impl<'a> Iterator for Frames<'a> {
     type Item = Result<Frame<'a>, String>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.offset >= self.datagram.len() {
             return None;
@@ -137,28 +138,50 @@ const NLMSG_HDRLEN: usize = 16;
 
 /// The message at the start of `rest` (at byte `offset` of its datagram),
 /// with its length. The header is read by hand (length, type, flags,
-/// sequence number, all host order): a dump reply is hundreds of these.
+/// sequence number, all host order), and an IPVS message (the hundreds of
+/// thousands of a listing) is told apart inline; control messages and
+/// every error go out of line, so this stays small enough to inline.
 #[inline]
 fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize), String> {
-    let header: &[u8; NLMSG_HDRLEN] = rest
-        .get(..NLMSG_HDRLEN)
-        .and_then(|h| h.try_into().ok())
-        .ok_or_else(|| {
-            format!(
-                "bad netlink header at byte {offset}: {} bytes left, a header takes {NLMSG_HDRLEN}",
-                rest.len()
-            )
-        })?;
-    let [l0, l1, l2, l3, t0, t1, f0, f1, s0, s1, s2, s3, ..] = *header;
+    let Some(&[l0, l1, l2, l3, t0, t1, f0, f1, s0, s1, s2, s3, ..]) =
+        rest.first_chunk::<NLMSG_HDRLEN>()
+    else {
+        return Err(short_header(offset, rest.len()));
+    };
     let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
-    if !(NLMSG_HDRLEN..=rest.len()).contains(&len) {
-        return Err(format!(
-            "bad netlink header at byte {offset}: length {len}, with {} bytes left",
-            rest.len()
-        ));
-    }
-    let payload = &rest[NLMSG_HDRLEN..len];
-    let reply = match u16::from_ne_bytes([t0, t1]) {
+    let Some(payload) = rest.get(NLMSG_HDRLEN..len) else {
+        return Err(bad_length(offset, len, rest.len()));
+    };
+    let kind = u16::from_ne_bytes([t0, t1]);
+    let reply = if kind == family && !is_control(kind) {
+        match *payload {
+            [command, _, _, _, ..] => Reply::Data {
+                command,
+                attrs: &payload[GENL_HDRLEN..],
+            },
+            _ => return Err(format!("IPVS message at byte {offset} too short")),
+        }
+    } else {
+        other_reply(kind, payload, offset)?
+    };
+    let frame = Frame {
+        seq: u32::from_ne_bytes([s0, s1, s2, s3]),
+        flags: u16::from_ne_bytes([f0, f1]),
+        reply,
+    };
+    Ok((frame, len))
+}
+
+/// The netlink control message types (below any family's id).
+fn is_control(kind: u16) -> bool {
+    matches!(kind, NLMSG_NOOP | NLMSG_ERROR | NLMSG_DONE | NLMSG_OVERRUN)
+}
+
+/// Any message but an IPVS one: acknowledgements and errors, the end of a
+/// dump, a family lookup's reply, and what carries no answer.
+#[inline(never)]
+fn other_reply(kind: u16, payload: &[u8], offset: usize) -> Result<Reply<'_>, String> {
+    Ok(match kind {
         NLMSG_ERROR => {
             let err = ErrorBuffer::new_checked(payload)
                 .map_err(|e| format!("bad NLMSG_ERROR at byte {offset}: {e}"))?;
@@ -168,27 +191,21 @@ fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize
             }
         }
         NLMSG_DONE => Reply::Done,
-        NLMSG_NOOP | NLMSG_OVERRUN => Reply::Ignored,
-        t if t == family => {
-            if payload.len() < GENL_HDRLEN {
-                return Err(format!("IPVS message at byte {offset} too short"));
-            }
-            Reply::Data {
-                command: payload[0],
-                attrs: &payload[GENL_HDRLEN..],
-            }
-        }
         GENL_ID_CTRL => family_id(&payload[GENL_HDRLEN.min(payload.len())..])
             .map(Reply::FamilyId)
             .unwrap_or(Reply::Ignored),
         _ => Reply::Ignored,
-    };
-    let frame = Frame {
-        seq: u32::from_ne_bytes([s0, s1, s2, s3]),
-        flags: u16::from_ne_bytes([f0, f1]),
-        reply,
-    };
-    Ok((frame, len))
+    })
+}
+
+#[cold]
+fn short_header(offset: usize, left: usize) -> String {
+    format!("bad netlink header at byte {offset}: {left} bytes left, a header takes {NLMSG_HDRLEN}")
+}
+
+#[cold]
+fn bad_length(offset: usize, len: usize, left: usize) -> String {
+    format!("bad netlink header at byte {offset}: length {len}, with {left} bytes left")
 }
 
 /// Every frame of a datagram, or the first error (for tests and small
