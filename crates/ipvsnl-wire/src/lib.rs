@@ -70,7 +70,7 @@ pub use dest::{DestAttr, DestView};
 pub use message::{IpvsMessage, IPVS_GENL_NAME, IPVS_GENL_VERSION};
 pub use service::{FlagsMask, ServiceAttr, ServiceView};
 pub use stats::{StatsAttr, StatsField, StatsView};
-pub use values::{DestValues, ServiceValues, StatsValues};
+pub use values::{DestValue, DestValues, ServiceValues, StatsValues};
 pub use view::find_attr;
 
 /// Re-exported so users need not name the matching versions themselves.

@@ -146,6 +146,72 @@ fn each_attr<'a>(nest: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> Option<(
     rest.is_empty().then_some(())
 }
 
+// Width-checked reads that build no error (the owned parse's readers say
+// what was wrong, on the cold path).
+
+#[inline(always)]
+fn one(p: &[u8]) -> Option<u8> {
+    match *p {
+        [a] => Some(a),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn ne16(p: &[u8]) -> Option<u16> {
+    p.try_into().ok().map(u16::from_ne_bytes)
+}
+
+#[inline(always)]
+fn be16(p: &[u8]) -> Option<u16> {
+    p.try_into().ok().map(u16::from_be_bytes)
+}
+
+#[inline(always)]
+fn ne32(p: &[u8]) -> Option<u32> {
+    p.try_into().ok().map(u32::from_ne_bytes)
+}
+
+/// An address union: up to 16 bytes, zero-filled (fixed-size copies for
+/// the two lengths the kernel sends).
+#[inline(always)]
+fn addr(p: &[u8]) -> Option<[u8; 16]> {
+    let mut out = [0u8; 16];
+    match *p {
+        [a, b, c, d] => out[..4].copy_from_slice(&[a, b, c, d]),
+        _ => match <&[u8; 16]>::try_from(p) {
+            Ok(all) => out = *all,
+            Err(_) => out.get_mut(..p.len())?.copy_from_slice(p),
+        },
+    }
+    Some(out)
+}
+
+/// The owned parse's error for a destination attribute the fast readers
+/// refused.
+#[cold]
+#[inline(never)]
+fn dest_refusal(kind: u16, p: &[u8]) -> DecodeError {
+    use dest::read as r;
+    let refused = match kind {
+        IPVS_DEST_ATTR_ADDR => r::addr(p).err(),
+        IPVS_DEST_ATTR_PORT => r::port(p).err(),
+        IPVS_DEST_ATTR_FWD_METHOD => r::fwd_method(p).err(),
+        IPVS_DEST_ATTR_WEIGHT => r::weight(p).err(),
+        IPVS_DEST_ATTR_U_THRESH => r::u_thresh(p).err(),
+        IPVS_DEST_ATTR_L_THRESH => r::l_thresh(p).err(),
+        IPVS_DEST_ATTR_ACTIVE_CONNS => r::active_conns(p).err(),
+        IPVS_DEST_ATTR_INACT_CONNS => r::inact_conns(p).err(),
+        IPVS_DEST_ATTR_PERSIST_CONNS => r::persist_conns(p).err(),
+        IPVS_DEST_ATTR_ADDR_FAMILY => r::addr_family(p).err(),
+        IPVS_DEST_ATTR_TUN_TYPE => r::tun_type(p).err(),
+        IPVS_DEST_ATTR_TUN_PORT => r::tun_port(p).err(),
+        IPVS_DEST_ATTR_TUN_FLAGS => r::tun_flags(p).err(),
+        _ => None,
+    };
+    refused.unwrap_or_else(|| DecodeError::from(format!("invalid destination attribute {kind}")))
+}
+
 /// Every value of a destination nest (`IPVS_CMD_ATTR_DEST`), read in one
 /// pass; `None` for what the kernel did not send.
 ///
@@ -196,34 +262,118 @@ pub struct DestValues<'a> {
     pub stats64: Option<&'a [u8]>,
 }
 
+/// One attribute of a destination nest, decoded and width-checked: what
+/// [`DestValues::visit`] hands over, one at a time, to a reader that puts
+/// each value straight where it belongs (no intermediate record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DestValue<'a> {
+    /// `ADDR`, zero-padded to 16 bytes.
+    Address([u8; 16]),
+    /// `PORT`.
+    Port(u16),
+    /// `FWD_METHOD`.
+    ForwardMethod(u32),
+    /// `WEIGHT`.
+    Weight(u32),
+    /// `U_THRESH`.
+    UpperThreshold(u32),
+    /// `L_THRESH`.
+    LowerThreshold(u32),
+    /// `ACTIVE_CONNS`.
+    ActiveConns(u32),
+    /// `INACT_CONNS`.
+    InactiveConns(u32),
+    /// `PERSIST_CONNS`.
+    PersistentConns(u32),
+    /// `ADDR_FAMILY`.
+    AddressFamily(u16),
+    /// `TUN_TYPE`.
+    TunnelType(u8),
+    /// `TUN_PORT`.
+    TunnelPort(u16),
+    /// `TUN_FLAGS`.
+    TunnelFlags(u16),
+    /// `STATS`: the 32-bit counters nest, unread.
+    Stats(&'a [u8]),
+    /// `STATS64`: the 64-bit counters nest, unread.
+    Stats64(&'a [u8]),
+}
+
 impl<'a> DestValues<'a> {
     /// Reads a destination nest's payload.
     #[inline]
     pub fn read(nest: &'a [u8]) -> Result<Self, DecodeError> {
-        use dest::read as r;
         let mut v = DestValues::default();
-        try_walk(nest, "IPVS_CMD_ATTR_DEST", |kind, p| {
-            match kind {
-                IPVS_DEST_ATTR_ADDR => v.address = Some(r::addr(p)?),
-                IPVS_DEST_ATTR_PORT => v.port = Some(r::port(p)?),
-                IPVS_DEST_ATTR_FWD_METHOD => v.forward_method = Some(r::fwd_method(p)?),
-                IPVS_DEST_ATTR_WEIGHT => v.weight = Some(r::weight(p)?),
-                IPVS_DEST_ATTR_U_THRESH => v.upper_threshold = Some(r::u_thresh(p)?),
-                IPVS_DEST_ATTR_L_THRESH => v.lower_threshold = Some(r::l_thresh(p)?),
-                IPVS_DEST_ATTR_ACTIVE_CONNS => v.active_conns = Some(r::active_conns(p)?),
-                IPVS_DEST_ATTR_INACT_CONNS => v.inactive_conns = Some(r::inact_conns(p)?),
-                IPVS_DEST_ATTR_PERSIST_CONNS => v.persistent_conns = Some(r::persist_conns(p)?),
-                IPVS_DEST_ATTR_ADDR_FAMILY => v.address_family = Some(r::addr_family(p)?),
-                IPVS_DEST_ATTR_TUN_TYPE => v.tunnel_type = Some(r::tun_type(p)?),
-                IPVS_DEST_ATTR_TUN_PORT => v.tunnel_port = Some(r::tun_port(p)?),
-                IPVS_DEST_ATTR_TUN_FLAGS => v.tunnel_flags = Some(r::tun_flags(p)?),
-                IPVS_DEST_ATTR_STATS => v.stats = Some(p),
-                IPVS_DEST_ATTR_STATS64 => v.stats64 = Some(p),
-                _ => {}
-            }
-            Ok(())
+        Self::visit(nest, |value| match value {
+            DestValue::Address(x) => v.address = Some(x),
+            DestValue::Port(x) => v.port = Some(x),
+            DestValue::ForwardMethod(x) => v.forward_method = Some(x),
+            DestValue::Weight(x) => v.weight = Some(x),
+            DestValue::UpperThreshold(x) => v.upper_threshold = Some(x),
+            DestValue::LowerThreshold(x) => v.lower_threshold = Some(x),
+            DestValue::ActiveConns(x) => v.active_conns = Some(x),
+            DestValue::InactiveConns(x) => v.inactive_conns = Some(x),
+            DestValue::PersistentConns(x) => v.persistent_conns = Some(x),
+            DestValue::AddressFamily(x) => v.address_family = Some(x),
+            DestValue::TunnelType(x) => v.tunnel_type = Some(x),
+            DestValue::TunnelPort(x) => v.tunnel_port = Some(x),
+            DestValue::TunnelFlags(x) => v.tunnel_flags = Some(x),
+            DestValue::Stats(x) => v.stats = Some(x),
+            DestValue::Stats64(x) => v.stats64 = Some(x),
         })?;
         Ok(v)
+    }
+
+    /// Walks a destination nest's payload once, handing each known
+    /// attribute, decoded, to `each` in the order sent (unknown ones are
+    /// skipped; a repeated one is handed over again). The first malformed
+    /// attribute ends the walk with the owned parse's error.
+    ///
+    /// ```
+    /// use ipvsnl_wire::{write::push_attr, DestAttr, DestValue, DestValues};
+    /// let mut nest = Vec::new();
+    /// push_attr(&mut nest, &DestAttr::Weight(3));
+    /// let mut weight = 0;
+    /// DestValues::visit(&nest, |v| {
+    ///     if let DestValue::Weight(w) = v {
+    ///         weight = w;
+    ///     }
+    /// })
+    /// .unwrap();
+    /// assert_eq!(weight, 3);
+    /// ```
+    #[inline(always)]
+    pub fn visit(nest: &'a [u8], mut each: impl FnMut(DestValue<'a>)) -> Result<(), DecodeError> {
+        try_walk(nest, "IPVS_CMD_ATTR_DEST", |kind, p| {
+            // Widths checked without building an error; a refused one gets
+            // the owned parse's error, out of line.
+            let value = match kind {
+                IPVS_DEST_ATTR_ADDR => addr(p).map(DestValue::Address),
+                IPVS_DEST_ATTR_PORT => be16(p).map(DestValue::Port),
+                IPVS_DEST_ATTR_FWD_METHOD => ne32(p).map(DestValue::ForwardMethod),
+                IPVS_DEST_ATTR_WEIGHT => ne32(p).map(DestValue::Weight),
+                IPVS_DEST_ATTR_U_THRESH => ne32(p).map(DestValue::UpperThreshold),
+                IPVS_DEST_ATTR_L_THRESH => ne32(p).map(DestValue::LowerThreshold),
+                IPVS_DEST_ATTR_ACTIVE_CONNS => ne32(p).map(DestValue::ActiveConns),
+                IPVS_DEST_ATTR_INACT_CONNS => ne32(p).map(DestValue::InactiveConns),
+                IPVS_DEST_ATTR_PERSIST_CONNS => ne32(p).map(DestValue::PersistentConns),
+                IPVS_DEST_ATTR_ADDR_FAMILY => ne16(p).map(DestValue::AddressFamily),
+                IPVS_DEST_ATTR_TUN_TYPE => one(p).map(DestValue::TunnelType),
+                IPVS_DEST_ATTR_TUN_PORT => be16(p).map(DestValue::TunnelPort),
+                IPVS_DEST_ATTR_TUN_FLAGS => ne16(p).map(DestValue::TunnelFlags),
+                IPVS_DEST_ATTR_STATS => Some(DestValue::Stats(p)),
+                IPVS_DEST_ATTR_STATS64 => Some(DestValue::Stats64(p)),
+                _ => return Ok(()),
+            };
+            match value {
+                Some(v) => {
+                    each(v);
+                    Ok(())
+                }
+                None => Err(dest_refusal(kind, p)),
+            }
+        })
     }
 
     /// The destination nest of a message's attribute bytes, if any.

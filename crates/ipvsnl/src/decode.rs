@@ -7,7 +7,10 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipvsnl_wire::netlink_packet_core::DecodeError;
-use ipvsnl_wire::{DaemonAttr, DestValues, IpvsAttr, ServiceValues, StatsField, StatsValues};
+use ipvsnl_wire::{
+    find_attr, DaemonAttr, DestValue, DestValues, IpvsAttr, ServiceValues, StatsField, StatsValues,
+    IPVS_CMD_ATTR_DEST,
+};
 
 use crate::{
     AddressFamily, DaemonRole, Destination, DestinationEntry, Forward, Info, Netmask, Protocol,
@@ -122,58 +125,63 @@ fn service_entry(v: &ServiceValues<'_>, detail: Detail) -> DecodeResult<ServiceE
 }
 
 /// The destination of a destination dump part's attribute bytes, of a
-/// service of `service_family`.
+/// service of `service_family`. Each attribute's value is put straight into
+/// the entry as the nest is walked (a listing decodes tens of thousands).
 pub(crate) fn destination_reply(
     attrs: &[u8],
     service_family: AddressFamily,
     detail: Detail,
 ) -> DecodeResult<DestinationEntry> {
-    let values = DestValues::find(attrs)
+    let nest = find_attr(attrs, IPVS_CMD_ATTR_DEST)
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
-    destination_entry(&values, service_family, detail)
-}
-
-/// A listed destination of a service of `service_family`, from its nest's
-/// values.
-fn destination_entry(
-    v: &DestValues<'_>,
-    service_family: AddressFamily,
-    detail: Detail,
-) -> DecodeResult<DestinationEntry> {
+    let mut e = DestinationEntry {
+        destination: Destination::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0).with_weight(0),
+        active_conns: 0,
+        inactive_conns: 0,
+        persistent_conns: 0,
+        stats: Stats::default(),
+    };
+    let (mut addr, mut port, mut raw_family) = (None, None, 0);
+    let (mut forward, mut tunnel) = (0, Tunnel::default());
+    let (mut stats, mut stats64) = (None, None);
+    DestValues::visit(nest, |value| match value {
+        DestValue::Address(v) => addr = Some(v),
+        DestValue::Port(v) => port = Some(v),
+        DestValue::ForwardMethod(v) => forward = v,
+        DestValue::Weight(v) => e.destination.weight = v,
+        DestValue::UpperThreshold(v) => e.destination.upper_threshold = v,
+        DestValue::LowerThreshold(v) => e.destination.lower_threshold = v,
+        DestValue::ActiveConns(v) => e.active_conns = v,
+        DestValue::InactiveConns(v) => e.inactive_conns = v,
+        DestValue::PersistentConns(v) => e.persistent_conns = v,
+        DestValue::AddressFamily(v) => raw_family = v,
+        DestValue::TunnelType(v) => tunnel.kind = TunnelKind::from_raw(v),
+        DestValue::TunnelPort(v) => tunnel.port = v,
+        DestValue::TunnelFlags(v) => tunnel.flags = TunnelFlags::from_bits_retain(v),
+        DestValue::Stats(v) => stats = Some(v),
+        DestValue::Stats64(v) => stats64 = Some(v),
+        _ => {}
+    })
+    .map_err(wire)?;
     // ADDR_FAMILY is absent before kernel 3.18 (and 0 means the service's).
-    let family = match v.address_family {
-        None | Some(0) => service_family,
-        Some(raw) => AddressFamily::from_raw(raw)
+    let family = match raw_family {
+        0 => service_family,
+        raw => AddressFamily::from_raw(raw)
             .ok_or_else(|| format!("destination of unknown address family {raw}"))?,
     };
-    let tunnel = Tunnel {
-        kind: TunnelKind::from_raw(v.tunnel_type.unwrap_or(0)),
-        port: v.tunnel_port.unwrap_or(0),
-        flags: TunnelFlags::from_bits_retain(v.tunnel_flags.unwrap_or(0)),
-    };
-    let destination = Destination {
-        addr: ip_of(
-            v.address.ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
-            family,
-        ),
-        port: v.port.ok_or("destination without IPVS_DEST_ATTR_PORT")?,
-        forward: Forward::from_raw(v.forward_method.unwrap_or(0), tunnel),
-        weight: v.weight.unwrap_or(0),
-        upper_threshold: v.upper_threshold.unwrap_or(0),
-        lower_threshold: v.lower_threshold.unwrap_or(0),
-    };
-    Ok(DestinationEntry {
-        destination,
-        active_conns: v.active_conns.unwrap_or(0),
-        inactive_conns: v.inactive_conns.unwrap_or(0),
-        persistent_conns: v.persistent_conns.unwrap_or(0),
-        stats: stats_of(
-            detail,
-            (v.stats64, "IPVS_DEST_ATTR_STATS64"),
-            (v.stats, "IPVS_DEST_ATTR_STATS"),
-        )?,
-    })
+    e.destination.addr = ip_of(
+        addr.ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
+        family,
+    );
+    e.destination.port = port.ok_or("destination without IPVS_DEST_ATTR_PORT")?;
+    e.destination.forward = Forward::from_raw(forward, tunnel);
+    e.stats = stats_of(
+        detail,
+        (stats64, "IPVS_DEST_ATTR_STATS64"),
+        (stats, "IPVS_DEST_ATTR_STATS"),
+    )?;
+    Ok(e)
 }
 
 /// A listed sync daemon.
