@@ -41,6 +41,8 @@ mod decode;
 mod error;
 mod failures;
 mod listing;
+#[cfg(test)]
+mod listing_cost;
 mod model;
 mod pipeline;
 mod request;

@@ -165,11 +165,6 @@ impl Client {
     }
 }
 
-#[cfg(test)]
-pub(crate) fn keep_first_for_test(s: &mut Vec<ServiceEntry>) {
-    keep_first(s, |s| s.service.key);
-}
-
 /// Services that surely fit in the first part of a dump (a part is about a
 /// page; a service message about 330 bytes): a dump of no more was never
 /// resumed, so it can neither miss nor repeat one.
