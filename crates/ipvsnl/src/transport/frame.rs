@@ -100,7 +100,10 @@ pub(crate) struct Frames<'a> {
 impl<'a> Iterator for Frames<'a> {
     type Item = Result<Frame<'a>, String>;
 
-    #[inline]
+    // Always inlined: a listing reads a frame per object, and under
+    // emulation the call and its returned value through memory cost more
+    // than the framing itself.
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.offset >= self.datagram.len() {
             return None;
@@ -141,7 +144,7 @@ const NLMSG_HDRLEN: usize = 16;
 /// sequence number, all host order), and an IPVS message (the hundreds of
 /// thousands of a listing) is told apart inline; control messages and
 /// every error go out of line, so this stays small enough to inline.
-#[inline]
+#[inline(always)]
 fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize), String> {
     let Some(&[l0, l1, l2, l3, t0, t1, f0, f1, s0, s1, s2, s3, ..]) =
         rest.first_chunk::<NLMSG_HDRLEN>()
