@@ -274,13 +274,17 @@ impl Client {
             kind,
             target,
             |out, family, seq, flags| frame::push_request(out, family, seq, flags, msg.clone()),
-            frame::decode,
+            |command, attrs, out| {
+                out.push(frame::decode(command, attrs)?);
+                Ok(())
+            },
         )
     }
 
     /// Sends the request `write` appends (given the family id, sequence
     /// number and flags) and hands each IPVS reply (its command and
-    /// attribute bytes) to `decode`, until the dump's `NLMSG_DONE` or the
+    /// attribute bytes) to `decode`, which appends what it decodes to the
+    /// list returned, until the dump's `NLMSG_DONE` or the
     /// get's or set's ACK. Retries once with a freshly resolved family id
     /// if the id went stale (module reloaded).
     pub(crate) fn exchange<T>(
@@ -288,7 +292,7 @@ impl Client {
         kind: RequestKind,
         target: &dyn Fn() -> String,
         write: impl Fn(&mut Vec<u8>, u16, u32, u16),
-        decode: impl Fn(u8, &[u8]) -> Result<T, String>,
+        decode: impl Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
     ) -> Result<Vec<T>, Error> {
         match self.exchange_once(kind, target, &write, &decode) {
             Err(Error::Kernel {
@@ -315,7 +319,7 @@ impl Client {
         kind: RequestKind,
         target: &dyn Fn() -> String,
         write: &impl Fn(&mut Vec<u8>, u16, u32, u16),
-        decode: &impl Fn(u8, &[u8]) -> Result<T, String>,
+        decode: &impl Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
     ) -> Result<Vec<T>, Error> {
         let family = self.family_id()?;
         let dump = matches!(
@@ -348,10 +352,8 @@ impl Client {
                     Reply::Data { command, attrs } => {
                         // A get's single reply is followed by its ACK; a
                         // dump's parts (NLM_F_MULTI) by NLMSG_DONE.
-                        out.push(
-                            decode(command, attrs)
-                                .map_err(|detail| Error::Decode { kind, detail })?,
-                        );
+                        decode(command, attrs, &mut out)
+                            .map_err(|detail| Error::Decode { kind, detail })?;
                     }
                     Reply::Done => return Ok(out),
                     Reply::Ack if !dump => return Ok(out),

@@ -44,21 +44,23 @@ fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
 }
 
 /// The model's counters from an object's two counter nests, each with its
-/// name for errors: `STATS64` if the kernel sent it (4.1+), else the 32-bit
-/// `STATS` (read only then), else zeros; zeros too when `detail` asks for
-/// settings only.
-fn stats_of(
+/// name for errors, written into `out`: `STATS64` if the kernel sent it
+/// (4.1+), else the 32-bit `STATS` (read only then); left as they are when
+/// neither was sent or `detail` asks for settings only.
+#[inline]
+fn read_stats(
     detail: Detail,
     stats64: (Option<&[u8]>, &str),
     stats: (Option<&[u8]>, &str),
-) -> DecodeResult<Stats> {
+    out: &mut Stats,
+) -> DecodeResult<()> {
     let values = match (detail, stats64, stats) {
-        (Detail::Settings, ..) | (_, (None, _), (None, _)) => return Ok(Stats::default()),
+        (Detail::Settings, ..) | (_, (None, _), (None, _)) => return Ok(()),
         (_, (Some(nest), what), _) | (_, _, (Some(nest), what)) => StatsValues::read(nest, what),
     }
     .map_err(wire)?;
     let get = |f| values.get(f).unwrap_or(0);
-    Ok(Stats {
+    *out = Stats {
         conns: get(StatsField::Conns),
         in_packets: get(StatsField::InPkts),
         out_packets: get(StatsField::OutPkts),
@@ -69,7 +71,8 @@ fn stats_of(
         out_pps: get(StatsField::OutPps),
         in_bps: get(StatsField::InBps),
         out_bps: get(StatsField::OutBps),
-    })
+    };
+    Ok(())
 }
 
 /// The service of a reply's attribute bytes (a service dump part, or the
@@ -114,34 +117,53 @@ fn service_entry(v: &ServiceValues<'_>, detail: Detail) -> DecodeResult<ServiceE
             .filter(|pe| !pe.is_empty())
             .map(str::to_owned),
     };
-    Ok(ServiceEntry {
-        service,
-        stats: stats_of(
-            detail,
-            (v.stats64, "IPVS_SVC_ATTR_STATS64"),
-            (v.stats, "IPVS_SVC_ATTR_STATS"),
-        )?,
-    })
+    let mut stats = Stats::default();
+    read_stats(
+        detail,
+        (v.stats64, "IPVS_SVC_ATTR_STATS64"),
+        (v.stats, "IPVS_SVC_ATTR_STATS"),
+        &mut stats,
+    )?;
+    Ok(ServiceEntry { service, stats })
 }
 
-/// The destination of a destination dump part's attribute bytes, of a
-/// service of `service_family`. Each attribute's value is put straight into
-/// the entry as the nest is walked (a listing decodes tens of thousands).
-pub(crate) fn destination_reply(
+/// Appends the destination of a destination dump part's attribute bytes,
+/// of a service of `service_family`, to `out` (nothing on error). The entry
+/// is filled where it lies in `out`, each attribute's value put straight
+/// into it as the nest is walked: a listing decodes tens of thousands, and
+/// under emulation every copy of an entry costs.
+pub(crate) fn push_destination(
     attrs: &[u8],
     service_family: AddressFamily,
     detail: Detail,
-) -> DecodeResult<DestinationEntry> {
+    out: &mut Vec<DestinationEntry>,
+) -> DecodeResult<()> {
     let nest = find_attr(attrs, IPVS_CMD_ATTR_DEST)
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
-    let mut e = DestinationEntry {
+    let at = out.len();
+    out.push(DestinationEntry {
         destination: Destination::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0).with_weight(0),
         active_conns: 0,
         inactive_conns: 0,
         persistent_conns: 0,
         stats: Stats::default(),
-    };
+    });
+    let filled = fill_destination(nest, service_family, detail, &mut out[at]);
+    if filled.is_err() {
+        out.truncate(at);
+    }
+    filled
+}
+
+/// Fills `e` from a destination nest.
+#[inline]
+fn fill_destination(
+    nest: &[u8],
+    service_family: AddressFamily,
+    detail: Detail,
+    e: &mut DestinationEntry,
+) -> DecodeResult<()> {
     let (mut addr, mut port, mut raw_family) = (None, None, 0);
     let (mut forward, mut tunnel) = (0, Tunnel::default());
     let (mut stats, mut stats64) = (None, None);
@@ -176,12 +198,26 @@ pub(crate) fn destination_reply(
     );
     e.destination.port = port.ok_or("destination without IPVS_DEST_ATTR_PORT")?;
     e.destination.forward = Forward::from_raw(forward, tunnel);
-    e.stats = stats_of(
+    read_stats(
         detail,
         (stats64, "IPVS_DEST_ATTR_STATS64"),
         (stats, "IPVS_DEST_ATTR_STATS"),
-    )?;
-    Ok(e)
+        &mut e.stats,
+    )
+}
+
+/// The destination of a destination dump part's attribute bytes, of a
+/// service of `service_family` (for tests: listings use
+/// [`push_destination`]).
+#[cfg(test)]
+pub(crate) fn destination_reply(
+    attrs: &[u8],
+    service_family: AddressFamily,
+    detail: Detail,
+) -> DecodeResult<DestinationEntry> {
+    let mut one = Vec::with_capacity(1);
+    push_destination(attrs, service_family, detail, &mut one)?;
+    one.pop().ok_or_else(|| "no destination".to_owned())
 }
 
 /// A listed sync daemon.
@@ -460,6 +496,40 @@ mod tests {
     fn owned(req: &Request) -> Vec<IpvsAttr> {
         let (command, attrs) = through_bytes(req);
         frame::decode(command, &attrs).unwrap().attrs
+    }
+
+    #[test]
+    fn a_refused_destination_leaves_the_list_as_it_was() {
+        use ipvsnl_wire::write::{begin_nest, end_nest, push_attr};
+        use ipvsnl_wire::DestAttr;
+        let attrs = |with_address: bool| {
+            let mut out = Vec::new();
+            let nest = begin_nest(&mut out, IPVS_CMD_ATTR_DEST);
+            if with_address {
+                push_attr(
+                    &mut out,
+                    &DestAttr::Address([10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+                );
+            }
+            push_attr(&mut out, &DestAttr::Port(80));
+            push_attr(&mut out, &DestAttr::Weight(7));
+            end_nest(&mut out, nest);
+            out
+        };
+        let mut list = Vec::new();
+        push_destination(&attrs(true), AddressFamily::Inet, Detail::Full, &mut list).unwrap();
+        let err = push_destination(&attrs(false), AddressFamily::Inet, Detail::Full, &mut list)
+            .unwrap_err();
+        assert!(err.contains("IPVS_DEST_ATTR_ADDR"), "{err}");
+        assert_eq!(list.len(), 1);
+        assert_eq!(
+            list[0].destination.addr,
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1))
+        );
+        assert_eq!(
+            (list[0].destination.port, list[0].destination.weight),
+            (80, 7)
+        );
     }
 
     #[test]

@@ -30,8 +30,9 @@ impl Client {
     pub fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
         key.validate()?;
         let kind = RequestKind::GetService;
-        let mut replies = self.fetch(kind, IpvsCommand::GetService, Some(key), |attrs| {
-            decode::service_reply(attrs, Detail::Full)
+        let mut replies = self.fetch(kind, IpvsCommand::GetService, Some(key), |attrs, out| {
+            out.push(decode::service_reply(attrs, Detail::Full)?);
+            Ok(())
         })?;
         if replies.is_empty() {
             return Err(Error::Decode {
@@ -119,7 +120,10 @@ impl Client {
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
-            |attrs| decode::service_reply(attrs, detail),
+            |attrs, out| {
+                out.push(decode::service_reply(attrs, detail)?);
+                Ok(())
+            },
         )
     }
 
@@ -134,7 +138,7 @@ impl Client {
             RequestKind::ListDestinations,
             IpvsCommand::GetDest,
             Some(key),
-            |attrs| decode::destination_reply(attrs, family, detail),
+            |attrs, out| decode::push_destination(attrs, family, detail, out),
         )?;
         keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
         Ok(dests)
@@ -147,7 +151,7 @@ impl Client {
         kind: RequestKind,
         command: IpvsCommand,
         key: Option<&ServiceKey>,
-        decode: impl Fn(&[u8]) -> DecodeResult<T>,
+        decode: impl Fn(&[u8], &mut Vec<T>) -> DecodeResult<()>,
     ) -> Result<Vec<T>, Error> {
         let target = || key.map(ToString::to_string).unwrap_or_default();
         self.exchange(
@@ -160,7 +164,7 @@ impl Client {
                 }
                 end_message(out, msg);
             },
-            |_, attrs| decode(attrs),
+            |_, attrs, out| decode(attrs, out),
         )
     }
 }
