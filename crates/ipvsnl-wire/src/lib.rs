@@ -19,7 +19,7 @@
 //! for listings of thousands of objects. All of them take their attribute
 //! numbers (the `IPVS_*_ATTR_*` constants) and payload readers from the
 //! same place. Requests can be written without building a
-//! message first with the [`write`] functions.
+//! message first with the [`write`](mod@write) functions.
 //!
 //! The typed model (services, destinations, schedulers) lives in the
 //! `ipvsnl` crate, which builds these messages.
