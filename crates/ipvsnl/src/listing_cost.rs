@@ -62,6 +62,16 @@ fn destination_datagram() -> (Vec<u8>, u16) {
     (out, family)
 }
 
+/// Decodes every destination of a datagram into `out`, as a listing does.
+fn decode_destinations(datagram: &[u8], family: u16, out: &mut Vec<DestinationEntry>) {
+    for f in frame::frames(datagram, family) {
+        if let Ok(Reply::Data { attrs, .. }) = f.map(|f| f.reply) {
+            decode::push_destination(attrs, AddressFamily::Inet, Detail::Full, out)
+                .expect("captured bytes decode");
+        }
+    }
+}
+
 /// The per-service work of `which` (see the module), `n` times.
 fn run(which: &str, n: usize) {
     let key = ServiceKey::Inet {
@@ -78,17 +88,7 @@ fn run(which: &str, n: usize) {
             let mut out = Vec::with_capacity(5);
             for _ in 0..n {
                 out.clear();
-                for f in frame::frames(black_box(&dests), family) {
-                    if let Ok(Reply::Data { attrs, .. }) = f.map(|f| f.reply) {
-                        decode::push_destination(
-                            attrs,
-                            AddressFamily::Inet,
-                            Detail::Full,
-                            &mut out,
-                        )
-                        .expect("captured bytes decode");
-                    }
-                }
+                decode_destinations(black_box(&dests), family, &mut out);
                 sum += out.iter().map(|d| d.stats.conns).sum::<u64>();
             }
             black_box(sum);
@@ -105,17 +105,7 @@ fn run(which: &str, n: usize) {
                 end_message(&mut tx, m);
                 black_box(&tx);
                 let mut out = Vec::with_capacity(frame::message_count(&dests));
-                for f in frame::frames(black_box(&dests), family) {
-                    if let Ok(Reply::Data { attrs, .. }) = f.map(|f| f.reply) {
-                        decode::push_destination(
-                            attrs,
-                            AddressFamily::Inet,
-                            Detail::Full,
-                            &mut out,
-                        )
-                        .expect("captured bytes decode");
-                    }
-                }
+                decode_destinations(black_box(&dests), family, &mut out);
                 all.push(out);
             }
             black_box(&all);
