@@ -133,62 +133,62 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for DestAttr {
 
 /// The payload of each attribute: width and byte order, for the owned
 /// parse and the view alike.
-pub(crate) mod read {
+mod read {
     use super::*;
 
-    pub(crate) const STATS: &str = "IPVS_DEST_ATTR_STATS";
-    pub(crate) const STATS64: &str = "IPVS_DEST_ATTR_STATS64";
+    pub(super) const STATS: &str = "IPVS_DEST_ATTR_STATS";
+    pub(super) const STATS64: &str = "IPVS_DEST_ATTR_STATS64";
 
     #[inline]
-    pub(crate) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
+    pub(super) fn addr(v: &[u8]) -> Result<[u8; 16], DecodeError> {
         addr16(v, "IPVS_DEST_ATTR_ADDR")
     }
     #[inline]
-    pub(crate) fn port(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(super) fn port(v: &[u8]) -> Result<u16, DecodeError> {
         u16_be(v, "IPVS_DEST_ATTR_PORT")
     }
     #[inline]
-    pub(crate) fn fwd_method(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn fwd_method(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_FWD_METHOD")
     }
     #[inline]
-    pub(crate) fn weight(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn weight(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_WEIGHT")
     }
     #[inline]
-    pub(crate) fn u_thresh(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn u_thresh(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_U_THRESH")
     }
     #[inline]
-    pub(crate) fn l_thresh(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn l_thresh(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_L_THRESH")
     }
     #[inline]
-    pub(crate) fn active_conns(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn active_conns(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_ACTIVE_CONNS")
     }
     #[inline]
-    pub(crate) fn inact_conns(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn inact_conns(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_INACT_CONNS")
     }
     #[inline]
-    pub(crate) fn persist_conns(v: &[u8]) -> Result<u32, DecodeError> {
+    pub(super) fn persist_conns(v: &[u8]) -> Result<u32, DecodeError> {
         u32_ne(v, "IPVS_DEST_ATTR_PERSIST_CONNS")
     }
     #[inline]
-    pub(crate) fn addr_family(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(super) fn addr_family(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_DEST_ATTR_ADDR_FAMILY")
     }
     #[inline]
-    pub(crate) fn tun_type(v: &[u8]) -> Result<u8, DecodeError> {
+    pub(super) fn tun_type(v: &[u8]) -> Result<u8, DecodeError> {
         u8_of(v, "IPVS_DEST_ATTR_TUN_TYPE")
     }
     #[inline]
-    pub(crate) fn tun_port(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(super) fn tun_port(v: &[u8]) -> Result<u16, DecodeError> {
         u16_be(v, "IPVS_DEST_ATTR_TUN_PORT")
     }
     #[inline]
-    pub(crate) fn tun_flags(v: &[u8]) -> Result<u16, DecodeError> {
+    pub(super) fn tun_flags(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_DEST_ATTR_TUN_FLAGS")
     }
 }

@@ -12,13 +12,15 @@
 //! the same counters twice (32- and 64-bit), and a reader wants one of them
 //! or neither. Nothing here allocates but an error's text, or panics.
 
-use netlink_packet_core::{DecodeError, NLA_ALIGNTO, NLA_HEADER_SIZE, NLA_TYPE_MASK};
+use netlink_packet_core::{
+    DecodeError, NlaBuffer, Parseable, NLA_ALIGNTO, NLA_HEADER_SIZE, NLA_TYPE_MASK,
+};
 
 use crate::consts::*;
 use crate::service::FlagsMask;
 use crate::stats::{self, StatsField};
 use crate::view::{find_attr, try_walk};
-use crate::{dest, service};
+use crate::{service, DestAttr};
 
 /// The values of a counters nest (`IPVS_STATS_ATTR_*`), 32- or 64-bit,
 /// each widened to `u64`.
@@ -188,28 +190,20 @@ fn addr(p: &[u8]) -> Option<[u8; 16]> {
 }
 
 /// The owned parse's error for a destination attribute the fast readers
-/// refused.
+/// refused: the attribute is rebuilt and parsed the owned way, so the two
+/// readings cannot disagree on what they say.
 #[cold]
 #[inline(never)]
 fn dest_refusal(kind: u16, p: &[u8]) -> DecodeError {
-    use dest::read as r;
-    let refused = match kind {
-        IPVS_DEST_ATTR_ADDR => r::addr(p).err(),
-        IPVS_DEST_ATTR_PORT => r::port(p).err(),
-        IPVS_DEST_ATTR_FWD_METHOD => r::fwd_method(p).err(),
-        IPVS_DEST_ATTR_WEIGHT => r::weight(p).err(),
-        IPVS_DEST_ATTR_U_THRESH => r::u_thresh(p).err(),
-        IPVS_DEST_ATTR_L_THRESH => r::l_thresh(p).err(),
-        IPVS_DEST_ATTR_ACTIVE_CONNS => r::active_conns(p).err(),
-        IPVS_DEST_ATTR_INACT_CONNS => r::inact_conns(p).err(),
-        IPVS_DEST_ATTR_PERSIST_CONNS => r::persist_conns(p).err(),
-        IPVS_DEST_ATTR_ADDR_FAMILY => r::addr_family(p).err(),
-        IPVS_DEST_ATTR_TUN_TYPE => r::tun_type(p).err(),
-        IPVS_DEST_ATTR_TUN_PORT => r::tun_port(p).err(),
-        IPVS_DEST_ATTR_TUN_FLAGS => r::tun_flags(p).err(),
-        _ => None,
-    };
-    refused.unwrap_or_else(|| DecodeError::from(format!("invalid destination attribute {kind}")))
+    let mut attr = Vec::with_capacity(NLA_HEADER_SIZE + p.len());
+    let len = u16::try_from(NLA_HEADER_SIZE + p.len()).unwrap_or(u16::MAX);
+    attr.extend_from_slice(&len.to_ne_bytes());
+    attr.extend_from_slice(&kind.to_ne_bytes());
+    attr.extend_from_slice(p);
+    match NlaBuffer::new_checked(&attr[..]).and_then(|nla| DestAttr::parse(&nla)) {
+        Err(e) => e,
+        Ok(_) => DecodeError::from(format!("invalid destination attribute {kind}")),
+    }
 }
 
 /// Every value of a destination nest (`IPVS_CMD_ATTR_DEST`), read in one
@@ -476,6 +470,29 @@ mod tests {
             push_attr(&mut nest, &StatsAttr::U64(f, 1000 + i as u64));
         }
         nest
+    }
+
+    #[test]
+    fn a_refused_destination_attribute_gets_the_owned_parse_error() {
+        use crate::nest::parse_nest;
+        // Every fixed-width destination attribute, three bytes long (no
+        // attribute is); and an address of 17 bytes.
+        for kind in IPVS_DEST_ATTR_ADDR..=IPVS_DEST_ATTR_TUN_FLAGS {
+            if matches!(kind, IPVS_DEST_ATTR_STATS | IPVS_DEST_ATTR_STATS64) {
+                continue;
+            }
+            let width = if kind == IPVS_DEST_ATTR_ADDR { 17 } else { 3 };
+            let mut nest = Vec::new();
+            nest.extend_from_slice(&(4 + width as u16).to_ne_bytes());
+            nest.extend_from_slice(&kind.to_ne_bytes());
+            nest.extend(std::iter::repeat_n(7u8, width));
+            nest.resize((nest.len() + 3) & !3, 0);
+            let ours = DestValues::read(&nest).unwrap_err().to_string();
+            let owned = parse_nest::<DestAttr>(&nest, "IPVS_CMD_ATTR_DEST")
+                .unwrap_err()
+                .to_string();
+            assert!(owned.contains(&ours), "kind {kind}: {ours:?} vs {owned:?}");
+        }
     }
 
     #[test]
