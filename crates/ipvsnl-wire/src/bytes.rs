@@ -8,12 +8,18 @@
 
 use netlink_packet_core::DecodeError;
 
+/// A payload of exactly `N` bytes, if it is one: the width check every
+/// fixed-width reader makes, without building an error (the one-pass
+/// readers call it directly and ask the named readers for the error only
+/// when it fails).
+#[inline(always)]
+pub(crate) fn array<const N: usize>(value: &[u8]) -> Option<[u8; N]> {
+    value.try_into().ok()
+}
+
 #[inline]
 fn exact<const N: usize>(value: &[u8], what: &str) -> Result<[u8; N], DecodeError> {
-    match value.try_into() {
-        Ok(v) => Ok(v),
-        Err(_) => Err(width_error(what, N, value.len())),
-    }
+    array(value).ok_or_else(|| width_error(what, N, value.len()))
 }
 
 /// The error of a payload of the wrong width. Out of line and cold, so that
@@ -65,9 +71,13 @@ pub(crate) fn raw4(value: &[u8], what: &str) -> Result<[u8; 4], DecodeError> {
 /// input zero-filled as the kernel itself does.
 #[inline]
 pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> {
-    if value.len() > 16 {
-        return Err(address_error(what, value.len()));
-    }
+    address(value).ok_or_else(|| address_error(what, value.len()))
+}
+
+/// An address union's 16 bytes, if `value` fits in it (the check of
+/// [`addr16`], without building an error).
+#[inline(always)]
+pub(crate) fn address(value: &[u8]) -> Option<[u8; 16]> {
     let mut out = [0u8; 16];
     // The two lengths the kernel sends, as fixed-size copies (no call to
     // a general copy for four or sixteen bytes); any other length too.
@@ -75,10 +85,10 @@ pub(crate) fn addr16(value: &[u8], what: &str) -> Result<[u8; 16], DecodeError> 
         [a, b, c, d] => out[..4].copy_from_slice(&[a, b, c, d]),
         _ => match <&[u8; 16]>::try_from(value) {
             Ok(all) => out = *all,
-            Err(_) => out[..value.len()].copy_from_slice(value),
+            Err(_) => out.get_mut(..value.len())?.copy_from_slice(value),
         },
     }
-    Ok(out)
+    Some(out)
 }
 
 /// The error of an address longer than the union (cold, as

@@ -12,10 +12,9 @@
 //! the same counters twice (32- and 64-bit), and a reader wants one of them
 //! or neither. Nothing here allocates but an error's text, or panics.
 
-use netlink_packet_core::{
-    DecodeError, NlaBuffer, Parseable, NLA_ALIGNTO, NLA_HEADER_SIZE, NLA_TYPE_MASK,
-};
+use netlink_packet_core::{DecodeError, NlaBuffer, Parseable, NLA_HEADER_SIZE};
 
+use crate::bytes::{address, array};
 use crate::consts::*;
 use crate::service::FlagsMask;
 use crate::stats::{self, StatsField};
@@ -47,10 +46,7 @@ impl StatsValues {
     /// `"IPVS_DEST_ATTR_STATS64"`).
     #[inline]
     pub fn read(nest: &[u8], what: &str) -> Result<Self, DecodeError> {
-        if let Some(v) = Self::read_as_sent(nest) {
-            return Ok(v);
-        }
-        match Self::read_well_formed(nest) {
+        match Self::read_as_sent(nest) {
             Some(v) => Ok(v),
             None => Self::read_checked(nest, what),
         }
@@ -84,30 +80,8 @@ impl StatsValues {
         })
     }
 
-    /// The fast path: the nest read with no error to build, `None` at the
-    /// first thing wrong (then [`StatsValues::read_checked`] says what).
-    #[inline]
-    fn read_well_formed(nest: &[u8]) -> Option<Self> {
-        let mut out = StatsValues::default();
-        each_attr(nest, |kind, value| {
-            // Field numbers run from CONNS (1) to OUTBPS (10), in the order
-            // of `values`; the others (PAD, unknown) are skipped.
-            let i = usize::from(kind.wrapping_sub(IPVS_STATS_ATTR_CONNS));
-            if i < StatsField::ALL.len() {
-                out.values[i] = match *value {
-                    [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
-                    [a, b, c, d, e, f, g, h] => u64::from_ne_bytes([a, b, c, d, e, f, g, h]),
-                    _ => return None,
-                };
-                out.present |= 1 << i;
-            }
-            Some(())
-        })?;
-        Some(out)
-    }
-
-    /// The reference reading, with the owned parse's readers and errors.
-    #[cold]
+    /// Any other layout (the 32-bit nest, padding attributes, another
+    /// order), with the owned parse's readers and errors.
     fn read_checked(nest: &[u8], what: &str) -> Result<Self, DecodeError> {
         let mut out = StatsValues::default();
         try_walk(nest, what, |kind, value| {
@@ -128,65 +102,6 @@ impl StatsValues {
         let i = field.index();
         (self.present & (1 << i) != 0).then_some(self.values[i])
     }
-}
-
-/// Walks the attributes of `nest`, handing each one's number (flag bits
-/// cleared) and payload to `each`. `None` if `each` refused one or the nest
-/// is malformed (an attribute shorter than its header or longer than what
-/// is left): the fast paths then fall back to the checked reading, for its
-/// error.
-#[inline(always)]
-fn each_attr<'a>(nest: &'a [u8], mut each: impl FnMut(u16, &'a [u8]) -> Option<()>) -> Option<()> {
-    let mut rest = nest;
-    while let Some((&[l0, l1, k0, k1], tail)) = rest.split_first_chunk::<NLA_HEADER_SIZE>() {
-        let len = usize::from(u16::from_ne_bytes([l0, l1]));
-        let value = tail.get(..len.checked_sub(NLA_HEADER_SIZE)?)?;
-        each(u16::from_ne_bytes([k0, k1]) & NLA_TYPE_MASK, value)?;
-        let padded = (len + NLA_ALIGNTO - 1) & !(NLA_ALIGNTO - 1);
-        rest = rest.get(padded..).unwrap_or_default();
-    }
-    rest.is_empty().then_some(())
-}
-
-// Width-checked reads that build no error (the owned parse's readers say
-// what was wrong, on the cold path).
-
-#[inline(always)]
-fn one(p: &[u8]) -> Option<u8> {
-    match *p {
-        [a] => Some(a),
-        _ => None,
-    }
-}
-
-#[inline(always)]
-fn ne16(p: &[u8]) -> Option<u16> {
-    p.try_into().ok().map(u16::from_ne_bytes)
-}
-
-#[inline(always)]
-fn be16(p: &[u8]) -> Option<u16> {
-    p.try_into().ok().map(u16::from_be_bytes)
-}
-
-#[inline(always)]
-fn ne32(p: &[u8]) -> Option<u32> {
-    p.try_into().ok().map(u32::from_ne_bytes)
-}
-
-/// An address union: up to 16 bytes, zero-filled (fixed-size copies for
-/// the two lengths the kernel sends).
-#[inline(always)]
-fn addr(p: &[u8]) -> Option<[u8; 16]> {
-    let mut out = [0u8; 16];
-    match *p {
-        [a, b, c, d] => out[..4].copy_from_slice(&[a, b, c, d]),
-        _ => match <&[u8; 16]>::try_from(p) {
-            Ok(all) => out = *all,
-            Err(_) => out.get_mut(..p.len())?.copy_from_slice(p),
-        },
-    }
-    Some(out)
 }
 
 /// The owned parse's error for a destination attribute the fast readers
@@ -343,19 +258,37 @@ impl<'a> DestValues<'a> {
             // Widths checked without building an error; a refused one gets
             // the owned parse's error, out of line.
             let value = match kind {
-                IPVS_DEST_ATTR_ADDR => addr(p).map(DestValue::Address),
-                IPVS_DEST_ATTR_PORT => be16(p).map(DestValue::Port),
-                IPVS_DEST_ATTR_FWD_METHOD => ne32(p).map(DestValue::ForwardMethod),
-                IPVS_DEST_ATTR_WEIGHT => ne32(p).map(DestValue::Weight),
-                IPVS_DEST_ATTR_U_THRESH => ne32(p).map(DestValue::UpperThreshold),
-                IPVS_DEST_ATTR_L_THRESH => ne32(p).map(DestValue::LowerThreshold),
-                IPVS_DEST_ATTR_ACTIVE_CONNS => ne32(p).map(DestValue::ActiveConns),
-                IPVS_DEST_ATTR_INACT_CONNS => ne32(p).map(DestValue::InactiveConns),
-                IPVS_DEST_ATTR_PERSIST_CONNS => ne32(p).map(DestValue::PersistentConns),
-                IPVS_DEST_ATTR_ADDR_FAMILY => ne16(p).map(DestValue::AddressFamily),
-                IPVS_DEST_ATTR_TUN_TYPE => one(p).map(DestValue::TunnelType),
-                IPVS_DEST_ATTR_TUN_PORT => be16(p).map(DestValue::TunnelPort),
-                IPVS_DEST_ATTR_TUN_FLAGS => ne16(p).map(DestValue::TunnelFlags),
+                IPVS_DEST_ATTR_ADDR => address(p).map(DestValue::Address),
+                IPVS_DEST_ATTR_PORT => array(p).map(|b| DestValue::Port(u16::from_be_bytes(b))),
+                IPVS_DEST_ATTR_FWD_METHOD => {
+                    array(p).map(|b| DestValue::ForwardMethod(u32::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_WEIGHT => array(p).map(|b| DestValue::Weight(u32::from_ne_bytes(b))),
+                IPVS_DEST_ATTR_U_THRESH => {
+                    array(p).map(|b| DestValue::UpperThreshold(u32::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_L_THRESH => {
+                    array(p).map(|b| DestValue::LowerThreshold(u32::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_ACTIVE_CONNS => {
+                    array(p).map(|b| DestValue::ActiveConns(u32::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_INACT_CONNS => {
+                    array(p).map(|b| DestValue::InactiveConns(u32::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_PERSIST_CONNS => {
+                    array(p).map(|b| DestValue::PersistentConns(u32::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_ADDR_FAMILY => {
+                    array(p).map(|b| DestValue::AddressFamily(u16::from_ne_bytes(b)))
+                }
+                IPVS_DEST_ATTR_TUN_TYPE => array(p).map(|[b]| DestValue::TunnelType(b)),
+                IPVS_DEST_ATTR_TUN_PORT => {
+                    array(p).map(|b| DestValue::TunnelPort(u16::from_be_bytes(b)))
+                }
+                IPVS_DEST_ATTR_TUN_FLAGS => {
+                    array(p).map(|b| DestValue::TunnelFlags(u16::from_ne_bytes(b)))
+                }
                 IPVS_DEST_ATTR_STATS => Some(DestValue::Stats(p)),
                 IPVS_DEST_ATTR_STATS64 => Some(DestValue::Stats64(p)),
                 _ => return Ok(()),
