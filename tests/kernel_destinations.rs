@@ -359,3 +359,34 @@ fn kernel_refuses_what_the_library_refuses_locally() {
             .with_thresholds(9, 3)
     );
 }
+
+/// A destination dump of many parts, read a few datagrams per receive
+/// call: every destination once, by itself and in the whole-table listing,
+/// with a get of the service (its reply and ACK) between the two.
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn a_dump_of_many_parts_lists_each_destination_once() {
+    fresh_netns();
+    let mut c = Client::new().unwrap();
+    let key = ServiceKey::tcp(ip("10.0.0.1"), 80);
+    c.add_service(&Service::new(key)).unwrap();
+    let mut want = Vec::new();
+    for i in 0..250u32 {
+        let d = Destination::new(IpAddr::from([172, 16, (i >> 8) as u8, i as u8]), 8080)
+            .with_weight(i % 7);
+        c.add_destination(&key, &d).unwrap();
+        want.push(d);
+    }
+    assert_eq!(listed(&mut c, &key), sorted(want.clone()));
+    assert_eq!(c.service(&key).unwrap().service.key, key);
+    let table = c.table().unwrap();
+    assert_eq!(table.len(), 1);
+    let mut got: Vec<Destination> = table[0]
+        .destinations
+        .iter()
+        .map(|d| d.destination)
+        .collect();
+    assert_eq!(got.len(), 250);
+    got = sorted(got);
+    assert_eq!(got, sorted(want));
+}

@@ -109,12 +109,18 @@ pub struct Client {
     pub(crate) opts: ClientOptions,
     /// Replies one batch may leave queued without overflowing the socket.
     pub(crate) max_batch_requests: usize,
+    /// Room for [`DUMP_DATAGRAMS`] datagrams of the receive buffer's size
+    /// (one receive call takes a few).
     pub(crate) rx: Vec<u8>,
     pub(crate) tx: Vec<u8>,
     /// The client's namespace, for the `/proc/net` files (None if `/proc`
     /// was not there when the client was made).
     netns: Option<NetnsHandle>,
 }
+
+/// The most datagrams one receive call of a get or a dump takes (a short
+/// dump's data and `NLMSG_DONE`, or a few parts of a long one).
+const DUMP_DATAGRAMS: usize = 2;
 
 /// Estimated kernel memory one queued reply takes from the socket buffer
 /// (an skb's truesize for a small message).
@@ -183,7 +189,7 @@ impl Client {
             family: None,
             seq: 0,
             max_batch_requests: (granted / REPLY_TRUESIZE / 2).max(1),
-            rx: vec![0; opts.recv_buffer],
+            rx: vec![0; opts.recv_buffer * DUMP_DATAGRAMS],
             tx: Vec::with_capacity(opts.batch_bytes + 4096),
             opts,
             netns,
@@ -255,8 +261,10 @@ impl Client {
         Error::Io { kind, source }
     }
 
+    /// Receives one datagram into the first receive buffer's worth of
+    /// `rx`.
     pub(crate) fn recv(&mut self, kind: RequestKind) -> Result<usize, Error> {
-        match self.sock.recv(&mut self.rx) {
+        match self.sock.recv(&mut self.rx[..self.opts.recv_buffer]) {
             Ok(n) => Ok(n),
             Err(e) => Err(self.io_error(kind, e)),
         }
@@ -338,27 +346,35 @@ impl Client {
             .send(&self.tx)
             .map_err(|e| self.io_error(kind, e))?;
         let mut out = Vec::new();
+        let segment = self.opts.recv_buffer;
+        let mut lens = [0; DUMP_DATAGRAMS];
         loop {
-            let n = self.recv(kind)?;
-            // Room for every message of the datagram at once (a dump's
-            // part is typically all of a service's destinations).
-            out.reserve(frame::message_count(&self.rx[..n]));
-            for f in frame::frames(&self.rx[..n], family) {
-                let f = f.map_err(|detail| Error::Decode { kind, detail })?;
-                if f.seq != seq {
-                    continue; // a late reply to an earlier, abandoned request
-                }
-                match f.reply {
-                    Reply::Data { command, attrs } => {
-                        // A get's single reply is followed by its ACK; a
-                        // dump's parts (NLM_F_MULTI) by NLMSG_DONE.
-                        decode(command, attrs, &mut out)
-                            .map_err(|detail| Error::Decode { kind, detail })?;
+            let got = self
+                .sock
+                .recv_many(&mut self.rx, segment, &mut lens)
+                .map_err(|e| self.io_error(kind, e))?;
+            for (slot, &n) in lens[..got].iter().enumerate() {
+                let datagram = &self.rx[slot * segment..slot * segment + n];
+                // Room for every message of the datagram at once (a dump's
+                // part is typically all of a service's destinations).
+                out.reserve(frame::message_count(datagram));
+                for f in frame::frames(datagram, family) {
+                    let f = f.map_err(|detail| Error::Decode { kind, detail })?;
+                    if f.seq != seq {
+                        continue; // a late reply to an earlier, abandoned request
                     }
-                    Reply::Done => return Ok(out),
-                    Reply::Ack if !dump => return Ok(out),
-                    Reply::Error(e) => return Err(Error::kernel(kind, target(), e)),
-                    _ => {}
+                    match f.reply {
+                        Reply::Data { command, attrs } => {
+                            // A get's single reply is followed by its ACK; a
+                            // dump's parts (NLM_F_MULTI) by NLMSG_DONE.
+                            decode(command, attrs, &mut out)
+                                .map_err(|detail| Error::Decode { kind, detail })?;
+                        }
+                        Reply::Done => return Ok(out),
+                        Reply::Ack if !dump => return Ok(out),
+                        Reply::Error(e) => return Err(Error::kernel(kind, target(), e)),
+                        _ => {}
+                    }
                 }
             }
         }

@@ -40,6 +40,7 @@ pub mod connections;
 mod decode;
 mod error;
 mod failures;
+mod fixed_attrs;
 mod listing;
 #[cfg(test)]
 mod listing_cost;

@@ -5,10 +5,12 @@
 //!
 //! One dump at a time: the kernel answers a second dump request on a socket
 //! whose first dump is unfinished with `EBUSY`. The first part of a dump is
-//! produced while the request is being sent, so a service with a few
-//! destinations costs one `sendmsg` and one `recvmsg`. The kernel sizes the
-//! parts from the reader's buffer: the client's page-sized receive buffer
-//! keeps them small, which measured faster than big ones.
+//! produced while the request is being sent, and each next part (at the
+//! end, `NLMSG_DONE`) as the previous one is read, so one `recvmmsg` takes
+//! two: a service with a few destinations costs one `sendmsg` and one
+//! receive call. The kernel sizes the parts from the reader's buffer: the
+//! client's page-sized buffers keep them small, which measured faster than
+//! big ones.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -23,7 +25,7 @@ use crate::{Client, DestinationEntry, Error, RequestKind, ServiceEntry, ServiceK
 impl Client {
     /// Every service, in the kernel's order.
     pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_services(1, Detail::Full)
+        self.list_services(1, Detail::Full, |s| s, |s| &s.service.key)
     }
 
     /// One service; [`Error::is_not_found`] if there is none.
@@ -68,60 +70,71 @@ impl Client {
         &mut self,
         wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
-        let services = self.list_services(1, Detail::Full)?;
-        self.with_destinations(services, Detail::Full, wanted)
+        self.list_entries(1, Detail::Full, wanted)
     }
 
-    /// Listed services with the destinations of those `wanted` accepts
-    /// (one dump each; the others get none).
-    pub(crate) fn with_destinations(
+    /// Every service from `passes` service dumps (see
+    /// [`Client::list_services`]), each listed where it will stay, and the
+    /// destinations of those `wanted` accepts (one dump each; the others
+    /// get none).
+    pub(crate) fn list_entries(
         &mut self,
-        services: Vec<ServiceEntry>,
+        passes: usize,
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
-        let mut out = Vec::with_capacity(services.len());
-        for service in services {
-            let destinations = if wanted(&service.service.key) {
-                self.list_destinations(&service.service.key, detail)?
-            } else {
-                Vec::new()
-            };
-            out.push(TableEntry {
+        let mut entries = self.list_services(
+            passes,
+            detail,
+            |service| TableEntry {
                 service,
-                destinations,
-            });
+                destinations: Vec::new(),
+            },
+            |e| &e.service.service.key,
+        )?;
+        for entry in &mut entries {
+            let key = &entry.service.service.key;
+            if wanted(key) {
+                entry.destinations = self.list_destinations(key, detail)?;
+            }
         }
-        Ok(out)
+        Ok(entries)
     }
 
     /// Every service, each once, from `passes` service dumps merged (see
     /// [`keep_first`] for why a resumed dump can miss or repeat entries:
-    /// a second pass catches what one missed, at the cost of a dump).
-    pub(crate) fn list_services(
+    /// a second pass catches what one missed, at the cost of a dump). Each
+    /// is listed as `wrap` makes it, `key` naming its key.
+    fn list_services<T>(
         &mut self,
         passes: usize,
         detail: Detail,
-    ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut services = self.dump_services(detail)?;
+        wrap: impl Fn(ServiceEntry) -> T,
+        key: impl Fn(&T) -> &ServiceKey,
+    ) -> Result<Vec<T>, Error> {
+        let mut services = self.dump_services(detail, &wrap)?;
         for _ in 1..passes {
             if services.len() <= ONE_PART_SERVICES {
                 break;
             }
-            let again = self.dump_services(detail)?;
+            let again = self.dump_services(detail, &wrap)?;
             services.extend(again);
         }
-        keep_first(&mut services, |s| s.service.key);
+        keep_first(&mut services, |s| *key(s));
         Ok(services)
     }
 
-    fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
+    fn dump_services<T>(
+        &mut self,
+        detail: Detail,
+        wrap: impl Fn(ServiceEntry) -> T,
+    ) -> Result<Vec<T>, Error> {
         self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
             |attrs, out| {
-                out.push(decode::service_reply(attrs, detail)?);
+                out.push(wrap(decode::service_reply(attrs, detail)?));
                 Ok(())
             },
         )

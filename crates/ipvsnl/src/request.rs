@@ -4,14 +4,19 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use ipvsnl_wire::netlink_packet_core::Nla;
 use ipvsnl_wire::write::{begin_ipvs_message, begin_nest, end_message, end_nest, push_attr};
 use ipvsnl_wire::write::{push_str, MessageStart};
 use ipvsnl_wire::{
     DaemonAttr, DestAttr, FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr,
-    IPVS_CMD_ATTR_DEST, IPVS_CMD_ATTR_SERVICE, IPVS_SVC_ATTR_PE_NAME, IPVS_SVC_ATTR_SCHED_NAME,
+    IPVS_CMD_ATTR_DEST, IPVS_CMD_ATTR_SERVICE, IPVS_DEST_ATTR_ADDR, IPVS_DEST_ATTR_ADDR_FAMILY,
+    IPVS_DEST_ATTR_FWD_METHOD, IPVS_DEST_ATTR_L_THRESH, IPVS_DEST_ATTR_PORT,
+    IPVS_DEST_ATTR_TUN_FLAGS, IPVS_DEST_ATTR_TUN_PORT, IPVS_DEST_ATTR_TUN_TYPE,
+    IPVS_DEST_ATTR_U_THRESH, IPVS_DEST_ATTR_WEIGHT, IPVS_SVC_ATTR_ADDR, IPVS_SVC_ATTR_AF,
+    IPVS_SVC_ATTR_FLAGS, IPVS_SVC_ATTR_FWMARK, IPVS_SVC_ATTR_NETMASK, IPVS_SVC_ATTR_PE_NAME,
+    IPVS_SVC_ATTR_PORT, IPVS_SVC_ATTR_PROTOCOL, IPVS_SVC_ATTR_SCHED_NAME, IPVS_SVC_ATTR_TIMEOUT,
 };
 
+use crate::fixed_attrs::FixedAttrs;
 use crate::{
     AddressFamily, DaemonRole, Destination, Error, Service, ServiceFlags, ServiceKey, SyncDaemon,
     Timeouts,
@@ -220,14 +225,10 @@ impl Request {
             }
             Request::DeleteService(k) => vec![service_key_nest(k)],
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-                let mut dest = Vec::with_capacity(10);
-                dest_attrs(d, &mut dest);
-                vec![service_key_nest(k), IpvsAttr::Dest(dest)]
+                vec![service_key_nest(k), IpvsAttr::Dest(dest_attrs(d))]
             }
             Request::DeleteDestination(k, a, p) => {
-                let mut dest = Vec::with_capacity(3);
-                dest_id(a, *p, &mut dest);
-                vec![service_key_nest(k), IpvsAttr::Dest(dest)]
+                vec![service_key_nest(k), IpvsAttr::Dest(dest_id(a, *p))]
             }
             Request::Zero(k) => k.iter().map(service_key_nest).collect(),
             Request::Flush => vec![],
@@ -281,50 +282,24 @@ pub(crate) fn addr_bytes(addr: &IpAddr) -> [u8; 16] {
     out
 }
 
-/// Where the model's attributes go: a list (for [`Request::to_message`])
-/// or straight into request bytes (for [`encode`]). Each attribute is
-/// handed over as built, so that the direct encoder writes it with its
-/// variant known (no list, no run-time dispatch).
-trait Sink<A> {
-    fn put(&mut self, attr: A);
-}
-
-impl<A> Sink<A> for Vec<A> {
-    #[inline(always)]
-    fn put(&mut self, attr: A) {
-        self.push(attr)
-    }
-}
-
-/// Request bytes being written.
-struct Bytes<'a>(&'a mut Vec<u8>);
-
-impl<A: Nla> Sink<A> for Bytes<'_> {
-    #[inline(always)]
-    fn put(&mut self, attr: A) {
-        push_attr(self.0, &attr)
-    }
-}
-
 /// The identifying attributes of a service.
-#[inline(always)]
-fn service_key_attrs(k: &ServiceKey, out: &mut impl Sink<ServiceAttr>) {
+fn service_key_attrs(k: &ServiceKey, out: &mut Vec<ServiceAttr>) {
     match *k {
         ServiceKey::Inet {
             protocol,
             addr,
             port,
         } => {
-            out.put(ServiceAttr::AddressFamily(
+            out.push(ServiceAttr::AddressFamily(
                 AddressFamily::of(&addr).to_raw(),
             ));
-            out.put(ServiceAttr::Protocol(protocol.to_raw()));
-            out.put(ServiceAttr::Address(addr_bytes(&addr)));
-            out.put(ServiceAttr::Port(port));
+            out.push(ServiceAttr::Protocol(protocol.to_raw()));
+            out.push(ServiceAttr::Address(addr_bytes(&addr)));
+            out.push(ServiceAttr::Port(port));
         }
         ServiceKey::Fwmark { mark, family } => {
-            out.put(ServiceAttr::AddressFamily(family.to_raw()));
-            out.put(ServiceAttr::Fwmark(mark));
+            out.push(ServiceAttr::AddressFamily(family.to_raw()));
+            out.push(ServiceAttr::Fwmark(mark));
         }
     }
 }
@@ -336,14 +311,10 @@ pub(crate) fn service_key_nest(k: &ServiceKey) -> IpvsAttr {
     IpvsAttr::Service(attrs)
 }
 
-/// A service's settings after its key and names: flags, timeout, netmask.
-#[inline(always)]
-fn service_settings(s: &Service, out: &mut impl Sink<ServiceAttr>) {
-    out.put(ServiceAttr::Flags(FlagsMask::replace(
-        (s.flags - ServiceFlags::HASHED).bits(),
-    )));
-    out.put(ServiceAttr::Timeout(s.timeout));
-    out.put(ServiceAttr::Netmask(s.netmask.to_wire()));
+/// The flags of a service as sent: all of them replaced, "hashed" never
+/// set (the kernel's own mark).
+fn service_flags(s: &Service) -> FlagsMask {
+    FlagsMask::replace((s.flags - ServiceFlags::HASHED).bits())
 }
 
 fn full_service(s: &Service) -> Vec<ServiceAttr> {
@@ -353,46 +324,140 @@ fn full_service(s: &Service) -> Vec<ServiceAttr> {
     if let Some(pe) = &s.persistence_engine {
         attrs.push(ServiceAttr::PersistenceEngine(pe.clone()));
     }
-    service_settings(s, &mut attrs);
+    attrs.push(ServiceAttr::Flags(service_flags(s)));
+    attrs.push(ServiceAttr::Timeout(s.timeout));
+    attrs.push(ServiceAttr::Netmask(s.netmask.to_wire()));
     attrs
 }
 
 /// Every attribute of a destination.
-#[inline(always)]
-fn dest_attrs(d: &Destination, out: &mut impl Sink<DestAttr>) {
+fn dest_attrs(d: &Destination) -> Vec<DestAttr> {
     let tunnel = d.forward.tunnel().copied().unwrap_or_default();
-    out.put(DestAttr::AddressFamily(d.family().to_raw()));
-    out.put(DestAttr::Address(addr_bytes(&d.addr)));
-    out.put(DestAttr::Port(d.port));
-    out.put(DestAttr::ForwardMethod(d.forward.to_raw()));
-    out.put(DestAttr::Weight(d.weight));
-    out.put(DestAttr::TunnelType(tunnel.kind.to_raw()));
-    out.put(DestAttr::TunnelPort(tunnel.port));
-    out.put(DestAttr::TunnelFlags(tunnel.flags.bits()));
-    out.put(DestAttr::UpperThreshold(d.upper_threshold));
-    out.put(DestAttr::LowerThreshold(d.lower_threshold));
+    vec![
+        DestAttr::AddressFamily(d.family().to_raw()),
+        DestAttr::Address(addr_bytes(&d.addr)),
+        DestAttr::Port(d.port),
+        DestAttr::ForwardMethod(d.forward.to_raw()),
+        DestAttr::Weight(d.weight),
+        DestAttr::TunnelType(tunnel.kind.to_raw()),
+        DestAttr::TunnelPort(tunnel.port),
+        DestAttr::TunnelFlags(tunnel.flags.bits()),
+        DestAttr::UpperThreshold(d.upper_threshold),
+        DestAttr::LowerThreshold(d.lower_threshold),
+    ]
 }
 
 /// The attributes that identify a destination of a service.
+fn dest_id(addr: &IpAddr, port: u16) -> Vec<DestAttr> {
+    vec![
+        DestAttr::AddressFamily(AddressFamily::of(addr).to_raw()),
+        DestAttr::Address(addr_bytes(addr)),
+        DestAttr::Port(port),
+    ]
+}
+
+/// The most bytes of a service key nest: its header, the family, the
+/// protocol, a 16-byte address and the port.
+const KEY_NEST_MAX: usize = 4 + 8 + 8 + 20 + 8;
+/// The most bytes of a destination nest: its header, a 16-byte address and
+/// nine attributes of at most 4 bytes.
+const DEST_NEST_MAX: usize = 4 + 20 + 9 * 8;
+/// A service's flags (8 bytes), timeout and netmask.
+const SETTINGS_MAX: usize = 12 + 8 + 8;
+
+/// Writes the key nest of a service (what [`service_key_nest`] builds).
 #[inline(always)]
-fn dest_id(addr: &IpAddr, port: u16, out: &mut impl Sink<DestAttr>) {
-    out.put(DestAttr::AddressFamily(AddressFamily::of(addr).to_raw()));
-    out.put(DestAttr::Address(addr_bytes(addr)));
-    out.put(DestAttr::Port(port));
+fn fixed_key_nest<const N: usize>(k: &ServiceKey, f: &mut FixedAttrs<N>) {
+    let nest = f.begin_nest(IPVS_CMD_ATTR_SERVICE);
+    fixed_key(k, f);
+    f.end_nest(nest);
+}
+
+/// Writes the identifying attributes of a service.
+#[inline(always)]
+fn fixed_key<const N: usize>(k: &ServiceKey, f: &mut FixedAttrs<N>) {
+    match *k {
+        ServiceKey::Inet {
+            protocol,
+            addr,
+            port,
+        } => {
+            f.put(
+                IPVS_SVC_ATTR_AF,
+                AddressFamily::of(&addr).to_raw().to_ne_bytes(),
+            );
+            f.put(IPVS_SVC_ATTR_PROTOCOL, protocol.to_raw().to_ne_bytes());
+            f.put(IPVS_SVC_ATTR_ADDR, addr_bytes(&addr));
+            f.put(IPVS_SVC_ATTR_PORT, port.to_be_bytes());
+        }
+        ServiceKey::Fwmark { mark, family } => {
+            f.put(IPVS_SVC_ATTR_AF, family.to_raw().to_ne_bytes());
+            f.put(IPVS_SVC_ATTR_FWMARK, mark.to_ne_bytes());
+        }
+    }
+}
+
+/// Writes a destination nest with every attribute (what [`dest_attrs`]
+/// builds).
+#[inline(always)]
+fn fixed_dest_nest<const N: usize>(d: &Destination, f: &mut FixedAttrs<N>) {
+    let tunnel = d.forward.tunnel().copied().unwrap_or_default();
+    let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
+    f.put(
+        IPVS_DEST_ATTR_ADDR_FAMILY,
+        d.family().to_raw().to_ne_bytes(),
+    );
+    f.put(IPVS_DEST_ATTR_ADDR, addr_bytes(&d.addr));
+    f.put(IPVS_DEST_ATTR_PORT, d.port.to_be_bytes());
+    f.put(IPVS_DEST_ATTR_FWD_METHOD, d.forward.to_raw().to_ne_bytes());
+    f.put(IPVS_DEST_ATTR_WEIGHT, d.weight.to_ne_bytes());
+    f.put(IPVS_DEST_ATTR_TUN_TYPE, [tunnel.kind.to_raw()]);
+    f.put(IPVS_DEST_ATTR_TUN_PORT, tunnel.port.to_be_bytes());
+    f.put(IPVS_DEST_ATTR_TUN_FLAGS, tunnel.flags.bits().to_ne_bytes());
+    f.put(IPVS_DEST_ATTR_U_THRESH, d.upper_threshold.to_ne_bytes());
+    f.put(IPVS_DEST_ATTR_L_THRESH, d.lower_threshold.to_ne_bytes());
+    f.end_nest(nest);
+}
+
+/// Writes a destination nest of its identity (what [`dest_id`] builds).
+#[inline(always)]
+fn fixed_dest_id_nest<const N: usize>(addr: &IpAddr, port: u16, f: &mut FixedAttrs<N>) {
+    let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
+    f.put(
+        IPVS_DEST_ATTR_ADDR_FAMILY,
+        AddressFamily::of(addr).to_raw().to_ne_bytes(),
+    );
+    f.put(IPVS_DEST_ATTR_ADDR, addr_bytes(addr));
+    f.put(IPVS_DEST_ATTR_PORT, port.to_be_bytes());
+    f.end_nest(nest);
 }
 
 /// Appends `IPVS_CMD_ATTR_SERVICE`, written directly: the key, and the
 /// names and settings of `full`.
 pub(crate) fn push_service_nest(out: &mut Vec<u8>, key: &ServiceKey, full: Option<&Service>) {
+    let Some(s) = full else {
+        let mut f = FixedAttrs::<KEY_NEST_MAX>::new();
+        fixed_key_nest(key, &mut f);
+        out.extend_from_slice(f.as_bytes());
+        return;
+    };
     let nest = begin_nest(out, IPVS_CMD_ATTR_SERVICE);
-    service_key_attrs(key, &mut Bytes(out));
-    if let Some(s) = full {
-        push_str(out, IPVS_SVC_ATTR_SCHED_NAME, s.scheduler.name());
-        if let Some(pe) = &s.persistence_engine {
-            push_str(out, IPVS_SVC_ATTR_PE_NAME, pe);
-        }
-        service_settings(s, &mut Bytes(out));
+    let mut f = FixedAttrs::<KEY_NEST_MAX>::new();
+    fixed_key(key, &mut f);
+    out.extend_from_slice(f.as_bytes());
+    push_str(out, IPVS_SVC_ATTR_SCHED_NAME, s.scheduler.name());
+    if let Some(pe) = &s.persistence_engine {
+        push_str(out, IPVS_SVC_ATTR_PE_NAME, pe);
     }
+    let mut f = FixedAttrs::<SETTINGS_MAX>::new();
+    let flags = service_flags(s);
+    let mut both = [0u8; 8];
+    both[..4].copy_from_slice(&flags.flags.to_ne_bytes());
+    both[4..].copy_from_slice(&flags.mask.to_ne_bytes());
+    f.put(IPVS_SVC_ATTR_FLAGS, both);
+    f.put(IPVS_SVC_ATTR_TIMEOUT, s.timeout.to_ne_bytes());
+    f.put(IPVS_SVC_ATTR_NETMASK, s.netmask.to_wire());
+    out.extend_from_slice(f.as_bytes());
     end_nest(out, nest);
 }
 
@@ -412,16 +477,16 @@ pub(crate) fn encode(
         Request::AddService(s) | Request::EditService(s) => push_service_nest(out, &s.key, Some(s)),
         Request::DeleteService(k) => push_service_nest(out, k, None),
         Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-            push_service_nest(out, k, None);
-            let nest = begin_nest(out, IPVS_CMD_ATTR_DEST);
-            dest_attrs(d, &mut Bytes(out));
-            end_nest(out, nest);
+            let mut f = FixedAttrs::<{ KEY_NEST_MAX + DEST_NEST_MAX }>::new();
+            fixed_key_nest(k, &mut f);
+            fixed_dest_nest(d, &mut f);
+            out.extend_from_slice(f.as_bytes());
         }
         Request::DeleteDestination(k, a, p) => {
-            push_service_nest(out, k, None);
-            let nest = begin_nest(out, IPVS_CMD_ATTR_DEST);
-            dest_id(a, *p, &mut Bytes(out));
-            end_nest(out, nest);
+            let mut f = FixedAttrs::<{ KEY_NEST_MAX + DEST_NEST_MAX }>::new();
+            fixed_key_nest(k, &mut f);
+            fixed_dest_id_nest(a, *p, &mut f);
+            out.extend_from_slice(f.as_bytes());
         }
         other => {
             for a in &other.to_message().attrs {
@@ -506,6 +571,11 @@ mod tests {
             Request::DeleteService(fw),
             Request::AddDestination(v4, d),
             Request::EditDestination(v6, gue),
+            // The largest key with the largest destination: the fixed
+            // buffer's full size.
+            Request::AddDestination(v6, gue.with_thresholds(u32::MAX, u32::MAX)),
+            Request::AddDestination(fw, d.with_forward(Forward::Other(9))),
+            Request::DeleteDestination(fw, d.addr, d.port),
             Request::DeleteDestination(v4, d.addr, d.port),
             Request::DeleteDestination(v6, gue.addr, gue.port),
             Request::Zero(Some(v6)),

@@ -202,10 +202,8 @@ impl Syncer {
     /// when adding it fails (`EEXIST`) and corrected in the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
         // Settings and connection counts are all the planner reads.
-        let services = client.list_services(2, Detail::Settings)?;
         let scope = &self.options.scope;
-        let entries =
-            client.with_destinations(services, Detail::Settings, |k| scope.contains(k))?;
+        let entries = client.list_entries(2, Detail::Settings, |k| scope.contains(k))?;
         Ok(Table::from_entries(entries))
     }
 

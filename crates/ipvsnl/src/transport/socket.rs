@@ -11,6 +11,9 @@ use netlink_sys::{protocols::NETLINK_GENERIC, Socket, SocketAddr};
 
 use crate::Error;
 
+/// The most datagrams [`NlSocket::recv_many`] takes in one call.
+const MAX_DATAGRAMS: usize = 8;
+
 /// A connected generic-netlink socket.
 #[derive(Debug)]
 pub(crate) struct NlSocket {
@@ -94,6 +97,72 @@ impl NlSocket {
             return Err(io::Error::other(format!(
                 "netlink datagram of {n} bytes exceeds the {cap}-byte receive buffer"
             )));
+        }
+        Ok(n)
+    }
+
+    /// Receives up to `lens.len()` datagrams (at most [`MAX_DATAGRAMS`]) in
+    /// one `recvmmsg`, the i-th into the i-th `segment` bytes of `buf`,
+    /// waiting only for the first: those already queued come with it. A
+    /// dump's next part is made as its previous one is read, so one call
+    /// takes a short dump's data and its `NLMSG_DONE` together. Returns how
+    /// many came; `lens[i]` is the i-th one's length. A datagram larger
+    /// than its segment is an error (it would have been truncated).
+    pub(crate) fn recv_many(
+        &self,
+        buf: &mut [u8],
+        segment: usize,
+        lens: &mut [usize],
+    ) -> io::Result<usize> {
+        let mut iovs: [libc::iovec; MAX_DATAGRAMS] = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; MAX_DATAGRAMS];
+        let mut slots = 0;
+        for (iov, part) in iovs.iter_mut().zip(buf.chunks_exact_mut(segment.max(1))) {
+            if slots == lens.len() {
+                break;
+            }
+            iov.iov_base = part.as_mut_ptr().cast();
+            iov.iov_len = part.len();
+            slots += 1;
+        }
+        if slots == 0 {
+            return Err(io::Error::other("no receive buffer"));
+        }
+        // SAFETY: an all-zero mmsghdr is a valid value (null pointers, zero
+        // lengths); each one used is then pointed at one iovec above.
+        let mut headers: [libc::mmsghdr; MAX_DATAGRAMS] = unsafe { std::mem::zeroed() };
+        for (h, iov) in headers.iter_mut().zip(iovs.iter_mut()).take(slots) {
+            h.msg_hdr.msg_iov = iov;
+            h.msg_hdr.msg_iovlen = 1;
+        }
+        // SAFETY: `headers[..slots]` each point at one iovec of `iovs`, which
+        // points at a distinct, live part of `buf`; all outlive the call, and
+        // the kernel writes at most `iov_len` bytes into each. The
+        // descriptor is owned by `self.sock`. A null timeout: the socket's
+        // receive timeout bounds the wait for the first datagram.
+        let n = unsafe {
+            libc::recvmmsg(
+                self.sock.as_raw_fd(),
+                headers.as_mut_ptr(),
+                slots as libc::c_uint,
+                (libc::MSG_WAITFORONE | libc::MSG_TRUNC) as _,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = (n as usize).min(slots);
+        for (len, h) in lens.iter_mut().zip(&headers[..n]) {
+            *len = h.msg_len as usize;
+            if *len > iovs[0].iov_len || h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                return Err(io::Error::other(format!(
+                    "netlink datagram of {} bytes exceeds the {}-byte receive buffer",
+                    *len, iovs[0].iov_len
+                )));
+            }
         }
         Ok(n)
     }
