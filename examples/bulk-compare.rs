@@ -25,7 +25,8 @@
 //! itself varies (a fixed loop takes up to 2-3x longer at times: qemu runs
 //! on a host whose cores are shared). So:
 //!
-//! * Cold create runs in `--rounds N` rounds (default 3). In each round the
+//! * Cold create runs in `--rounds N` rounds (default 5: with 3, one slow
+//!   spell of the host could move a median by 10 %). In each round the
 //!   fast contestants (ours `Syncer::sync`, ours `Client::apply` of the
 //!   planned requests, the plain client) each create the table in a fresh
 //!   namespace, in a rotated order (round r starts at contestant r mod 3).
@@ -1233,7 +1234,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut quick = false;
     let mut memory_only = false;
-    let mut rounds = 3;
+    let mut rounds = 5;
     let mut sizes = None;
     let mut bucket = true;
     let mut pause = DEFAULT_PAUSE;

@@ -355,9 +355,9 @@ impl Client {
                 .map_err(|e| self.io_error(kind, e))?;
             for (slot, &n) in lens[..got].iter().enumerate() {
                 let datagram = &self.rx[slot * segment..slot * segment + n];
-                // Room for every message of the datagram at once (a dump's
+                // Room for every data message of the datagram at once (a dump's
                 // part is typically all of a service's destinations).
-                out.reserve(frame::message_count(datagram));
+                out.reserve(frame::data_message_count(datagram));
                 for f in frame::frames(datagram, family) {
                     let f = f.map_err(|detail| Error::Decode { kind, detail })?;
                     if f.seq != seq {

@@ -13,7 +13,7 @@
 //! big ones.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
@@ -195,19 +195,58 @@ const ONE_PART_SERVICES: usize = 8;
 /// it). Keys are unique within a namespace, so a repeat is always such an
 /// artifact. (An entry can also be skipped that way; the sync engine lists
 /// twice for that reason.)
-fn keep_first<T, K: std::hash::Hash + Eq>(entries: &mut Vec<T>, key: impl Fn(&T) -> K) {
+fn keep_first<T, K: Hash + Eq>(entries: &mut Vec<T>, key: impl Fn(&T) -> K) {
     let n = entries.len();
     // A few entries (a service's destinations, typically) are compared
-    // pairwise first: nothing is allocated unless there is a repeat.
-    let maybe_repeats = n > 32
-        || (1..n).any(|i| {
+    // pairwise; more, by their keys' hashes. Only a repeat (or, rarely,
+    // two keys of one hash) takes the exact way, with a set of keys.
+    let maybe_repeats = if n <= 32 {
+        (1..n).any(|i| {
             let k = key(&entries[i]);
             entries[..i].iter().any(|e| key(e) == k)
-        });
+        })
+    } else {
+        hashes_repeat(entries, &key)
+    };
     if maybe_repeats {
         let mut seen: HashSet<K, BuildHasherDefault<QuickHasher>> =
             HashSet::with_capacity_and_hasher(n, Default::default());
         entries.retain(|e| seen.insert(key(e)));
+    }
+}
+
+/// Whether two entries' keys have the same [`QuickHasher`] hash. A set of
+/// hashes is a third of the size of a set of service keys, and that is
+/// what a listing of tens of thousands of services pays for.
+fn hashes_repeat<T, K: Hash>(entries: &[T], key: impl Fn(&T) -> K) -> bool {
+    let mut seen: HashSet<u64, BuildHasherDefault<AsIs>> =
+        HashSet::with_capacity_and_hasher(entries.len(), Default::default());
+    entries.iter().any(|e| {
+        let mut h = QuickHasher::default();
+        key(e).hash(&mut h);
+        !seen.insert(h.finish())
+    })
+}
+
+/// The hasher of a set of hashes: a hash is its own.
+#[derive(Default)]
+struct AsIs(u64);
+
+impl Hasher for AsIs {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by u64 keys; anything else is folded in.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -303,5 +342,25 @@ mod tests {
         let mut few = vec![3, 1, 2];
         keep_first(&mut few, |e| *e);
         assert_eq!(few, vec![3, 1, 2]);
+    }
+
+    /// Distinct keys that all hash alike.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Alike(u32);
+
+    impl std::hash::Hash for Alike {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            state.write_u32(7);
+        }
+    }
+
+    #[test]
+    fn keys_of_one_hash_are_told_apart() {
+        let mut v: Vec<Alike> = (0..50).map(Alike).collect();
+        keep_first(&mut v, |e| *e);
+        assert_eq!(v, (0..50).map(Alike).collect::<Vec<_>>());
+        v.push(Alike(10));
+        keep_first(&mut v, |e| *e);
+        assert_eq!(v.len(), 50);
     }
 }

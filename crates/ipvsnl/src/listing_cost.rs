@@ -104,7 +104,7 @@ fn run(which: &str, n: usize) {
                 push_service_nest(&mut tx, &key, None);
                 end_message(&mut tx, m);
                 black_box(&tx);
-                let mut out = Vec::with_capacity(frame::message_count(&dests));
+                let mut out = Vec::with_capacity(frame::data_message_count(&dests));
                 decode_destinations(black_box(&dests), family, &mut out);
                 all.push(out);
             }

@@ -119,22 +119,26 @@ impl<'a> Iterator for Frames<'a> {
     }
 }
 
-/// How many messages a datagram holds, from their length fields alone
-/// (what [`frames`] would yield, up to a malformed one): to reserve room
-/// for a reply's objects before decoding them.
-pub(crate) fn message_count(datagram: &[u8]) -> usize {
+/// How many data messages (not `NLMSG_DONE`, errors or ACKs) a datagram
+/// holds, from their headers alone, up to a malformed one: to reserve room
+/// for a reply's objects before decoding them (and none for the
+/// `NLMSG_DONE` that ends a dump).
+pub(crate) fn data_message_count(datagram: &[u8]) -> usize {
     let mut count = 0;
     let mut rest = datagram;
-    while let Some(&[l0, l1, l2, l3]) = rest.get(..4) {
+    while let Some(&[l0, l1, l2, l3, t0, t1]) = rest.get(..6) {
         let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
-        count += 1;
         if len < NLMSG_HDRLEN {
             break;
         }
+        count += usize::from(u16::from_ne_bytes([t0, t1]) >= NLMSG_MIN_TYPE);
         rest = rest.get((len + 3) & !3..).unwrap_or_default();
     }
     count
 }
+
+/// The first message type that is not netlink's own (`NLMSG_MIN_TYPE`).
+const NLMSG_MIN_TYPE: u16 = 0x10;
 
 /// The size of `struct nlmsghdr`.
 const NLMSG_HDRLEN: usize = 16;
@@ -273,18 +277,32 @@ mod tests {
     }
 
     #[test]
-    fn messages_are_counted_as_frames_yields_them() {
-        let mut d = ack(1, 0);
+    fn data_messages_are_counted_and_control_ones_not() {
+        let data = |seq: u32| {
+            let mut m = Vec::new();
+            m.extend_from_slice(&20u32.to_ne_bytes());
+            m.extend_from_slice(&0x22u16.to_ne_bytes());
+            m.extend_from_slice(&0u16.to_ne_bytes());
+            m.extend_from_slice(&seq.to_ne_bytes());
+            m.extend_from_slice(&[0; 8]);
+            m
+        };
+        let mut d = data(1);
         d.extend(ack(2, -libc::EEXIST));
-        d.extend(ack(3, 0));
-        assert_eq!(message_count(&d), 3);
-        assert_eq!(message_count(&d), frames(&d, 0x22).count());
-        assert_eq!(message_count(&[]), 0);
+        d.extend(data(3));
+        d.extend(ack(4, 0));
+        assert_eq!(data_message_count(&d), 2);
+        let yielded = frames(&d, 0x22)
+            .filter(|f| matches!(f.as_ref().map(|f| &f.reply), Ok(Reply::Data { .. })))
+            .count();
+        assert_eq!(data_message_count(&d), yielded);
+        assert_eq!(data_message_count(&[]), 0);
+        assert_eq!(data_message_count(&ack(1, 0)), 0);
         // A zero length ends the count (the frame there is an error).
-        let mut bad = ack(1, 0);
+        let mut bad = data(1);
         bad.extend([0; 20]);
-        assert_eq!(message_count(&bad), 2);
-        assert_eq!(frames(&bad, 0x22).count(), 2);
+        bad.extend(data(2));
+        assert_eq!(data_message_count(&bad), 1);
     }
 
     #[test]
