@@ -47,7 +47,7 @@ fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
 /// name for errors, written into `out`: `STATS64` if the kernel sent it
 /// (4.1+), else the 32-bit `STATS` (read only then); left as they are when
 /// neither was sent or `detail` asks for settings only.
-#[inline]
+#[inline(always)]
 fn read_stats(
     detail: Detail,
     stats64: (Option<&[u8]>, &str),

@@ -12,7 +12,7 @@ use netlink_sys::{protocols::NETLINK_GENERIC, Socket, SocketAddr};
 use crate::Error;
 
 /// The most datagrams [`NlSocket::recv_many`] takes in one call.
-const MAX_DATAGRAMS: usize = 8;
+const MAX_DATAGRAMS: usize = 4;
 
 /// A connected generic-netlink socket.
 #[derive(Debug)]
