@@ -75,21 +75,37 @@ fn read_stats(
     Ok(())
 }
 
-/// The service of a reply's attribute bytes (a service dump part, or the
-/// reply to a get).
+/// The service of a reply's attribute bytes (the reply to a get).
 pub(crate) fn service_reply(attrs: &[u8], detail: Detail) -> DecodeResult<ServiceEntry> {
-    let values = ServiceValues::find(attrs)
-        .map_err(wire)?
-        .ok_or("no IPVS_CMD_ATTR_SERVICE in the reply")?;
-    service_entry(&values, detail)
+    let mut e = empty_service();
+    fill_service(attrs, detail, &mut e)?;
+    Ok(e)
 }
 
-/// A listed service, from its nest's values.
-fn service_entry(v: &ServiceValues<'_>, detail: Detail) -> DecodeResult<ServiceEntry> {
+/// A service entry to be filled by [`fill_service`].
+pub(crate) fn empty_service() -> ServiceEntry {
+    ServiceEntry {
+        service: Service::new(ServiceKey::Fwmark {
+            mark: 0,
+            family: AddressFamily::Inet,
+        }),
+        stats: Stats::default(),
+    }
+}
+
+/// Fills `e` (as [`empty_service`] made it) from a service dump part's or
+/// a get reply's attribute bytes, where it lies: a listing decodes tens of
+/// thousands, and under emulation every copy of an entry costs. On error,
+/// `e` is partly filled.
+pub(crate) fn fill_service(attrs: &[u8], detail: Detail, e: &mut ServiceEntry) -> DecodeResult<()> {
+    let v = ServiceValues::find(attrs)
+        .map_err(wire)?
+        .ok_or("no IPVS_CMD_ATTR_SERVICE in the reply")?;
     let raw_af = v.address_family.ok_or("service without IPVS_SVC_ATTR_AF")?;
     let family = AddressFamily::from_raw(raw_af)
         .ok_or_else(|| format!("service of unknown address family {raw_af}"))?;
-    let key = match v.fwmark {
+    let s = &mut e.service;
+    s.key = match v.fwmark {
         Some(mark) if mark != 0 => ServiceKey::Fwmark { mark, family },
         _ => ServiceKey::Inet {
             protocol: Protocol::from_raw(
@@ -102,29 +118,23 @@ fn service_entry(v: &ServiceValues<'_>, detail: Detail) -> DecodeResult<ServiceE
             port: v.port.ok_or("service without IPVS_SVC_ATTR_PORT")?,
         },
     };
-    let service = Service {
-        key,
-        scheduler: Scheduler::from_kernel(v.scheduler.unwrap_or_default()),
-        flags: ServiceFlags::from_bits_retain(v.flags.map_or(0, |f| f.flags))
-            - ServiceFlags::HASHED,
-        timeout: v.timeout.unwrap_or(0),
-        netmask: v
-            .netmask
-            .map(|m| Netmask::from_wire(m, family))
-            .unwrap_or_else(|| Netmask::host(family)),
-        persistence_engine: v
-            .persistence_engine
-            .filter(|pe| !pe.is_empty())
-            .map(str::to_owned),
-    };
-    let mut stats = Stats::default();
+    s.scheduler = Scheduler::from_kernel(v.scheduler.unwrap_or_default());
+    s.flags = ServiceFlags::from_bits_retain(v.flags.map_or(0, |f| f.flags)) - ServiceFlags::HASHED;
+    s.timeout = v.timeout.unwrap_or(0);
+    s.netmask = v
+        .netmask
+        .map(|m| Netmask::from_wire(m, family))
+        .unwrap_or_else(|| Netmask::host(family));
+    s.persistence_engine = v
+        .persistence_engine
+        .filter(|pe| !pe.is_empty())
+        .map(str::to_owned);
     read_stats(
         detail,
         (v.stats64, "IPVS_SVC_ATTR_STATS64"),
         (v.stats, "IPVS_SVC_ATTR_STATS"),
-        &mut stats,
-    )?;
-    Ok(ServiceEntry { service, stats })
+        &mut e.stats,
+    )
 }
 
 /// Appends the destination of a destination dump part's attribute bytes,

@@ -25,7 +25,7 @@ use crate::{Client, DestinationEntry, Error, RequestKind, ServiceEntry, ServiceK
 impl Client {
     /// Every service, in the kernel's order.
     pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_services(1, Detail::Full, |s| s, |s| &s.service.key)
+        self.list_services(1, Detail::Full)
     }
 
     /// One service; [`Error::is_not_found`] if there is none.
@@ -83,15 +83,7 @@ impl Client {
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<TableEntry>, Error> {
-        let mut entries = self.list_services(
-            passes,
-            detail,
-            |service| TableEntry {
-                service,
-                destinations: Vec::new(),
-            },
-            |e| &e.service.service.key,
-        )?;
+        let mut entries: Vec<TableEntry> = self.list_services(passes, detail)?;
         for entry in &mut entries {
             let key = &entry.service.service.key;
             if wanted(key) {
@@ -103,40 +95,30 @@ impl Client {
 
     /// Every service, each once, from `passes` service dumps merged (see
     /// [`keep_first`] for why a resumed dump can miss or repeat entries:
-    /// a second pass catches what one missed, at the cost of a dump). Each
-    /// is listed as `wrap` makes it, `key` naming its key.
-    fn list_services<T>(
+    /// a second pass catches what one missed, at the cost of a dump).
+    fn list_services<T: ListedService>(
         &mut self,
         passes: usize,
         detail: Detail,
-        wrap: impl Fn(ServiceEntry) -> T,
-        key: impl Fn(&T) -> &ServiceKey,
     ) -> Result<Vec<T>, Error> {
-        let mut services = self.dump_services(detail, &wrap)?;
+        let mut services = self.dump_services(detail)?;
         for _ in 1..passes {
             if services.len() <= ONE_PART_SERVICES {
                 break;
             }
-            let again = self.dump_services(detail, &wrap)?;
+            let again = self.dump_services(detail)?;
             services.extend(again);
         }
-        keep_first(&mut services, |s| *key(s));
+        keep_first(&mut services, |s: &T| s.service().service.key);
         Ok(services)
     }
 
-    fn dump_services<T>(
-        &mut self,
-        detail: Detail,
-        wrap: impl Fn(ServiceEntry) -> T,
-    ) -> Result<Vec<T>, Error> {
+    fn dump_services<T: ListedService>(&mut self, detail: Detail) -> Result<Vec<T>, Error> {
         self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
-            |attrs, out| {
-                out.push(wrap(decode::service_reply(attrs, detail)?));
-                Ok(())
-            },
+            |attrs, out| push_service(attrs, detail, out),
         )
     }
 
@@ -180,6 +162,64 @@ impl Client {
             |_, attrs, out| decode(attrs, out),
         )
     }
+}
+
+/// What a service dump lists each service into: the service alone, or a
+/// table entry (whose destinations come next).
+pub(crate) trait ListedService {
+    /// An entry to be filled.
+    fn empty() -> Self;
+    /// Its service.
+    fn service(&self) -> &ServiceEntry;
+    /// Its service, to be filled.
+    fn service_mut(&mut self) -> &mut ServiceEntry;
+}
+
+impl ListedService for ServiceEntry {
+    fn empty() -> Self {
+        decode::empty_service()
+    }
+    fn service(&self) -> &ServiceEntry {
+        self
+    }
+    fn service_mut(&mut self) -> &mut ServiceEntry {
+        self
+    }
+}
+
+impl ListedService for TableEntry {
+    fn empty() -> Self {
+        TableEntry {
+            service: decode::empty_service(),
+            destinations: Vec::new(),
+        }
+    }
+    fn service(&self) -> &ServiceEntry {
+        &self.service
+    }
+    fn service_mut(&mut self) -> &mut ServiceEntry {
+        &mut self.service
+    }
+}
+
+/// Appends the service of a service dump part's attribute bytes to `out`
+/// (nothing on error), filled where it lies: a listing decodes tens of
+/// thousands, and under emulation every copy of an entry costs.
+pub(crate) fn push_service<T: ListedService>(
+    attrs: &[u8],
+    detail: Detail,
+    out: &mut Vec<T>,
+) -> DecodeResult<()> {
+    let at = out.len();
+    out.push(T::empty());
+    let filled = match out.last_mut() {
+        Some(last) => decode::fill_service(attrs, detail, last.service_mut()),
+        None => Ok(()),
+    };
+    if filled.is_err() {
+        out.truncate(at);
+    }
+    filled
 }
 
 /// Services that surely fit in the first part of a dump (a part is about a
@@ -328,6 +368,42 @@ mod tests {
         hashes.sort_unstable();
         hashes.dedup();
         assert_eq!(hashes.len(), 10_001);
+    }
+
+    /// A service message's attribute bytes (after the netlink and generic
+    /// headers).
+    fn service_attrs(attrs: Vec<ipvsnl_wire::ServiceAttr>) -> Vec<u8> {
+        use ipvsnl_wire::{IpvsAttr, IpvsCommand, IpvsMessage};
+        let mut v = Vec::new();
+        let msg = IpvsMessage::new(IpvsCommand::NewService, vec![IpvsAttr::Service(attrs)]);
+        crate::transport::frame::push_request(&mut v, 0x30, 1, 0, msg);
+        v.split_off(20)
+    }
+
+    #[test]
+    fn a_listed_service_is_filled_in_place_and_a_refused_one_not_kept() {
+        use super::push_service;
+        use crate::decode::Detail;
+        use crate::{AddressFamily, Scheduler, ServiceKey, TableEntry};
+        use ipvsnl_wire::ServiceAttr;
+        let good = service_attrs(vec![
+            ServiceAttr::AddressFamily(2),
+            ServiceAttr::Fwmark(4),
+            ServiceAttr::Scheduler("wlc".into()),
+            ServiceAttr::Timeout(30),
+        ]);
+        let mut out: Vec<TableEntry> = Vec::new();
+        push_service(&good, Detail::Full, &mut out).unwrap();
+        // No family: refused, and nothing of it is left in the list.
+        let bad = service_attrs(vec![ServiceAttr::Fwmark(5)]);
+        let err = push_service(&bad, Detail::Full, &mut out).unwrap_err();
+        assert!(err.contains("IPVS_SVC_ATTR_AF"), "{err}");
+        assert_eq!(out.len(), 1);
+        let s = &out[0].service.service;
+        assert_eq!(s.key, ServiceKey::fwmark(4, AddressFamily::Inet));
+        assert_eq!(s.scheduler, Scheduler::WeightedLeastConnection);
+        assert_eq!(s.timeout, 30);
+        assert!(out[0].destinations.is_empty());
     }
 
     #[test]

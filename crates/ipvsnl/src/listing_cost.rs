@@ -14,9 +14,10 @@ use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
 
 use crate::decode::{self, Detail};
+use crate::listing::push_service;
 use crate::request::push_service_nest;
 use crate::transport::frame::{self, Reply};
-use crate::{AddressFamily, DestinationEntry, Protocol, ServiceEntry, ServiceKey};
+use crate::{AddressFamily, DestinationEntry, Protocol, ServiceKey, TableEntry};
 
 /// The blocks of hex lines of a capture file, as bytes.
 fn datagrams(hex: &str) -> Vec<Vec<u8>> {
@@ -110,23 +111,21 @@ fn run(which: &str, n: usize) {
             }
             black_box(&all);
         }
-        // Decode one service message (kept).
+        // Decode one service message into a table entry (kept), as a
+        // listing does.
         "service" => {
             let hex = include_str!("../../ipvsnl-wire/tests/data/6.1/service-dump.hex");
             // IPVS_SVC_ATTR_ADDR: 20 bytes, attribute 3.
             let (msg, family, at) = first_message(hex, [20, 0, 3, 0]);
             let mut datagram = Vec::new();
-            let mut out: Vec<ServiceEntry> = Vec::with_capacity(n);
+            let mut out: Vec<TableEntry> = Vec::with_capacity(n);
             for i in 0..n as u32 {
                 datagram.clear();
                 datagram.extend_from_slice(&msg);
                 datagram[at + 4..at + 8].copy_from_slice(&i.to_be_bytes());
                 for f in frame::frames(black_box(&datagram), family) {
                     if let Ok(Reply::Data { attrs, .. }) = f.map(|f| f.reply) {
-                        out.push(
-                            decode::service_reply(attrs, Detail::Full)
-                                .expect("captured bytes decode"),
-                        );
+                        push_service(attrs, Detail::Full, &mut out).expect("captured bytes decode");
                     }
                 }
             }
