@@ -73,10 +73,9 @@ impl Client {
         self.list_entries(1, Detail::Full, wanted)
     }
 
-    /// Every service from `passes` service dumps (see
-    /// [`Client::list_services`]), each listed where it will stay, and the
-    /// destinations of those `wanted` accepts (one dump each; the others
-    /// get none).
+    /// Every service from `passes` service dumps merged, each listed into
+    /// the entry it stays in, and the destinations of those `wanted`
+    /// accepts (one dump each; the others get none).
     pub(crate) fn list_entries(
         &mut self,
         passes: usize,
