@@ -4,11 +4,12 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use ipvsnl_wire::netlink_packet_core::{NlaBuffer, NlasIterator, Parseable};
 use ipvsnl_wire::write::{begin_ipvs_message, begin_nest, end_message, end_nest, push_attr};
 use ipvsnl_wire::write::{push_str, MessageStart};
 use ipvsnl_wire::{
-    DaemonAttr, DestAttr, FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr,
-    IPVS_CMD_ATTR_DEST, IPVS_CMD_ATTR_SERVICE, IPVS_DEST_ATTR_ADDR, IPVS_DEST_ATTR_ADDR_FAMILY,
+    DaemonAttr, FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, IPVS_CMD_ATTR_DEST,
+    IPVS_CMD_ATTR_SERVICE, IPVS_DEST_ATTR_ADDR, IPVS_DEST_ATTR_ADDR_FAMILY,
     IPVS_DEST_ATTR_FWD_METHOD, IPVS_DEST_ATTR_L_THRESH, IPVS_DEST_ATTR_PORT,
     IPVS_DEST_ATTR_TUN_FLAGS, IPVS_DEST_ATTR_TUN_PORT, IPVS_DEST_ATTR_TUN_TYPE,
     IPVS_DEST_ATTR_U_THRESH, IPVS_DEST_ATTR_WEIGHT, IPVS_SVC_ATTR_ADDR, IPVS_SVC_ATTR_AF,
@@ -225,10 +226,12 @@ impl Request {
             }
             Request::DeleteService(k) => vec![service_key_nest(k)],
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-                vec![service_key_nest(k), IpvsAttr::Dest(dest_attrs(d))]
+                let dest = owned::<_, DEST_NEST_MAX>(|f| fixed_dest(d, f));
+                vec![service_key_nest(k), IpvsAttr::Dest(dest)]
             }
             Request::DeleteDestination(k, a, p) => {
-                vec![service_key_nest(k), IpvsAttr::Dest(dest_id(a, *p))]
+                let dest = owned::<_, DEST_NEST_MAX>(|f| fixed_dest_id(a, *p, f));
+                vec![service_key_nest(k), IpvsAttr::Dest(dest)]
             }
             Request::Zero(k) => k.iter().map(service_key_nest).collect(),
             Request::Flush => vec![],
@@ -282,33 +285,23 @@ pub(crate) fn addr_bytes(addr: &IpAddr) -> [u8; 16] {
     out
 }
 
-/// The identifying attributes of a service.
-fn service_key_attrs(k: &ServiceKey, out: &mut Vec<ServiceAttr>) {
-    match *k {
-        ServiceKey::Inet {
-            protocol,
-            addr,
-            port,
-        } => {
-            out.push(ServiceAttr::AddressFamily(
-                AddressFamily::of(&addr).to_raw(),
-            ));
-            out.push(ServiceAttr::Protocol(protocol.to_raw()));
-            out.push(ServiceAttr::Address(addr_bytes(&addr)));
-            out.push(ServiceAttr::Port(port));
-        }
-        ServiceKey::Fwmark { mark, family } => {
-            out.push(ServiceAttr::AddressFamily(family.to_raw()));
-            out.push(ServiceAttr::Fwmark(mark));
-        }
-    }
+/// The owned attributes of what `write` writes: the request encoder's bytes
+/// read back with the owned parse, so the two forms come from one list of
+/// attributes (the bytes written here always parse).
+fn owned<A, const N: usize>(write: impl FnOnce(&mut FixedAttrs<N>)) -> Vec<A>
+where
+    A: for<'a> Parseable<NlaBuffer<&'a [u8]>>,
+{
+    let mut f = FixedAttrs::<N>::new();
+    write(&mut f);
+    NlasIterator::new(f.as_bytes())
+        .filter_map(|nla| A::parse(&nla.ok()?).ok())
+        .collect()
 }
 
 /// `IPVS_CMD_ATTR_SERVICE` with only the key.
 pub(crate) fn service_key_nest(k: &ServiceKey) -> IpvsAttr {
-    let mut attrs = Vec::with_capacity(4);
-    service_key_attrs(k, &mut attrs);
-    IpvsAttr::Service(attrs)
+    IpvsAttr::Service(owned::<_, KEY_NEST_MAX>(|f| fixed_key(k, f)))
 }
 
 /// The flags of a service as sent: all of them replaced, "hashed" never
@@ -317,43 +310,15 @@ fn service_flags(s: &Service) -> FlagsMask {
     FlagsMask::replace((s.flags - ServiceFlags::HASHED).bits())
 }
 
+/// Every attribute of a service, in the order the encoder writes them.
 fn full_service(s: &Service) -> Vec<ServiceAttr> {
-    let mut attrs = Vec::with_capacity(9);
-    service_key_attrs(&s.key, &mut attrs);
+    let mut attrs = owned::<_, KEY_NEST_MAX>(|f| fixed_key(&s.key, f));
     attrs.push(ServiceAttr::Scheduler(s.scheduler.name().to_owned()));
     if let Some(pe) = &s.persistence_engine {
         attrs.push(ServiceAttr::PersistenceEngine(pe.clone()));
     }
-    attrs.push(ServiceAttr::Flags(service_flags(s)));
-    attrs.push(ServiceAttr::Timeout(s.timeout));
-    attrs.push(ServiceAttr::Netmask(s.netmask.to_wire()));
+    attrs.extend(owned::<_, SETTINGS_MAX>(|f| fixed_settings(s, f)));
     attrs
-}
-
-/// Every attribute of a destination.
-fn dest_attrs(d: &Destination) -> Vec<DestAttr> {
-    let tunnel = d.forward.tunnel().copied().unwrap_or_default();
-    vec![
-        DestAttr::AddressFamily(d.family().to_raw()),
-        DestAttr::Address(addr_bytes(&d.addr)),
-        DestAttr::Port(d.port),
-        DestAttr::ForwardMethod(d.forward.to_raw()),
-        DestAttr::Weight(d.weight),
-        DestAttr::TunnelType(tunnel.kind.to_raw()),
-        DestAttr::TunnelPort(tunnel.port),
-        DestAttr::TunnelFlags(tunnel.flags.bits()),
-        DestAttr::UpperThreshold(d.upper_threshold),
-        DestAttr::LowerThreshold(d.lower_threshold),
-    ]
-}
-
-/// The attributes that identify a destination of a service.
-fn dest_id(addr: &IpAddr, port: u16) -> Vec<DestAttr> {
-    vec![
-        DestAttr::AddressFamily(AddressFamily::of(addr).to_raw()),
-        DestAttr::Address(addr_bytes(addr)),
-        DestAttr::Port(port),
-    ]
 }
 
 /// The most bytes of a service key nest: its header, the family, the
@@ -365,7 +330,7 @@ const DEST_NEST_MAX: usize = 4 + 20 + 9 * 8;
 /// A service's flags (8 bytes), timeout and netmask.
 const SETTINGS_MAX: usize = 12 + 8 + 8;
 
-/// Writes the key nest of a service (what [`service_key_nest`] builds).
+/// Writes the key nest of a service.
 #[inline(always)]
 fn fixed_key_nest<const N: usize>(k: &ServiceKey, f: &mut FixedAttrs<N>) {
     let nest = f.begin_nest(IPVS_CMD_ATTR_SERVICE);
@@ -397,12 +362,22 @@ fn fixed_key<const N: usize>(k: &ServiceKey, f: &mut FixedAttrs<N>) {
     }
 }
 
-/// Writes a destination nest with every attribute (what [`dest_attrs`]
-/// builds).
+/// Writes a service's settings after its names: flags, timeout, netmask.
 #[inline(always)]
-fn fixed_dest_nest<const N: usize>(d: &Destination, f: &mut FixedAttrs<N>) {
+fn fixed_settings<const N: usize>(s: &Service, f: &mut FixedAttrs<N>) {
+    let flags = service_flags(s);
+    let mut both = [0u8; 8];
+    both[..4].copy_from_slice(&flags.flags.to_ne_bytes());
+    both[4..].copy_from_slice(&flags.mask.to_ne_bytes());
+    f.put(IPVS_SVC_ATTR_FLAGS, both);
+    f.put(IPVS_SVC_ATTR_TIMEOUT, s.timeout.to_ne_bytes());
+    f.put(IPVS_SVC_ATTR_NETMASK, s.netmask.to_wire());
+}
+
+/// Writes every attribute of a destination.
+#[inline(always)]
+fn fixed_dest<const N: usize>(d: &Destination, f: &mut FixedAttrs<N>) {
     let tunnel = d.forward.tunnel().copied().unwrap_or_default();
-    let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
     f.put(
         IPVS_DEST_ATTR_ADDR_FAMILY,
         d.family().to_raw().to_ne_bytes(),
@@ -416,20 +391,17 @@ fn fixed_dest_nest<const N: usize>(d: &Destination, f: &mut FixedAttrs<N>) {
     f.put(IPVS_DEST_ATTR_TUN_FLAGS, tunnel.flags.bits().to_ne_bytes());
     f.put(IPVS_DEST_ATTR_U_THRESH, d.upper_threshold.to_ne_bytes());
     f.put(IPVS_DEST_ATTR_L_THRESH, d.lower_threshold.to_ne_bytes());
-    f.end_nest(nest);
 }
 
-/// Writes a destination nest of its identity (what [`dest_id`] builds).
+/// Writes the attributes that identify a destination of a service.
 #[inline(always)]
-fn fixed_dest_id_nest<const N: usize>(addr: &IpAddr, port: u16, f: &mut FixedAttrs<N>) {
-    let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
+fn fixed_dest_id<const N: usize>(addr: &IpAddr, port: u16, f: &mut FixedAttrs<N>) {
     f.put(
         IPVS_DEST_ATTR_ADDR_FAMILY,
         AddressFamily::of(addr).to_raw().to_ne_bytes(),
     );
     f.put(IPVS_DEST_ATTR_ADDR, addr_bytes(addr));
     f.put(IPVS_DEST_ATTR_PORT, port.to_be_bytes());
-    f.end_nest(nest);
 }
 
 /// Appends `IPVS_CMD_ATTR_SERVICE`, written directly: the key, and the
@@ -450,13 +422,7 @@ pub(crate) fn push_service_nest(out: &mut Vec<u8>, key: &ServiceKey, full: Optio
         push_str(out, IPVS_SVC_ATTR_PE_NAME, pe);
     }
     let mut f = FixedAttrs::<SETTINGS_MAX>::new();
-    let flags = service_flags(s);
-    let mut both = [0u8; 8];
-    both[..4].copy_from_slice(&flags.flags.to_ne_bytes());
-    both[4..].copy_from_slice(&flags.mask.to_ne_bytes());
-    f.put(IPVS_SVC_ATTR_FLAGS, both);
-    f.put(IPVS_SVC_ATTR_TIMEOUT, s.timeout.to_ne_bytes());
-    f.put(IPVS_SVC_ATTR_NETMASK, s.netmask.to_wire());
+    fixed_settings(s, &mut f);
     out.extend_from_slice(f.as_bytes());
     end_nest(out, nest);
 }
@@ -479,13 +445,17 @@ pub(crate) fn encode(
         Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
             let mut f = FixedAttrs::<{ KEY_NEST_MAX + DEST_NEST_MAX }>::new();
             fixed_key_nest(k, &mut f);
-            fixed_dest_nest(d, &mut f);
+            let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
+            fixed_dest(d, &mut f);
+            f.end_nest(nest);
             out.extend_from_slice(f.as_bytes());
         }
         Request::DeleteDestination(k, a, p) => {
             let mut f = FixedAttrs::<{ KEY_NEST_MAX + DEST_NEST_MAX }>::new();
             fixed_key_nest(k, &mut f);
-            fixed_dest_id_nest(a, *p, &mut f);
+            let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
+            fixed_dest_id(a, *p, &mut f);
+            f.end_nest(nest);
             out.extend_from_slice(f.as_bytes());
         }
         other => {
@@ -524,6 +494,7 @@ fn daemon_nest(d: &SyncDaemon) -> Vec<DaemonAttr> {
 #[cfg(test)]
 mod tests {
     use ipvsnl_wire::netlink_packet_core::NLM_F_REQUEST;
+    use ipvsnl_wire::DestAttr;
 
     use super::*;
     use crate::transport::frame;
@@ -540,6 +511,74 @@ mod tests {
         let start = encode(&mut v, 0x25, 9, NLM_F_REQUEST, r);
         assert_eq!(start.offset(), 3);
         v.split_off(3)
+    }
+
+    /// The owned form is the parse of the encoder's bytes: pinned here to
+    /// the attributes meant, value by value.
+    #[test]
+    fn owned_attributes_are_the_ones_meant() {
+        let key = ServiceKey::udp("2001:db8::1".parse().unwrap(), 53);
+        let d = Destination::new("10.1.2.3".parse().unwrap(), 8080)
+            .with_weight(3)
+            .with_thresholds(10, 2)
+            .with_forward(Forward::Tunnel(Tunnel {
+                kind: TunnelKind::Gue,
+                port: 6080,
+                flags: TunnelFlags::REMCSUM,
+            }));
+        let mut v6 = [0u8; 16];
+        v6[..2].copy_from_slice(&[0x20, 0x01]);
+        v6[2..4].copy_from_slice(&[0x0d, 0xb8]);
+        v6[15] = 1;
+        let key_attrs = vec![
+            ServiceAttr::AddressFamily(libc::AF_INET6 as u16),
+            ServiceAttr::Protocol(17),
+            ServiceAttr::Address(v6),
+            ServiceAttr::Port(53),
+        ];
+        let dest_attrs = vec![
+            DestAttr::AddressFamily(libc::AF_INET as u16),
+            DestAttr::Address([10, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+            DestAttr::Port(8080),
+            DestAttr::ForwardMethod(2),
+            DestAttr::Weight(3),
+            DestAttr::TunnelType(1),
+            DestAttr::TunnelPort(6080),
+            DestAttr::TunnelFlags(TunnelFlags::REMCSUM.bits()),
+            DestAttr::UpperThreshold(10),
+            DestAttr::LowerThreshold(2),
+        ];
+        assert_eq!(
+            Request::AddDestination(key, d).to_message().attrs,
+            vec![
+                IpvsAttr::Service(key_attrs.clone()),
+                IpvsAttr::Dest(dest_attrs[..].to_vec())
+            ]
+        );
+        assert_eq!(
+            Request::DeleteDestination(key, d.addr, d.port)
+                .to_message()
+                .attrs,
+            vec![
+                IpvsAttr::Service(key_attrs.clone()),
+                IpvsAttr::Dest(dest_attrs[..3].to_vec())
+            ]
+        );
+        let s = Service::new(ServiceKey::fwmark(7, AddressFamily::Inet))
+            .with_scheduler(Scheduler::Maglev)
+            .with_persistence(300)
+            .with_flags(ServiceFlags::HASHED | ServiceFlags::ONE_PACKET);
+        assert_eq!(
+            Request::AddService(s.clone()).to_message().attrs,
+            vec![IpvsAttr::Service(vec![
+                ServiceAttr::AddressFamily(libc::AF_INET as u16),
+                ServiceAttr::Fwmark(7),
+                ServiceAttr::Scheduler("mh".into()),
+                ServiceAttr::Flags(FlagsMask::replace((s.flags - ServiceFlags::HASHED).bits())),
+                ServiceAttr::Timeout(300),
+                ServiceAttr::Netmask([255, 255, 255, 255]),
+            ])]
+        );
     }
 
     #[test]
