@@ -43,7 +43,7 @@ pub(crate) fn try_walk<'a>(
             _ => (0, 0),
         };
         let Some(value) = rest.get(NLA_HEADER_SIZE..len) else {
-            return Err(malformed(rest, what));
+            return malformed(rest, what);
         };
         each(kind, value)?;
         rest = rest
@@ -54,17 +54,15 @@ pub(crate) fn try_walk<'a>(
 }
 
 /// The owned parse's error for the malformed attribute at the start of
-/// `rest`, word for word, in `what`. Out of line: the walk it is built for
-/// is inlined into every reader.
+/// `rest`, word for word, in `what` (always an error). Out of line: the
+/// walk it is built for is inlined into every reader.
 #[cold]
 #[inline(never)]
-fn malformed(rest: &[u8], what: &str) -> DecodeError {
+fn malformed(rest: &[u8], what: &str) -> Result<(), DecodeError> {
     let err = NlasIterator::new(rest)
         .find_map(Result::err)
         .unwrap_or_else(|| DecodeError::from("malformed attribute"));
-    Err::<(), _>(err)
-        .with_context(|| format!("malformed attribute in {what}"))
-        .unwrap_err()
+    Err(err).with_context(|| format!("malformed attribute in {what}"))
 }
 
 /// The payload of the first top-level attribute `kind` in a message's

@@ -264,10 +264,14 @@ impl Client {
     /// Receives one datagram into the first receive buffer's worth of
     /// `rx`.
     pub(crate) fn recv(&mut self, kind: RequestKind) -> Result<usize, Error> {
-        match self.sock.recv(&mut self.rx[..self.opts.recv_buffer]) {
-            Ok(n) => Ok(n),
-            Err(e) => Err(self.io_error(kind, e)),
-        }
+        self.recv_one().map_err(|e| self.io_error(kind, e))
+    }
+
+    /// [`Client::recv`] with the socket's own error. Every receive but a
+    /// dump's reads one receive buffer's worth: the kernel sizes what it
+    /// sends this socket from the largest buffer it was ever offered.
+    pub(crate) fn recv_one(&mut self) -> std::io::Result<usize> {
+        self.sock.recv(&mut self.rx[..self.opts.recv_buffer])
     }
 
     /// Sends one request and collects its reply messages (none for a plain

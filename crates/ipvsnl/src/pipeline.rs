@@ -260,9 +260,7 @@ impl Client {
         let mut barriers = 0u32;
         let mut draining = false;
         loop {
-            // One receive buffer's worth: the kernel sizes what it sends
-            // this socket from the largest buffer it was ever given.
-            let n = match self.sock.recv(&mut self.rx[..self.opts.recv_buffer]) {
+            let n = match self.recv_one() {
                 Ok(n) => n,
                 Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) && !draining => {
                     // Replies were dropped. The kernel processed the whole

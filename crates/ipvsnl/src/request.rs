@@ -427,6 +427,22 @@ pub(crate) fn push_service_nest(out: &mut Vec<u8>, key: &ServiceKey, full: Optio
     end_nest(out, nest);
 }
 
+/// Appends the key nest of `k` and a destination nest of what `dest`
+/// writes, in one copy.
+#[inline(always)]
+fn push_key_and_dest(
+    out: &mut Vec<u8>,
+    k: &ServiceKey,
+    dest: impl FnOnce(&mut FixedAttrs<{ KEY_NEST_MAX + DEST_NEST_MAX }>),
+) {
+    let mut f = FixedAttrs::new();
+    fixed_key_nest(k, &mut f);
+    let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
+    dest(&mut f);
+    f.end_nest(nest);
+    out.extend_from_slice(f.as_bytes());
+}
+
 /// Appends one request as a netlink message: written directly for the
 /// service and destination requests a sync sends by the thousand (byte for
 /// byte what [`Request::to_message`] gives, without building it), from
@@ -443,20 +459,10 @@ pub(crate) fn encode(
         Request::AddService(s) | Request::EditService(s) => push_service_nest(out, &s.key, Some(s)),
         Request::DeleteService(k) => push_service_nest(out, k, None),
         Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-            let mut f = FixedAttrs::<{ KEY_NEST_MAX + DEST_NEST_MAX }>::new();
-            fixed_key_nest(k, &mut f);
-            let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
-            fixed_dest(d, &mut f);
-            f.end_nest(nest);
-            out.extend_from_slice(f.as_bytes());
+            push_key_and_dest(out, k, |f| fixed_dest(d, f))
         }
         Request::DeleteDestination(k, a, p) => {
-            let mut f = FixedAttrs::<{ KEY_NEST_MAX + DEST_NEST_MAX }>::new();
-            fixed_key_nest(k, &mut f);
-            let nest = f.begin_nest(IPVS_CMD_ATTR_DEST);
-            fixed_dest_id(a, *p, &mut f);
-            f.end_nest(nest);
-            out.extend_from_slice(f.as_bytes());
+            push_key_and_dest(out, k, |f| fixed_dest_id(a, *p, f))
         }
         other => {
             for a in &other.to_message().attrs {
