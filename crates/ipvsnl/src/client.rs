@@ -3,16 +3,16 @@
 use std::path::Path;
 use std::time::Duration;
 
-use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
-use ipvsnl_wire::{IpvsCommand, IpvsMessage, IPVS_GENL_NAME};
+use ipvsnl_wire::{IpvsCommand, IpvsMessage};
 
 use crate::decode;
-use crate::transport::frame::{self, Reply};
+use crate::drive::{drive, DATAGRAMS};
+use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::socket::NlSocket;
 use crate::{
-    DaemonRole, Destination, DestinationEntry, Error, Info, Request, RequestKind, Service,
-    ServiceEntry, ServiceKey, Stats, SyncDaemon, Timeouts,
+    DaemonRole, Destination, DestinationEntry, Error, Info, Object, Request, RequestKind, Service,
+    ServiceEntry, ServiceKey, Stats, SyncDaemon, Target, Timeouts,
 };
 
 /// How a client talks to the kernel.
@@ -88,7 +88,8 @@ impl ClientOptions {
 ///
 /// It owns one netlink socket for its whole life, resolves the IPVS family
 /// id on first use (and again if the module was reloaded), and never waits
-/// longer than its timeout for a reply.
+/// longer than its timeout for a reply. It is a thin driver: every protocol
+/// decision is made by the sans-IO machines of [`crate::proto`].
 ///
 /// ```no_run
 /// use ipvsnl::{Client, Destination, Scheduler, Service, ServiceKey};
@@ -101,26 +102,31 @@ impl ClientOptions {
 /// }
 /// # Ok::<(), ipvsnl::Error>(())
 /// ```
-#[derive(Debug)]
 pub struct Client {
     pub(crate) sock: NlSocket,
-    pub(crate) family: Option<u16>,
-    pub(crate) seq: u32,
+    pub(crate) session: Session,
     pub(crate) opts: ClientOptions,
     /// Replies one batch may leave queued without overflowing the socket.
     pub(crate) max_batch_requests: usize,
-    /// Room for [`DUMP_DATAGRAMS`] datagrams of the receive buffer's size
-    /// (one receive call takes a few).
+    /// Room for [`DATAGRAMS`] datagrams of the receive buffer's size.
     pub(crate) rx: Vec<u8>,
-    pub(crate) tx: Vec<u8>,
     /// The client's namespace, for the `/proc/net` files (None if `/proc`
     /// was not there when the client was made).
     netns: Option<NetnsHandle>,
 }
 
-/// The most datagrams one receive call of a get or a dump takes (a short
-/// dump's data and `NLMSG_DONE`, or a few parts of a long one).
-const DUMP_DATAGRAMS: usize = 2;
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("namespace", &self.netns)
+            .field("family", &self.session.family())
+            .field("last_seq", &self.session.last_seq())
+            .field("unfinished_dump", &self.session.unfinished_dump())
+            .field("options", &self.opts)
+            .field("max_batch_requests", &self.max_batch_requests)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Estimated kernel memory one queued reply takes from the socket buffer
 /// (an skb's truesize for a small message).
@@ -144,9 +150,8 @@ impl Client {
 
     /// A client in the caller's network namespace.
     pub fn with_options(opts: ClientOptions) -> Result<Self, Error> {
-        let sock = NlSocket::open().map_err(|source| Error::Io {
-            kind: RequestKind::ResolveFamily,
-            source,
+        let sock = NlSocket::open().map_err(|source| {
+            Error::io(Target::new(RequestKind::ResolveFamily, Object::Family), source)
         })?;
         // The socket belongs to this thread's namespace: remember it.
         Client::from_socket(sock, opts, NetnsHandle::current().ok())
@@ -178,19 +183,14 @@ impl Client {
         opts: ClientOptions,
         netns: Option<NetnsHandle>,
     ) -> Result<Self, Error> {
-        let io = |source| Error::Io {
-            kind: RequestKind::ResolveFamily,
-            source,
-        };
+        let io = |source| Error::io(Target::new(RequestKind::ResolveFamily, Object::Family), source);
         sock.set_timeout(opts.timeout).map_err(io)?;
         let granted = sock.set_receive_buffer(opts.socket_buffer).map_err(io)?;
         Ok(Client {
             sock,
-            family: None,
-            seq: 0,
+            session: Session::new(opts.timeout),
             max_batch_requests: (granted / REPLY_TRUESIZE / 2).max(1),
-            rx: vec![0; opts.recv_buffer * DUMP_DATAGRAMS],
-            tx: Vec::with_capacity(opts.batch_bytes + 4096),
+            rx: vec![0; opts.recv_buffer * DATAGRAMS],
             opts,
             netns,
         })
@@ -201,90 +201,66 @@ impl Client {
         &self.opts
     }
 
-    pub(crate) fn next_seq(&mut self) -> u32 {
-        self.seq = self.seq.wrapping_add(1).max(1);
-        self.seq
-    }
-
     /// The IPVS family id, resolved on first use.
     pub fn family_id(&mut self) -> Result<u16, Error> {
-        if let Some(id) = self.family {
+        if let Some(id) = self.session.family() {
             return Ok(id);
         }
-        let id = self.resolve_family()?;
-        self.family = Some(id);
-        Ok(id)
-    }
-
-    fn resolve_family(&mut self) -> Result<u16, Error> {
-        let kind = RequestKind::ResolveFamily;
-        let seq = self.next_seq();
-        self.tx.clear();
-        frame::push_get_family(&mut self.tx, IPVS_GENL_NAME, seq, NLM_F_REQUEST | NLM_F_ACK);
-        self.sock
-            .send(&self.tx)
-            .map_err(|e| self.io_error(kind, e))?;
-        let mut id = None;
-        loop {
-            let n = self.recv(kind)?;
-            for f in frame::frames(&self.rx[..n], 0) {
-                let f = f.map_err(|detail| Error::Decode { kind, detail })?;
-                if f.seq != seq {
-                    continue;
-                }
-                match f.reply {
-                    Reply::FamilyId(v) => id = Some(v),
-                    Reply::Error(libc::ENOENT) => return Err(Error::Unavailable),
-                    Reply::Error(e) => return Err(Error::kernel(kind, IPVS_GENL_NAME, e)),
-                    Reply::Ack => {
-                        return id.ok_or_else(|| Error::Decode {
-                            kind,
-                            detail: "family lookup acknowledged without an id".into(),
-                        })
-                    }
-                    _ => {}
-                }
-            }
+        let mut lookup = self.session.resolve_family();
+        drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut lookup);
+        let target = || Target::new(RequestKind::ResolveFamily, Object::Family);
+        match lookup.result() {
+            Some(Ok(id)) => Ok(id),
+            Some(Err(f)) => Err(Error::of_failure(target(), f)),
+            None => Err(Error::decode(target(), "the lookup ended without a result")),
         }
     }
 
-    pub(crate) fn io_error(&self, kind: RequestKind, source: std::io::Error) -> Error {
-        if matches!(
-            source.raw_os_error(),
-            Some(libc::EAGAIN) | Some(libc::ETIMEDOUT)
-        ) {
-            return Error::Timeout {
-                kind,
-                timeout: self.opts.timeout,
-            };
-        }
-        Error::Io { kind, source }
-    }
-
-    /// Receives one datagram into the first receive buffer's worth of
-    /// `rx`.
-    pub(crate) fn recv(&mut self, kind: RequestKind) -> Result<usize, Error> {
-        self.recv_one().map_err(|e| self.io_error(kind, e))
-    }
-
-    /// [`Client::recv`] with the socket's own error. Every receive but a
-    /// dump's reads one receive buffer's worth: the kernel sizes what it
-    /// sends this socket from the largest buffer it was ever offered.
-    pub(crate) fn recv_one(&mut self) -> std::io::Result<usize> {
-        self.sock.recv(&mut self.rx[..self.opts.recv_buffer])
-    }
-
-    /// Sends one request and collects its reply messages (none for a plain
-    /// set; one for a get; many for a dump), parsed into owned attributes.
-    fn transact(
+    /// Sends a get or a dump (`kind` says which, and names it in errors)
+    /// written by `write` (given the family id, sequence number and
+    /// flags), and hands each IPVS reply (its command and attribute bytes)
+    /// to `decode`, which appends what it decodes to the list returned.
+    pub(crate) fn exchange<T>(
         &mut self,
         kind: RequestKind,
-        target: &dyn Fn() -> String,
-        msg: IpvsMessage,
-    ) -> Result<Vec<IpvsMessage>, Error> {
+        target: impl FnOnce() -> Object,
+        write: impl Fn(&mut Vec<u8>, u16, u32, u16),
+        decode: impl Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
+    ) -> Result<Vec<T>, Error> {
+        let call_kind = match kind {
+            RequestKind::ListServices | RequestKind::ListDestinations | RequestKind::ListDaemons => {
+                CallKind::Dump
+            }
+            _ => CallKind::Get,
+        };
+        let mut call = self.session.call(
+            call_kind,
+            write,
+            Collect {
+                out: Vec::new(),
+                decode,
+            },
+        );
+        drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut call);
+        let result = call.result();
+        let out = std::mem::take(&mut call.replies().out);
+        drop(call);
+        match result {
+            Some(Ok(())) => Ok(out),
+            Some(Err(f)) => Err(Error::of_failure(Target::new(kind, target()), f)),
+            None => Err(Error::decode(
+                Target::new(kind, target()),
+                "the call ended without a result",
+            )),
+        }
+    }
+
+    /// Sends one request and collects its reply messages, parsed into
+    /// owned attributes.
+    fn transact(&mut self, kind: RequestKind, msg: IpvsMessage) -> Result<Vec<IpvsMessage>, Error> {
         self.exchange(
             kind,
-            target,
+            || Object::Table,
             |out, family, seq, flags| frame::push_request(out, family, seq, flags, msg.clone()),
             |command, attrs, out| {
                 out.push(frame::decode(command, attrs)?);
@@ -293,101 +269,13 @@ impl Client {
         )
     }
 
-    /// Sends the request `write` appends (given the family id, sequence
-    /// number and flags) and hands each IPVS reply (its command and
-    /// attribute bytes) to `decode`, which appends what it decodes to the
-    /// list returned, until the dump's `NLMSG_DONE` or the
-    /// get's or set's ACK. Retries once with a freshly resolved family id
-    /// if the id went stale (module reloaded).
-    pub(crate) fn exchange<T>(
-        &mut self,
-        kind: RequestKind,
-        target: &dyn Fn() -> String,
-        write: impl Fn(&mut Vec<u8>, u16, u32, u16),
-        decode: impl Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
-    ) -> Result<Vec<T>, Error> {
-        match self.exchange_once(kind, target, &write, &decode) {
-            Err(Error::Kernel {
-                errno: libc::ENOENT,
-                ..
-            })
-            | Err(Error::Kernel {
-                errno: libc::EOPNOTSUPP,
-                ..
-            }) if self.family_changed()? => self.exchange_once(kind, target, &write, &decode),
-            other => other,
-        }
-    }
-
-    fn family_changed(&mut self) -> Result<bool, Error> {
-        let old = self.family;
-        let new = self.resolve_family()?;
-        self.family = Some(new);
-        Ok(old != Some(new))
-    }
-
-    fn exchange_once<T>(
-        &mut self,
-        kind: RequestKind,
-        target: &dyn Fn() -> String,
-        write: &impl Fn(&mut Vec<u8>, u16, u32, u16),
-        decode: &impl Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
-    ) -> Result<Vec<T>, Error> {
-        let family = self.family_id()?;
-        let dump = matches!(
-            kind,
-            RequestKind::ListServices | RequestKind::ListDestinations | RequestKind::ListDaemons
-        );
-        let seq = self.next_seq();
-        let flags = if dump {
-            NLM_F_REQUEST | NLM_F_DUMP
-        } else {
-            NLM_F_REQUEST | NLM_F_ACK
-        };
-        self.tx.clear();
-        write(&mut self.tx, family, seq, flags);
-        self.sock
-            .send(&self.tx)
-            .map_err(|e| self.io_error(kind, e))?;
-        let mut out = Vec::new();
-        let segment = self.opts.recv_buffer;
-        let mut lens = [0; DUMP_DATAGRAMS];
-        loop {
-            let got = self
-                .sock
-                .recv_many(&mut self.rx, segment, &mut lens)
-                .map_err(|e| self.io_error(kind, e))?;
-            for (slot, &n) in lens[..got].iter().enumerate() {
-                let datagram = &self.rx[slot * segment..slot * segment + n];
-                // Room for every data message of the datagram at once (a dump's
-                // part is typically all of a service's destinations).
-                out.reserve(frame::data_message_count(datagram));
-                for f in frame::frames(datagram, family) {
-                    let f = f.map_err(|detail| Error::Decode { kind, detail })?;
-                    if f.seq != seq {
-                        continue; // a late reply to an earlier, abandoned request
-                    }
-                    match f.reply {
-                        Reply::Data { command, attrs } => {
-                            // A get's single reply is followed by its ACK; a
-                            // dump's parts (NLM_F_MULTI) by NLMSG_DONE.
-                            decode(command, attrs, &mut out)
-                                .map_err(|detail| Error::Decode { kind, detail })?;
-                        }
-                        Reply::Done => return Ok(out),
-                        Reply::Ack if !dump => return Ok(out),
-                        Reply::Error(e) => return Err(Error::kernel(kind, target(), e)),
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
-
+    /// One change: an apply of one request (the same state machine, so a
+    /// lost reply is unknown and a stale family id is looked up again).
     fn set(&mut self, request: &Request) -> Result<(), Error> {
-        request.validate()?;
-        self.transact(request.kind(), &|| request.target(), request.to_message())?;
-        Ok(())
+        match self.apply(std::slice::from_ref(request)).pop() {
+            Some(r) => r,
+            None => Err(Error::decode(request.target(), "no outcome")),
+        }
     }
 
     /// Adds a service.
@@ -462,44 +350,34 @@ impl Client {
     /// The version and connection table size.
     pub fn info(&mut self) -> Result<Info, Error> {
         let kind = RequestKind::GetInfo;
-        let replies = self.transact(
-            kind,
-            &String::new,
-            IpvsMessage::new(IpvsCommand::GetInfo, vec![]),
-        )?;
-        let first = replies.first().ok_or_else(|| Error::Decode {
-            kind,
-            detail: "no reply".into(),
-        })?;
-        decode::info(&first.attrs).map_err(|detail| Error::Decode { kind, detail })
+        let replies = self.transact(kind, IpvsMessage::new(IpvsCommand::GetInfo, vec![]))?;
+        let target = || Target::new(kind, Object::Table);
+        let first = replies
+            .first()
+            .ok_or_else(|| Error::decode(target(), "no reply"))?;
+        decode::info(&first.attrs).map_err(|detail| Error::decode(target(), detail))
     }
 
     /// The connection timeouts.
     pub fn timeouts(&mut self) -> Result<Timeouts, Error> {
         let kind = RequestKind::GetTimeouts;
-        let replies = self.transact(
-            kind,
-            &String::new,
-            IpvsMessage::new(IpvsCommand::GetConfig, vec![]),
-        )?;
-        let first = replies.first().ok_or_else(|| Error::Decode {
-            kind,
-            detail: "no reply".into(),
-        })?;
+        let replies = self.transact(kind, IpvsMessage::new(IpvsCommand::GetConfig, vec![]))?;
+        let first = replies
+            .first()
+            .ok_or_else(|| Error::decode(Target::new(kind, Object::Table), "no reply"))?;
         Ok(decode::timeouts(&first.attrs))
     }
 
     /// The running sync daemons (master first).
     pub fn sync_daemons(&mut self) -> Result<Vec<SyncDaemon>, Error> {
         let kind = RequestKind::ListDaemons;
-        let replies = self.transact(
-            kind,
-            &String::new,
-            IpvsMessage::new(IpvsCommand::GetDaemon, vec![]),
-        )?;
+        let replies = self.transact(kind, IpvsMessage::new(IpvsCommand::GetDaemon, vec![]))?;
         replies
             .iter()
-            .map(|m| decode::sync_daemon(&m.attrs).map_err(|detail| Error::Decode { kind, detail }))
+            .map(|m| {
+                decode::sync_daemon(&m.attrs)
+                    .map_err(|detail| Error::decode(Target::new(kind, Object::Table), detail))
+            })
             .collect()
     }
 
@@ -509,20 +387,49 @@ impl Client {
     /// thread inside the namespace when the caller is elsewhere; no thread
     /// of the caller moves.
     pub fn totals(&self) -> Result<Stats, Error> {
-        let kind = RequestKind::Totals;
-        let netns = self.netns.as_ref().ok_or_else(|| Error::Io {
-            kind,
-            source: std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "the client's namespace is unknown (/proc was not mounted)",
-            ),
+        let target = || Target::new(RequestKind::Totals, Object::Table);
+        let netns = self.netns.as_ref().ok_or_else(|| {
+            Error::io(
+                target(),
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "the client's namespace is unknown (/proc was not mounted)",
+                ),
+            )
         })?;
         let text = netns
             .read_proc_net("ip_vs_stats")
             .map_err(|source| match source.kind() {
                 std::io::ErrorKind::NotFound => Error::Unavailable,
-                _ => Error::Io { kind, source },
+                _ => Error::io(target(), source),
             })?;
-        decode::proc_stats(&text).map_err(|detail| Error::Decode { kind, detail })
+        decode::proc_stats(&text).map_err(|detail| Error::decode(target(), detail))
+    }
+}
+
+/// The replies of a get or dump, decoded into a list.
+struct Collect<T, D> {
+    out: Vec<T>,
+    decode: D,
+}
+
+impl<T, D> Replies for Collect<T, D>
+where
+    D: Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
+{
+    #[inline]
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String> {
+        (self.decode)(command, attrs, &mut self.out)
+    }
+
+    fn restart(&mut self) {
+        self.out.clear();
+    }
+
+    #[inline]
+    fn datagram(&mut self, datagram: &[u8]) {
+        // Room for every data message of the datagram at once (a dump's
+        // part is typically all of a service's destinations).
+        self.out.reserve(frame::data_message_count(datagram));
     }
 }

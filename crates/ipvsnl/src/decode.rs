@@ -330,7 +330,7 @@ mod tests {
     use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
 
     use super::*;
-    use crate::transport::frame::{self, Reply};
+    use crate::proto::frame::{self, Reply};
     use crate::{Request, SCHED_NAME_MAX};
 
     /// xorshift64*: small, seeded, reproducible.

@@ -4,16 +4,26 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::RequestKind;
+use crate::proto::{Cause, Failure, Outcome};
+use crate::reason::{errno_name, kernel_reason};
+use crate::{RequestKind, Target};
 
-/// Everything that can go wrong, with the errno kept where the kernel gave
-/// one and the failed operation named in words.
+/// Everything that can go wrong, told apart by what is known: the kernel
+/// refused ([`Error::Refused`], with its errno), the outcome is unknown
+/// ([`Error::Unknown`]: sent, never answered), not sent
+/// ([`Error::NotSent`]), no reply in time ([`Error::Timeout`]), the socket
+/// failed ([`Error::Io`]), the input was refused before sending
+/// ([`Error::InvalidInput`]), a reply could not be read
+/// ([`Error::Decode`]). Each names its request structurally
+/// ([`Error::target`]).
 ///
 /// ```
-/// use ipvsnl::{Error, RequestKind};
-/// let e = Error::kernel(RequestKind::AddService, "TCP 10.0.0.1:80", libc::EEXIST);
+/// use ipvsnl::{Error, Object, RequestKind, ServiceKey, Target};
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let e = Error::refused(Target::new(RequestKind::AddService, Object::Service(key)), libc::EEXIST);
 /// assert_eq!(e.errno(), Some(libc::EEXIST));
-/// assert!(e.is_already_exists());
+/// assert!(e.is_refused() && e.is_already_exists() && !e.is_unknown_outcome());
+/// assert_eq!(e.target().unwrap().object.service(), Some(&key));
 /// assert_eq!(
 ///     e.to_string(),
 ///     "add service TCP 10.0.0.1:80: service already exists (EEXIST)"
@@ -22,15 +32,31 @@ use crate::RequestKind;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The kernel refused a request.
-    #[error("{kind} {}: {} ({})", shown_target(*kind, *errno, target), kernel_reason(*kind, *errno, target), errno_name(*errno))]
-    Kernel {
-        /// What was asked.
-        kind: RequestKind,
-        /// What it was asked of (a service, a destination, a daemon...).
-        target: String,
+    /// The kernel refused a request (it was not applied).
+    #[error("{target}: {} ({})", kernel_reason(target, *errno), errno_name(*errno))]
+    Refused {
+        /// What was asked, of what.
+        target: Box<Target>,
         /// The positive errno.
         errno: i32,
+    },
+    /// The request was sent and its reply never seen: it may or may not
+    /// have been applied. Read the state back to know.
+    #[error("{target}: outcome unknown: {cause}")]
+    Unknown {
+        /// What was asked, of what.
+        target: Box<Target>,
+        /// Why the reply was not seen.
+        cause: Cause,
+    },
+    /// The request was not sent (so not applied): an earlier one of the
+    /// same call failed so that nothing more could be sent.
+    #[error("{target}: not sent: {cause}")]
+    NotSent {
+        /// What was asked, of what.
+        target: Box<Target>,
+        /// What stopped it.
+        cause: Cause,
     },
     /// The IPVS generic-netlink family is not registered in this kernel.
     #[error(
@@ -46,28 +72,29 @@ pub enum Error {
         why: String,
     },
     /// The socket failed.
-    #[error("netlink socket error during {kind}: {source}")]
+    #[error("{target}: netlink socket error: {source}")]
     Io {
         /// What was being done.
-        kind: RequestKind,
+        target: Box<Target>,
         /// The system error.
         #[source]
         source: io::Error,
     },
     /// The kernel's reply could not be understood.
-    #[error("malformed reply from the kernel to {kind}: {detail}")]
+    #[error("{target}: malformed reply from the kernel: {detail}")]
     Decode {
         /// What was being done.
-        kind: RequestKind,
+        target: Box<Target>,
         /// What was wrong with the reply.
         detail: String,
     },
-    /// No reply came in time.
-    #[error("no reply from the kernel to {kind} within {timeout:?}")]
+    /// No reply came in time to a request that changes nothing (a get, a
+    /// listing, a lookup). A change that timed out is [`Error::Unknown`].
+    #[error("{target}: no reply from the kernel within {timeout:?}")]
     Timeout {
         /// What was being done.
-        kind: RequestKind,
-        /// The receive timeout in force.
+        target: Box<Target>,
+        /// The wait that ran out.
         timeout: Duration,
     },
     /// A network namespace could not be entered.
@@ -82,12 +109,11 @@ pub enum Error {
 }
 
 impl Error {
-    /// A kernel refusal.
-    pub fn kernel(kind: RequestKind, target: impl Into<String>, errno: i32) -> Self {
-        Error::Kernel {
-            kind,
-            target: target.into(),
-            errno: errno.abs(),
+    /// The kernel refused `target` with `errno` (either sign).
+    pub fn refused(target: Target, errno: i32) -> Self {
+        Error::Refused {
+            target: Box::new(target),
+            errno: errno.saturating_abs(),
         }
     }
 
@@ -99,15 +125,132 @@ impl Error {
         }
     }
 
-    /// The errno behind this error, if there is one.
-    pub fn errno(&self) -> Option<i32> {
+    /// The socket failed while doing `target`.
+    pub fn io(target: Target, source: io::Error) -> Self {
+        Error::Io {
+            target: Box::new(target),
+            source,
+        }
+    }
+
+    /// A reply to `target` could not be read.
+    pub fn decode(target: Target, detail: impl Into<String>) -> Self {
+        Error::Decode {
+            target: Box::new(target),
+            detail: detail.into(),
+        }
+    }
+
+    /// The error of a failed call (a get, a dump, a lookup) about `target`.
+    pub fn of_failure(target: Target, failure: Failure) -> Self {
+        let target = Box::new(target);
+        match failure {
+            Failure::Refused(errno) => Error::Refused { target, errno },
+            Failure::Unavailable => Error::Unavailable,
+            Failure::TimedOut(timeout) => Error::Timeout { target, timeout },
+            Failure::Overrun => Error::Io {
+                target,
+                source: io::Error::from_raw_os_error(libc::ENOBUFS),
+            },
+            Failure::Socket(source) => Error::Io { target, source },
+            Failure::Malformed(detail) => Error::Decode { target, detail },
+            Failure::Interrupted => Error::Decode {
+                target,
+                detail: "the dump was interrupted (the table changed) every time it was taken"
+                    .into(),
+            },
+        }
+    }
+
+    /// The error of a request of a pipelined apply that ended with
+    /// `outcome` (`None` for [`Outcome::Done`]); `target` names it.
+    pub fn of_outcome(target: impl FnOnce() -> Target, outcome: Outcome) -> Option<Self> {
+        Some(match outcome {
+            Outcome::Done => return None,
+            Outcome::Refused(errno) => Error::refused(target(), errno),
+            Outcome::Unknown(cause) => Error::Unknown {
+                target: Box::new(target()),
+                cause,
+            },
+            Outcome::NotSent(Cause::Unavailable) => Error::Unavailable,
+            Outcome::NotSent(cause) => Error::NotSent {
+                target: Box::new(target()),
+                cause,
+            },
+        })
+    }
+
+    /// What the failed request was, of what (none for errors not tied to
+    /// one request).
+    pub fn target(&self) -> Option<&Target> {
         match self {
-            Error::Kernel { errno, .. } => Some(*errno),
+            Error::Refused { target, .. }
+            | Error::Unknown { target, .. }
+            | Error::NotSent { target, .. }
+            | Error::Io { target, .. }
+            | Error::Decode { target, .. }
+            | Error::Timeout { target, .. } => Some(target),
+            _ => None,
+        }
+    }
+
+    /// The errno behind this error, if there is one: the kernel's for a
+    /// refusal, the system's for a socket error, `ETIMEDOUT` for a time-out
+    /// and `ENOBUFS` for dropped replies.
+    pub fn errno(&self) -> Option<i32> {
+        let of_cause = |c: &Cause| match c {
+            Cause::RepliesDropped => Some(libc::ENOBUFS),
+            Cause::TimedOut(_) => Some(libc::ETIMEDOUT),
+            Cause::Socket(e) | Cause::FamilyLookup(e) => Some(*e),
+            Cause::Unavailable => Some(libc::ENOENT),
+            _ => None,
+        };
+        match self {
+            Error::Refused { errno, .. } => Some(*errno),
+            Error::Unknown { cause, .. } | Error::NotSent { cause, .. } => of_cause(cause),
             Error::Io { source, .. } | Error::Namespace { source, .. } => source.raw_os_error(),
             Error::Unavailable => Some(libc::ENOENT),
             Error::Timeout { .. } => Some(libc::ETIMEDOUT),
             _ => None,
         }
+    }
+
+    /// The kernel refused the request (it was not applied).
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Error::Refused { .. })
+    }
+
+    /// Sent and never answered: it may have been applied.
+    pub fn is_unknown_outcome(&self) -> bool {
+        matches!(self, Error::Unknown { .. })
+    }
+
+    /// Not sent (so not applied): an earlier request of the call failed,
+    /// or IPVS is not there.
+    pub fn is_not_sent(&self) -> bool {
+        matches!(self, Error::NotSent { .. } | Error::Unavailable)
+    }
+
+    /// Some wait ran out: a read that got no reply, or a change whose
+    /// reply did not come (or that was not sent after one did not).
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            Error::Timeout { .. } => true,
+            Error::Unknown { cause, .. } | Error::NotSent { cause, .. } => {
+                matches!(cause, Cause::TimedOut(_))
+            }
+            _ => false,
+        }
+    }
+
+    /// The socket (or a namespace file) failed.
+    pub fn is_io(&self) -> bool {
+        matches!(self, Error::Io { .. } | Error::Namespace { .. })
+    }
+
+    /// A reply could not be read.
+    pub fn is_decode(&self) -> bool {
+        matches!(self, Error::Decode { .. })
     }
 
     /// IPVS is not there (family not registered).
@@ -122,17 +265,17 @@ impl Error {
 
     /// What was added exists already.
     pub fn is_already_exists(&self) -> bool {
-        matches!(self, Error::Kernel { errno, .. } if *errno == libc::EEXIST)
+        matches!(self, Error::Refused { errno, .. } if *errno == libc::EEXIST)
     }
 
     /// The service, destination or daemon named does not exist.
     pub fn is_not_found(&self) -> bool {
         match self {
-            Error::Kernel { kind, errno, .. } => {
+            Error::Refused { target, errno } => {
                 *errno == libc::ESRCH
                     || (*errno == libc::ENOENT
                         && matches!(
-                            kind,
+                            target.kind,
                             RequestKind::EditDestination | RequestKind::DeleteDestination
                         ))
             }
@@ -146,140 +289,86 @@ impl Error {
     }
 }
 
-/// The target as shown: a service add or edit carries its scheduler and
-/// engine names for the "not found" hint, and only that error shows them.
-fn shown_target(kind: RequestKind, errno: i32, target: &str) -> &str {
-    match kind {
-        RequestKind::AddService | RequestKind::EditService if errno != libc::ENOENT => {
-            target.split(" scheduler ").next().unwrap_or(target)
-        }
-        _ => target,
-    }
-}
-
-/// The human reason for a kernel errno, as precise as the operation allows.
-fn kernel_reason(kind: RequestKind, errno: i32, target: &str) -> String {
-    use RequestKind as K;
-    let service_op = matches!(
-        kind,
-        K::AddService | K::EditService | K::DeleteService | K::GetService | K::Zero
-    );
-    let dest_op = matches!(
-        kind,
-        K::AddDestination | K::EditDestination | K::DeleteDestination | K::ListDestinations
-    );
-    match errno {
-        libc::EPERM => "permission denied: needs CAP_NET_ADMIN in the initial user namespace".into(),
-        libc::EEXIST if kind == K::AddService => "service already exists".into(),
-        libc::EEXIST if kind == K::AddDestination => "destination already exists".into(),
-        libc::EEXIST if kind == K::StartDaemon => "a sync daemon already runs in that role".into(),
-        libc::ESRCH if kind == K::StopDaemon => "no sync daemon runs in that role".into(),
-        libc::ESRCH if service_op || dest_op => "no such service".into(),
-        libc::ENOENT if matches!(kind, K::AddService | K::EditService) => {
-            scheduler_hint(target)
-        }
-        libc::ENOENT if matches!(kind, K::EditDestination | K::DeleteDestination) => {
-            "no such destination".into()
-        }
-        libc::ERANGE if dest_op => {
-            "weight out of range, or lower threshold above upper threshold".into()
-        }
-        libc::EINVAL if kind == K::AddDestination => {
-            "invalid destination: address not unicast (is lo up in this namespace?), family differs from the service's without tunnelling, or GUE without a port".into()
-        }
-        libc::EINVAL if dest_op => {
-            "invalid destination: family differs from the service's without tunnelling, or GUE without a port".into()
-        }
-        libc::EINVAL if kind == K::StartDaemon => {
-            "invalid sync daemon settings: bad multicast group, or a destination of another address family exists".into()
-        }
-        libc::EINVAL => "invalid request (a malformed attribute, or a module of another version)".into(),
-        libc::ENODEV => "no such network interface".into(),
-        libc::EAFNOSUPPORT => "address family not supported (is IPv6 enabled?)".into(),
-        libc::EOPNOTSUPP => "operation not supported by this kernel".into(),
-        libc::ENOMEM => "the kernel is out of memory".into(),
-        libc::ENOPROTOOPT => "protocol not available".into(),
-        _ => io::Error::from_raw_os_error(errno).to_string(),
-    }
-}
-
-/// ENOENT on a service add or edit: the scheduler (or engine) is missing.
-/// `target` ends with ` scheduler NAME` (and ` pe NAME`) for these requests.
-fn scheduler_hint(target: &str) -> String {
-    let word_after = |key: &str| {
-        target
-            .split(key)
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .map(str::to_owned)
-    };
-    match (word_after(" scheduler "), word_after(" pe ")) {
-        (Some(s), Some(pe)) => format!(
-            "scheduler {s} or persistence engine {pe} not found: are ip_vs_{s} and ip_vs_pe_{pe} loaded?"
-        ),
-        (Some(s), None) => format!("scheduler not found: is ip_vs_{s} loaded?"),
-        _ => "scheduler or persistence engine not found".into(),
-    }
-}
-
-/// The symbolic name of an errno.
-fn errno_name(errno: i32) -> String {
-    let name = match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::ESRCH => "ESRCH",
-        libc::EEXIST => "EEXIST",
-        libc::EINVAL => "EINVAL",
-        libc::ERANGE => "ERANGE",
-        libc::ENODEV => "ENODEV",
-        libc::ENOMEM => "ENOMEM",
-        libc::EBUSY => "EBUSY",
-        libc::ENOBUFS => "ENOBUFS",
-        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ENOPROTOOPT => "ENOPROTOOPT",
-        libc::EMSGSIZE => "EMSGSIZE",
-        libc::EFAULT => "EFAULT",
-        _ => return format!("errno {errno}"),
-    };
-    name.to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Object, ServiceKey};
+
+    fn key() -> ServiceKey {
+        ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)
+    }
 
     #[test]
     fn messages_say_what_failed_per_operation() {
-        let e = Error::kernel(
-            RequestKind::AddService,
-            "TCP 10.0.0.1:80 scheduler foo",
-            -libc::ENOENT,
-        );
+        let add = Target::new(RequestKind::AddService, Object::Service(key()));
+        let e = Error::refused(add.clone().with_modules("foo", None), -libc::ENOENT);
         assert_eq!(e.errno(), Some(libc::ENOENT));
         assert!(e.to_string().contains("is ip_vs_foo loaded?"), "{e}");
-        let e = Error::kernel(
-            RequestKind::AddService,
-            "TCP 10.0.0.1:80 scheduler rr",
-            libc::EEXIST,
-        );
+        let e = Error::refused(add.with_modules("rr", None), libc::EEXIST);
         assert_eq!(
             e.to_string(),
             "add service TCP 10.0.0.1:80: service already exists (EEXIST)"
         );
-        let e = Error::kernel(RequestKind::DeleteDestination, "x", libc::ENOENT);
-        assert!(e.to_string().contains("no such destination"), "{e}");
+        let del = Target::new(
+            RequestKind::DeleteDestination,
+            Object::Destination {
+                service: key(),
+                addr: "10.0.1.1".parse().unwrap(),
+                port: 80,
+            },
+        );
+        let e = Error::refused(del, libc::ENOENT);
+        assert_eq!(
+            e.to_string(),
+            "delete destination 10.0.1.1:80 from TCP 10.0.0.1:80: no such destination (ENOENT)"
+        );
         assert!(e.is_not_found());
-        let e = Error::kernel(RequestKind::ListServices, "", libc::EPERM);
+        let e = Error::refused(
+            Target::new(RequestKind::ListServices, Object::Table),
+            libc::EPERM,
+        );
         assert!(e.to_string().contains("CAP_NET_ADMIN"), "{e}");
         assert!(e.is_permission_denied());
-        let e = Error::kernel(RequestKind::AddDestination, "d", libc::ERANGE);
-        assert!(e.to_string().contains("threshold"), "{e}");
-        let e = Error::kernel(RequestKind::Flush, "", 9999);
+        let e = Error::refused(Target::new(RequestKind::Flush, Object::Table), 9999);
+        assert!(e.to_string().starts_with("flush: "), "{e}");
         assert!(e.to_string().contains("errno 9999"), "{e}");
         assert!(Error::Unavailable
             .to_string()
             .contains("ip_vs module not loaded"));
         assert!(!Error::Unavailable.is_permission_denied());
+    }
+
+    #[test]
+    fn what_is_known_is_told_apart_without_reading_text() {
+        let t = || Target::new(RequestKind::AddService, Object::Service(key()));
+        let unknown = Error::of_outcome(t, Outcome::Unknown(Cause::RepliesDropped)).unwrap();
+        assert!(unknown.is_unknown_outcome() && !unknown.is_refused());
+        assert_eq!(unknown.errno(), Some(libc::ENOBUFS));
+        assert_eq!(
+            unknown.to_string(),
+            "add service TCP 10.0.0.1:80: outcome unknown: the kernel dropped replies (socket receive buffer full, ENOBUFS)"
+        );
+        let d = Duration::from_secs(30);
+        let timed = Error::of_outcome(t, Outcome::Unknown(Cause::TimedOut(d))).unwrap();
+        assert!(timed.is_unknown_outcome() && timed.is_timeout());
+        let not_sent = Error::of_outcome(t, Outcome::NotSent(Cause::TimedOut(d))).unwrap();
+        assert!(not_sent.is_not_sent() && !not_sent.is_unknown_outcome());
+        assert!(not_sent.is_timeout());
+        assert!(Error::of_outcome(t, Outcome::Done).is_none());
+        assert!(Error::of_outcome(t, Outcome::NotSent(Cause::Unavailable))
+            .unwrap()
+            .is_unavailable());
+        let read = Target::new(RequestKind::ListServices, Object::Table);
+        let e = Error::of_failure(read.clone(), Failure::TimedOut(d));
+        assert!(matches!(e, Error::Timeout { .. }) && e.is_timeout());
+        assert!(!e.is_unknown_outcome());
+        let e = Error::of_failure(read.clone(), Failure::Malformed("x".into()));
+        assert!(e.is_decode());
+        let e = Error::of_failure(
+            read,
+            Failure::Socket(io::Error::from_raw_os_error(libc::EBADF)),
+        );
+        assert!(e.is_io() && e.errno() == Some(libc::EBADF));
+        assert_eq!(e.target().unwrap().kind, RequestKind::ListServices);
     }
 }

@@ -18,11 +18,6 @@ impl Failures {
         self.0.insert(i, e);
     }
 
-    /// Records request `i` as failed with `e()` unless it already failed.
-    pub(crate) fn set_if_ok(&mut self, i: usize, e: impl FnOnce() -> Error) {
-        self.0.entry(i).or_insert_with(e);
-    }
-
     /// One result per request, for `n` requests, in order.
     pub(crate) fn into_results(self, n: usize) -> Vec<Result<(), Error>> {
         let mut out: Vec<Result<(), Error>> = (0..n).map(|_| Ok(())).collect();
@@ -48,22 +43,19 @@ impl IntoIterator for Failures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::RequestKind;
+    use crate::{Object, RequestKind, Target};
 
     fn refused(errno: i32) -> Error {
-        Error::Kernel {
-            kind: RequestKind::AddService,
-            target: String::new(),
-            errno,
-        }
+        Error::refused(Target::new(RequestKind::AddService, Object::Table), errno)
     }
 
     #[test]
     fn failures_become_results_in_order() {
         let mut f = Failures::default();
-        f.set(3, refused(libc::EEXIST));
-        f.set_if_ok(3, || refused(libc::ENOBUFS)); // already failed: kept
-        f.set_if_ok(1, || refused(libc::ENOBUFS));
+        f.set(3, refused(libc::ENOBUFS));
+        f.set(3, refused(libc::EEXIST)); // replaced
+        f.set(1, refused(libc::ESRCH));
+        f.set(9, refused(libc::ESRCH)); // past the end: not reported
         let r = f.into_results(5);
         let errnos: Vec<Option<i32>> = r
             .iter()
@@ -71,7 +63,7 @@ mod tests {
             .collect();
         assert_eq!(
             errnos,
-            [None, Some(libc::ENOBUFS), None, Some(libc::EEXIST), None]
+            [None, Some(libc::ESRCH), None, Some(libc::EEXIST), None]
         );
     }
 }

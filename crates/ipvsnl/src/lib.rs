@@ -9,8 +9,12 @@
 //!   method (tunnel parameters only on [`Forward::Tunnel`]), any
 //!   [`Scheduler`] by name, 64-bit [`Stats`], [`Timeouts`], [`Info`],
 //!   [`SyncDaemon`].
-//! - One [`Error`] that keeps the errno, names the operation and says what
-//!   failed in words. Bad input is refused before anything is sent.
+//! - One [`Error`] that says what is known: refused by the kernel (with its
+//!   errno), outcome unknown (sent, never answered), not sent, timed out,
+//!   socket failure, bad input (refused before anything is sent), a reply
+//!   that could not be read; the failed request named as a [`Target`].
+//! - The protocol core, [`proto`]: pure state machines (no socket), which
+//!   the blocking [`Client`] drives; another driver can too.
 //!
 //! The wire format lives in the sans-IO crate `ipvsnl_wire`.
 //!
@@ -34,10 +38,10 @@
 
 #![warn(missing_docs)]
 
-mod batch;
 mod client;
 pub mod connections;
 mod decode;
+mod drive;
 mod error;
 mod failures;
 mod fixed_attrs;
@@ -46,9 +50,12 @@ mod listing;
 mod listing_cost;
 mod model;
 mod pipeline;
+pub mod proto;
+mod reason;
 mod request;
 pub mod rules;
 pub mod sync;
+mod target;
 mod transport;
 
 pub use client::{Client, ClientOptions, TableEntry};
@@ -65,6 +72,7 @@ pub use model::service::{Netmask, Service, ServiceEntry, ServiceFlags, ServiceKe
 pub use model::stats::Stats;
 pub use pipeline::ApplyOptions;
 pub use request::{Request, RequestKind};
+pub use target::{Object, Target};
 
 /// The sans-IO wire crate this client is built on.
 pub use ipvsnl_wire as wire;

@@ -20,7 +20,10 @@ use ipvsnl_wire::IpvsCommand;
 
 use crate::decode::{self, DecodeResult, Detail};
 use crate::request::push_service_nest;
-use crate::{Client, DestinationEntry, Error, RequestKind, ServiceEntry, ServiceKey, TableEntry};
+use crate::{
+    Client, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, TableEntry,
+    Target,
+};
 
 impl Client {
     /// Every service, in the kernel's order.
@@ -37,10 +40,10 @@ impl Client {
             Ok(())
         })?;
         if replies.is_empty() {
-            return Err(Error::Decode {
-                kind,
-                detail: "no reply".into(),
-            });
+            return Err(Error::decode(
+                Target::new(kind, Object::Service(*key)),
+                "no reply",
+            ));
         }
         Ok(replies.swap_remove(0))
     }
@@ -147,10 +150,10 @@ impl Client {
         key: Option<&ServiceKey>,
         decode: impl Fn(&[u8], &mut Vec<T>) -> DecodeResult<()>,
     ) -> Result<Vec<T>, Error> {
-        let target = || key.map(ToString::to_string).unwrap_or_default();
+        let target = || key.map_or(Object::Table, |k| Object::Service(*k));
         self.exchange(
             kind,
-            &target,
+            target,
             |out, family, seq, flags| {
                 let msg = begin_ipvs_message(out, family, flags, seq, command);
                 if let Some(k) = key {
@@ -375,7 +378,7 @@ mod tests {
         use ipvsnl_wire::{IpvsAttr, IpvsCommand, IpvsMessage};
         let mut v = Vec::new();
         let msg = IpvsMessage::new(IpvsCommand::NewService, vec![IpvsAttr::Service(attrs)]);
-        crate::transport::frame::push_request(&mut v, 0x30, 1, 0, msg);
+        crate::proto::frame::push_request(&mut v, 0x30, 1, 0, msg);
         v.split_off(20)
     }
 

@@ -18,9 +18,10 @@ use ipvsnl_wire::{
 };
 
 use crate::fixed_attrs::FixedAttrs;
+use crate::proto::Encode;
 use crate::{
-    AddressFamily, DaemonRole, Destination, Error, Service, ServiceFlags, ServiceKey, SyncDaemon,
-    Timeouts,
+    AddressFamily, DaemonRole, Destination, Error, Object, Service, ServiceFlags, ServiceKey,
+    SyncDaemon, Target, Timeouts,
 };
 
 /// What kind of request failed: named in errors and reports.
@@ -151,35 +152,44 @@ impl Request {
         }
     }
 
-    /// What the request is about, in words (used in error messages).
-    pub fn target(&self) -> String {
+    /// What the request is, of what: the target its errors name.
+    pub fn target(&self) -> Target {
+        let kind = self.kind();
+        let dest = |service: &ServiceKey, addr: IpAddr, port: u16| Object::Destination {
+            service: *service,
+            addr,
+            port,
+        };
         match self {
             Request::AddService(s) | Request::EditService(s) => {
-                let mut t = format!("{} scheduler {}", s.key, s.scheduler);
-                if let Some(pe) = &s.persistence_engine {
-                    t.push_str(&format!(" pe {pe}"));
-                }
-                t
+                Target::new(kind, Object::Service(s.key))
+                    .with_modules(&s.scheduler.to_string(), s.persistence_engine.as_deref())
             }
-            Request::DeleteService(k) | Request::Zero(Some(k)) => k.to_string(),
+            Request::DeleteService(k) | Request::Zero(Some(k)) => {
+                Target::new(kind, Object::Service(*k))
+            }
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-                format!(
-                    "{} {} {}",
-                    dest_label(&d.addr, d.port),
-                    preposition(self),
-                    k
-                )
+                Target::new(kind, dest(k, d.addr, d.port))
             }
-            Request::DeleteDestination(k, a, p) => format!("{} from {}", dest_label(a, *p), k),
-            Request::Zero(None) | Request::Flush | Request::SetTimeouts(_) => String::new(),
-            Request::StartDaemon(d) => format!("{:?} on {}", d.role, d.interface),
-            Request::StopDaemon(r) => format!("{r:?}"),
+            Request::DeleteDestination(k, a, p) => Target::new(kind, dest(k, *a, *p)),
+            Request::Zero(None) | Request::Flush | Request::SetTimeouts(_) => {
+                Target::new(kind, Object::Table)
+            }
+            Request::StartDaemon(d) => Target::new(
+                kind,
+                Object::Daemon {
+                    role: d.role,
+                    interface: Some(d.interface.clone()),
+                },
+            ),
+            Request::StopDaemon(r) => Target::new(
+                kind,
+                Object::Daemon {
+                    role: *r,
+                    interface: None,
+                },
+            ),
         }
-    }
-
-    /// The error for the kernel refusing this request with `errno`.
-    pub(crate) fn refused(&self, errno: i32) -> Error {
-        Error::kernel(self.kind(), self.target(), errno)
     }
 
     /// Checks the request as the kernel would, before anything is sent.
@@ -247,31 +257,15 @@ impl Request {
     }
 }
 
-fn preposition(r: &Request) -> &'static str {
-    match r {
-        Request::AddDestination(..) => "to",
-        _ => "of",
-    }
-}
-
-fn dest_label(addr: &IpAddr, port: u16) -> String {
-    match addr {
-        IpAddr::V4(a) => format!("{a}:{port}"),
-        IpAddr::V6(a) => format!("[{a}]:{port}"),
-    }
-}
-
 impl fmt::Display for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let target = match self {
-            Request::AddService(s) | Request::EditService(s) => s.key.to_string(),
-            _ => self.target(),
-        };
-        if target.is_empty() {
-            write!(f, "{}", self.kind())
-        } else {
-            write!(f, "{} {}", self.kind(), target)
-        }
+        fmt::Display::fmt(&self.target(), f)
+    }
+}
+
+impl Encode for Request {
+    fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
+        encode(out, family, seq, flags, self);
     }
 }
 
@@ -503,7 +497,7 @@ mod tests {
     use ipvsnl_wire::DestAttr;
 
     use super::*;
-    use crate::transport::frame;
+    use crate::proto::frame;
     use crate::{Forward, Netmask, Scheduler, Tunnel, TunnelFlags, TunnelKind};
 
     fn generic(r: &Request) -> Vec<u8> {

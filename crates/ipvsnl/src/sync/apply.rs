@@ -463,19 +463,9 @@ fn result_outcome(r: Result<(), Error>) -> Outcome {
     }
 }
 
-/// A failure whose outcome is not known: replies lost, or the socket failed.
+/// A failure whose outcome is not known: sent, and the reply never seen.
 fn is_unknown(o: &Outcome) -> bool {
-    match o {
-        Outcome::Failed(e) => matches!(
-            e,
-            Error::Kernel {
-                errno: libc::ENOBUFS,
-                ..
-            } | Error::Io { .. }
-                | Error::Timeout { .. }
-        ),
-        _ => false,
-    }
+    matches!(o, Outcome::Failed(e) if e.is_unknown_outcome())
 }
 
 /// The service a request is about.

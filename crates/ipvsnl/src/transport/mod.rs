@@ -1,5 +1,5 @@
-//! The I/O layer: one netlink socket, sans-IO framing on top of it.
+//! The I/O layer: one netlink socket (the framing is the protocol core's,
+//! [`crate::proto::frame`]).
 
-pub(crate) mod frame;
 pub(crate) mod netns;
 pub(crate) mod socket;

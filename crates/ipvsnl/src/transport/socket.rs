@@ -18,6 +18,17 @@ const MAX_DATAGRAMS: usize = 4;
 #[derive(Debug)]
 pub(crate) struct NlSocket {
     sock: Socket,
+    /// The receive timeout set on the socket (so it is set only when it
+    /// changes).
+    timeout: std::cell::Cell<Option<Duration>>,
+}
+
+/// One datagram of a [`NlSocket::recv_many`]: its length, and whether it
+/// was larger than its segment (then only the segment's worth is there).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Received {
+    pub len: usize,
+    pub truncated: bool,
 }
 
 impl NlSocket {
@@ -29,7 +40,10 @@ impl NlSocket {
         // Error replies carry only the request's header, not the request:
         // a failed batch then costs a few bytes per failure.
         let _ = sock.set_cap_ack(true);
-        Ok(NlSocket { sock })
+        Ok(NlSocket {
+            sock,
+            timeout: std::cell::Cell::new(None),
+        })
     }
 
     /// Opens a socket in the network namespace of `path` (e.g.
@@ -57,13 +71,27 @@ impl NlSocket {
         }
     }
 
-    /// Sets the receive timeout, so that no call waits forever.
+    /// Sets the receive timeout, so that no call waits forever (a system
+    /// call only when it differs from the one in force).
     pub(crate) fn set_timeout(&self, timeout: Duration) -> io::Result<()> {
+        if self.timeout.get() == Some(timeout) {
+            return Ok(());
+        }
+        // Unknown until the call succeeds.
+        self.timeout.set(None);
         let tv = libc::timeval {
             tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
             tv_usec: timeout.subsec_micros() as libc::suseconds_t,
         };
-        setsockopt(&self.sock, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)
+        setsockopt(&self.sock, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
+        self.timeout.set(Some(timeout));
+        Ok(())
+    }
+
+    /// The receive timeout in force, as last set.
+    #[cfg(test)]
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout.get()
     }
 
     /// Sets the receive buffer; tries the privileged variant first so the
@@ -88,32 +116,20 @@ impl NlSocket {
         Ok(())
     }
 
-    /// Receives one datagram into `buf`, returning its length. A datagram
-    /// larger than `buf` is an error (it would have been truncated).
-    pub(crate) fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let cap = buf.len();
-        let n = self.sock.recv(&mut &mut buf[..], libc::MSG_TRUNC)?;
-        if n > cap {
-            return Err(io::Error::other(format!(
-                "netlink datagram of {n} bytes exceeds the {cap}-byte receive buffer"
-            )));
-        }
-        Ok(n)
-    }
-
-    /// Receives up to `lens.len()` datagrams (at most [`MAX_DATAGRAMS`]) in
+    /// Receives up to `got.len()` datagrams (at most [`MAX_DATAGRAMS`]) in
     /// one `recvmmsg`, the i-th into the i-th `segment` bytes of `buf`,
-    /// waiting only for the first: those already queued come with it. A
-    /// dump's next part is made as its previous one is read, so one call
-    /// takes a short dump's data and its `NLMSG_DONE` together. Returns how
-    /// many came; `lens[i]` is the i-th one's length. A datagram larger
-    /// than its segment is an error (it would have been truncated).
+    /// waiting (unless `dont_wait`) only for the first: those already
+    /// queued come with it. A dump's next part is made as its previous one
+    /// is read, so one call takes a short dump's data and its `NLMSG_DONE`
+    /// together. Returns how many came, each described in `got`.
     pub(crate) fn recv_many(
         &self,
         buf: &mut [u8],
         segment: usize,
-        lens: &mut [usize],
+        got: &mut [Received],
+        dont_wait: bool,
     ) -> io::Result<usize> {
+        let lens = got;
         let mut iovs: [libc::iovec; MAX_DATAGRAMS] = [libc::iovec {
             iov_base: std::ptr::null_mut(),
             iov_len: 0,
@@ -137,6 +153,9 @@ impl NlSocket {
             h.msg_hdr.msg_iov = iov;
             h.msg_hdr.msg_iovlen = 1;
         }
+        let flags = libc::MSG_WAITFORONE
+            | libc::MSG_TRUNC
+            | if dont_wait { libc::MSG_DONTWAIT } else { 0 };
         // SAFETY: `headers[..slots]` each point at one iovec of `iovs`, which
         // points at a distinct, live part of `buf`; all outlive the call, and
         // the kernel writes at most `iov_len` bytes into each. The
@@ -147,7 +166,7 @@ impl NlSocket {
                 self.sock.as_raw_fd(),
                 headers.as_mut_ptr(),
                 slots as libc::c_uint,
-                (libc::MSG_WAITFORONE | libc::MSG_TRUNC) as _,
+                flags as _,
                 std::ptr::null_mut(),
             )
         };
@@ -155,14 +174,14 @@ impl NlSocket {
             return Err(io::Error::last_os_error());
         }
         let n = (n as usize).min(slots);
-        for (len, h) in lens.iter_mut().zip(&headers[..n]) {
-            *len = h.msg_len as usize;
-            if *len > iovs[0].iov_len || h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
-                return Err(io::Error::other(format!(
-                    "netlink datagram of {} bytes exceeds the {}-byte receive buffer",
-                    *len, iovs[0].iov_len
-                )));
-            }
+        for (r, h) in lens.iter_mut().zip(&headers[..n]) {
+            // With MSG_TRUNC the length is the datagram's own, even when
+            // it was larger than the segment.
+            let len = h.msg_len as usize;
+            *r = Received {
+                len,
+                truncated: len > segment || h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+            };
         }
         Ok(n)
     }

@@ -1,6 +1,22 @@
-//! Sans-IO framing: requests to bytes, received datagrams to replies.
+//! Framing: requests to bytes, received datagrams to replies.
 //!
 //! Nothing here touches a socket, so everything is tested on byte vectors.
+//!
+//! ```
+//! use ipvsnl::proto::frame::{frames, Reply};
+//! // An ACK (NLMSG_ERROR with code 0) of request 7, as the kernel sends it
+//! // to a socket with NETLINK_CAP_ACK: the header of the request only.
+//! let mut d = Vec::new();
+//! d.extend_from_slice(&36u32.to_ne_bytes()); // length
+//! d.extend_from_slice(&2u16.to_ne_bytes()); // NLMSG_ERROR
+//! d.extend_from_slice(&0u16.to_ne_bytes()); // flags
+//! d.extend_from_slice(&7u32.to_ne_bytes()); // sequence number
+//! d.extend_from_slice(&0u32.to_ne_bytes()); // port id
+//! d.extend_from_slice(&0i32.to_ne_bytes()); // error: none
+//! d.extend_from_slice(&[0; 16]); // the request's header
+//! let f: Vec<_> = frames(&d, 0x23).collect::<Result<_, _>>().unwrap();
+//! assert_eq!((f[0].seq, &f[0].reply), (7, &Reply::Ack));
+//! ```
 
 use ipvsnl_wire::netlink_packet_core::{
     ErrorBuffer, NetlinkMessage, NlasIterator, ParseableParametrized, NLMSG_DONE, NLMSG_ERROR,
@@ -12,19 +28,19 @@ use ipvsnl_wire::netlink_packet_generic::{GenlHeader, GenlMessage};
 use ipvsnl_wire::IpvsMessage;
 
 /// `GENL_ID_CTRL`: the generic-netlink controller.
-pub(crate) const GENL_ID_CTRL: u16 = 0x10;
+pub const GENL_ID_CTRL: u16 = 0x10;
 const CTRL_ATTR_FAMILY_ID: u16 = 1;
 const GENL_HDRLEN: usize = 4;
 
 /// Appends one IPVS request to `out`.
-pub(crate) fn push_request(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16, msg: IpvsMessage) {
+pub fn push_request(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16, msg: IpvsMessage) {
     let mut genl = GenlMessage::from_payload(msg);
     genl.set_resolved_family_id(family);
     push(out, NetlinkMessage::from(genl), seq, flags);
 }
 
 /// Appends a `CTRL_CMD_GETFAMILY` request for `name` to `out`.
-pub(crate) fn push_get_family(out: &mut Vec<u8>, name: &str, seq: u32, flags: u16) {
+pub fn push_get_family(out: &mut Vec<u8>, name: &str, seq: u32, flags: u16) {
     let genl = GenlMessage::from_payload(GenlCtrl {
         cmd: GenlCtrlCmd::GetFamily,
         nlas: vec![GenlCtrlAttrs::FamilyName(name.to_owned())],
@@ -44,9 +60,14 @@ where
     msg.serialize(&mut out[start..]);
 }
 
+/// `NLM_F_DUMP_INTR`: the kernel's table changed while this dump was
+/// taken, so the dump may be inconsistent.
+pub const NLM_F_DUMP_INTR: u16 = 0x10;
+
 /// What one netlink message of a reply datagram says.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Reply<'a> {
+#[non_exhaustive]
+pub enum Reply<'a> {
     /// An IPVS message (a listed object or a get reply), still undecoded.
     Data {
         /// The generic-netlink command.
@@ -58,8 +79,9 @@ pub(crate) enum Reply<'a> {
     Ack,
     /// A refusal; the positive errno.
     Error(i32),
-    /// The end of a dump.
-    Done,
+    /// The end of a dump, with the error the dump ended on (a positive
+    /// errno; 0 when it ended well).
+    Done(i32),
     /// The reply to a family lookup: the id.
     FamilyId(u16),
     /// Padding, overrun notices and anything else that carries no answer.
@@ -68,7 +90,8 @@ pub(crate) enum Reply<'a> {
 
 /// One message of a datagram, with its header fields.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Frame<'a> {
+#[non_exhaustive]
+pub struct Frame<'a> {
     /// Sequence number it answers.
     pub seq: u32,
     /// Netlink flags (`NLM_F_MULTI` marks dump parts).
@@ -81,7 +104,7 @@ pub(crate) struct Frame<'a> {
 /// allocated). `family` is the IPVS family id: messages of another type
 /// that are not control messages are ignored. A malformed message is an
 /// error, after which the iterator ends.
-pub(crate) fn frames(datagram: &[u8], family: u16) -> Frames<'_> {
+pub fn frames(datagram: &[u8], family: u16) -> Frames<'_> {
     Frames {
         datagram,
         offset: 0,
@@ -91,7 +114,7 @@ pub(crate) fn frames(datagram: &[u8], family: u16) -> Frames<'_> {
 
 /// The iterator of [`frames`].
 #[derive(Debug)]
-pub(crate) struct Frames<'a> {
+pub struct Frames<'a> {
     datagram: &'a [u8],
     offset: usize,
     family: u16,
@@ -123,7 +146,7 @@ impl<'a> Iterator for Frames<'a> {
 /// holds, from their headers alone, up to a malformed one: to reserve room
 /// for a reply's objects before decoding them (and none for the
 /// `NLMSG_DONE` that ends a dump).
-pub(crate) fn data_message_count(datagram: &[u8]) -> usize {
+pub fn data_message_count(datagram: &[u8]) -> usize {
     let mut count = 0;
     let mut rest = datagram;
     while let Some(&[l0, l1, l2, l3, t0, t1]) = rest.get(..6) {
@@ -197,7 +220,12 @@ fn other_reply(kind: u16, payload: &[u8], offset: usize) -> Result<Reply<'_>, St
                 Some(code) => Reply::Error(code.get().saturating_abs()),
             }
         }
-        NLMSG_DONE => Reply::Done,
+        NLMSG_DONE => Reply::Done(match *payload {
+            [a, b, c, d, ..] => i32::from_ne_bytes([a, b, c, d]).saturating_abs(),
+            // A DONE without its error word (never sent by a current
+            // kernel): the dump ended, and nothing says it failed.
+            _ => 0,
+        }),
         GENL_ID_CTRL => family_id(&payload[GENL_HDRLEN.min(payload.len())..])
             .map(Reply::FamilyId)
             .unwrap_or(Reply::Ignored),
@@ -217,8 +245,7 @@ fn bad_length(offset: usize, len: usize, left: usize) -> String {
 
 /// Every frame of a datagram, or the first error (for tests and small
 /// replies).
-#[cfg(test)]
-pub(crate) fn all_frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, String> {
+pub fn all_frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, String> {
     frames(datagram, family).collect()
 }
 
@@ -230,7 +257,7 @@ fn family_id(attrs: &[u8]) -> Option<u16> {
 }
 
 /// Decodes the attributes of a data frame.
-pub(crate) fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, String> {
+pub fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, String> {
     IpvsMessage::parse_with_param(
         attrs,
         GenlHeader {

@@ -1,0 +1,342 @@
+//! One request answered by data: a get (its reply, then an ACK) or a dump
+//! (parts, then `NLMSG_DONE`).
+//!
+//! Before its own request a call reads out a dump the session left
+//! unfinished (one socket holds one dump at a time: a second one is
+//! answered `EBUSY`), and looks the family id up if it is not known. A
+//! refusal with `ENOENT` or `EOPNOTSUPP` may mean the id went stale (the
+//! module was reloaded): the id is looked up again and, if it changed, the
+//! request is sent once more. A dump marked interrupted
+//! (`NLM_F_DUMP_INTR`) is taken again from the start, a few times at most.
+//! A call that ends before its dump did (a reply that cannot be decoded, a
+//! time-out, the caller dropping it) leaves the dump to the next call.
+
+use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
+
+use crate::proto::family::FamilyStep;
+use crate::proto::frame::{self, Reply, NLM_F_DUMP_INTR};
+use crate::proto::{Failure, Input, Machine, Poll, Session, Wait};
+
+/// What kind of answer a call expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallKind {
+    /// One reply, then an ACK.
+    Get,
+    /// Any number of parts, then `NLMSG_DONE`.
+    Dump,
+}
+
+/// Where a call hands the IPVS messages of its answer.
+///
+/// ```
+/// use ipvsnl::proto::Replies;
+/// #[derive(Default)]
+/// struct Count(usize);
+/// impl Replies for Count {
+///     fn message(&mut self, _command: u8, _attrs: &[u8]) -> Result<(), String> {
+///         self.0 += 1;
+///         Ok(())
+///     }
+///     fn restart(&mut self) {
+///         self.0 = 0;
+///     }
+/// }
+/// let mut c = Count::default();
+/// c.message(1, &[]).unwrap();
+/// c.restart();
+/// assert_eq!(c.0, 0);
+/// ```
+pub trait Replies {
+    /// One message: its generic-netlink command and attribute bytes. An
+    /// error ends the call (as [`Failure::Malformed`]).
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String>;
+    /// The dump starts over: forget what came so far.
+    fn restart(&mut self);
+    /// A datagram of the answer is about to be read, message by message
+    /// (to reserve room for what it holds, say). By default nothing.
+    fn datagram(&mut self, datagram: &[u8]) {
+        let _ = datagram;
+    }
+}
+
+/// How often an interrupted dump is taken again.
+const MAX_RESTARTS: u32 = 3;
+
+/// Where a call stands.
+#[derive(Debug)]
+enum Stage {
+    /// Reading out the session's unfinished dump (this number).
+    Drain(u32),
+    /// Looking the family up; `stale` holds the refusal that made a
+    /// known id suspect.
+    Lookup { step: FamilyStep, stale: Option<i32> },
+    /// The request sent (or about to be); reading its answer.
+    Answer,
+    /// Over.
+    Finished,
+}
+
+/// The machine of one get or dump ([`Session::call`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use ipvsnl::proto::{CallKind, Input, Machine, Poll, Replies, Session};
+/// struct Nothing;
+/// impl Replies for Nothing {
+///     fn message(&mut self, _: u8, _: &[u8]) -> Result<(), String> { Ok(()) }
+///     fn restart(&mut self) {}
+/// }
+/// let mut session = Session::new(Duration::from_secs(1));
+/// let mut call = session.call(CallKind::Dump, |_, _, _, _| {}, Nothing);
+/// // The family lookup first; no reply comes.
+/// assert!(matches!(call.poll(), Poll::Transmit(_)));
+/// call.handle(Input::Sent);
+/// assert!(matches!(call.poll(), Poll::Receive(_)));
+/// call.handle(Input::TimedOut);
+/// assert!(call.result().unwrap().unwrap_err().is_timeout());
+/// ```
+#[derive(Debug)]
+pub struct Call<'s, W, S> {
+    session: &'s mut Session,
+    kind: CallKind,
+    write: W,
+    replies: S,
+    tx: Vec<u8>,
+    pending_tx: bool,
+    stage: Stage,
+    /// The request's number (once written).
+    seq: u32,
+    /// The dump was sent and its end not yet read.
+    dump_open: bool,
+    /// A part of this dump came marked interrupted.
+    interrupted: bool,
+    restarts: u32,
+    /// The family was looked up again for this call (only once).
+    refreshed: bool,
+    result: Option<Result<(), Failure>>,
+}
+
+impl<'s, W, S> Call<'s, W, S>
+where
+    W: Fn(&mut Vec<u8>, u16, u32, u16),
+    S: Replies,
+{
+    pub(crate) fn new(session: &'s mut Session, kind: CallKind, write: W, replies: S) -> Self {
+        let tx = std::mem::take(&mut session.tx);
+        let mut call = Call {
+            session,
+            kind,
+            write,
+            replies,
+            tx,
+            pending_tx: false,
+            stage: Stage::Finished,
+            seq: 0,
+            dump_open: false,
+            interrupted: false,
+            restarts: 0,
+            refreshed: false,
+            result: None,
+        };
+        match call.session.unfinished_dump.take() {
+            Some(seq) => call.stage = Stage::Drain(seq),
+            None => call.begin(),
+        }
+        call
+    }
+
+    /// Success, or why not; `None` before the machine finished. Taking it
+    /// a second time gives `None`.
+    pub fn result(&mut self) -> Option<Result<(), Failure>> {
+        self.result.take()
+    }
+
+    /// The replies received.
+    pub fn replies(&mut self) -> &mut S {
+        &mut self.replies
+    }
+
+    /// Looks the family up if it is not known, else writes the request.
+    fn begin(&mut self) {
+        match self.session.family {
+            None => self.lookup(None),
+            Some(family) => self.send_request(family),
+        }
+    }
+
+    fn lookup(&mut self, stale: Option<i32>) {
+        let step = FamilyStep::start(self.session, &mut self.tx);
+        self.stage = Stage::Lookup { step, stale };
+        self.pending_tx = true;
+    }
+
+    fn send_request(&mut self, family: u16) {
+        self.seq = self.session.next_seq();
+        let flags = match self.kind {
+            CallKind::Get => NLM_F_REQUEST | NLM_F_ACK,
+            CallKind::Dump => NLM_F_REQUEST | NLM_F_DUMP,
+        };
+        self.tx.clear();
+        (self.write)(&mut self.tx, family, self.seq, flags);
+        self.stage = Stage::Answer;
+        self.pending_tx = true;
+        self.interrupted = false;
+    }
+
+    fn finish(&mut self, r: Result<(), Failure>) {
+        self.result = Some(r);
+        self.stage = Stage::Finished;
+        self.pending_tx = false;
+    }
+
+    /// One datagram of the answer.
+    fn answer(&mut self, d: &[u8]) {
+        let family = self.session.family.unwrap_or(0);
+        self.replies.datagram(d);
+        for f in frame::frames(d, family) {
+            let f = match f {
+                Ok(f) => f,
+                Err(detail) => return self.finish(Err(Failure::Malformed(detail))),
+            };
+            if f.seq != self.seq {
+                continue; // an earlier call's late reply, or a stranger's
+            }
+            match f.reply {
+                Reply::Data { command, attrs } => {
+                    self.interrupted |= f.flags & NLM_F_DUMP_INTR != 0;
+                    if let Err(detail) = self.replies.message(command, attrs) {
+                        return self.finish(Err(Failure::Malformed(detail)));
+                    }
+                }
+                Reply::Done(errno) if self.kind == CallKind::Dump => {
+                    self.dump_open = false;
+                    return self.ended(errno);
+                }
+                Reply::Ack if self.kind == CallKind::Get => return self.finish(Ok(())),
+                Reply::Error(e) => {
+                    self.dump_open = false;
+                    let suspect = matches!(e, libc::ENOENT | libc::EOPNOTSUPP);
+                    if suspect && !self.refreshed {
+                        self.refreshed = true;
+                        return self.lookup(Some(e));
+                    }
+                    return self.finish(Err(Failure::Refused(e)));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The dump ended (`errno` 0: well).
+    fn ended(&mut self, errno: i32) {
+        if errno != 0 {
+            return self.finish(Err(Failure::Refused(errno)));
+        }
+        if !self.interrupted {
+            return self.finish(Ok(()));
+        }
+        if self.restarts >= MAX_RESTARTS {
+            return self.finish(Err(Failure::Interrupted));
+        }
+        self.restarts += 1;
+        self.replies.restart();
+        match self.session.family {
+            Some(family) => self.send_request(family),
+            None => self.begin(),
+        }
+    }
+
+    fn looked_up(&mut self, r: Result<u16, Failure>, stale: Option<i32>) {
+        match (r, stale) {
+            (Ok(id), Some(e)) if Some(id) == self.session.family => {
+                // The id holds: the refusal was real.
+                self.finish(Err(Failure::Refused(e)))
+            }
+            (Ok(id), _) => {
+                self.session.family = Some(id);
+                self.send_request(id)
+            }
+            (Err(Failure::Unavailable), Some(_)) => {
+                self.session.family = None;
+                self.finish(Err(Failure::Unavailable))
+            }
+            (Err(f), _) => self.finish(Err(f)),
+        }
+    }
+
+    /// One datagram while reading out the unfinished dump `seq`.
+    fn drained(&mut self, seq: u32, d: &[u8]) -> bool {
+        frame::frames(d, 0).any(|f| {
+            matches!(f, Ok(f) if f.seq == seq && matches!(f.reply, Reply::Done(_) | Reply::Error(_)))
+        })
+    }
+}
+
+impl<W, S> Machine for Call<'_, W, S>
+where
+    W: Fn(&mut Vec<u8>, u16, u32, u16),
+    S: Replies,
+{
+    fn poll(&mut self) -> Poll<'_> {
+        match self.stage {
+            Stage::Finished => Poll::Finished,
+            _ if self.pending_tx => Poll::Transmit(&self.tx),
+            _ => Poll::Receive(Wait::Up(self.session.timeout())),
+        }
+    }
+
+    fn handle(&mut self, input: Input<'_>) {
+        match &mut self.stage {
+            Stage::Finished => {}
+            Stage::Drain(seq) => {
+                let seq = *seq;
+                match input {
+                    Input::Datagram(d) if !self.drained(seq, d) => {}
+                    // Its end came; or nothing more comes (the kernel
+                    // ended it some other way): the socket is free.
+                    Input::Datagram(_) | Input::TimedOut => self.begin(),
+                    Input::Overrun | Input::Truncated { .. } | Input::Sent => {}
+                    Input::SendFailed(e) | Input::ReceiveFailed(e) => {
+                        self.session.unfinished_dump = Some(seq);
+                        self.finish(Err(Failure::Socket(e)))
+                    }
+                }
+            }
+            Stage::Lookup { step, stale } => {
+                let stale = *stale;
+                if matches!(input, Input::Sent) {
+                    self.pending_tx = false;
+                }
+                if let Some(r) = step.input(input, self.session) {
+                    self.looked_up(r, stale);
+                }
+            }
+            Stage::Answer => match input {
+                Input::Sent => {
+                    self.pending_tx = false;
+                    self.dump_open = self.kind == CallKind::Dump;
+                }
+                Input::SendFailed(e) => self.finish(Err(Failure::Socket(e))),
+                Input::Datagram(d) => self.answer(d),
+                Input::Truncated { len } => self.finish(Err(Failure::Malformed(format!(
+                    "a {len}-byte datagram did not fit the receive buffer"
+                )))),
+                Input::Overrun => self.finish(Err(Failure::Overrun)),
+                Input::TimedOut => self.finish(Err(Failure::TimedOut(self.session.timeout()))),
+                Input::ReceiveFailed(e) => self.finish(Err(Failure::Socket(e))),
+            },
+        }
+    }
+}
+
+impl<W, S> Drop for Call<'_, W, S> {
+    fn drop(&mut self) {
+        if self.dump_open {
+            self.session.unfinished_dump = Some(self.seq);
+        } else if let Stage::Drain(seq) = self.stage {
+            self.session.unfinished_dump = Some(seq);
+        }
+        self.session.tx = std::mem::take(&mut self.tx);
+    }
+}

@@ -1,0 +1,138 @@
+//! Looking up the IPVS family id (`CTRL_CMD_GETFAMILY` "IPVS"): a step the
+//! other machines take first when the id is not known, or again when the
+//! kernel's answers say it went stale (module reloaded), and a machine of
+//! its own for a caller that only wants the id.
+
+use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
+use ipvsnl_wire::IPVS_GENL_NAME;
+
+use crate::proto::frame::{self, Reply};
+use crate::proto::{Failure, Input, Machine, Poll, Session, Wait};
+
+/// One lookup in flight: its sequence number and the id seen so far.
+#[derive(Debug)]
+pub(crate) struct FamilyStep {
+    seq: u32,
+    id: Option<u16>,
+}
+
+impl FamilyStep {
+    /// Writes the lookup into `tx` (cleared) with the session's next number.
+    pub(crate) fn start(session: &mut Session, tx: &mut Vec<u8>) -> Self {
+        let seq = session.next_seq();
+        tx.clear();
+        frame::push_get_family(tx, IPVS_GENL_NAME, seq, NLM_F_REQUEST | NLM_F_ACK);
+        FamilyStep { seq, id: None }
+    }
+
+    /// Reads a datagram; `Some` once the lookup has its answer. Messages
+    /// of other numbers are not the lookup's and are passed over.
+    pub(crate) fn datagram(&mut self, datagram: &[u8]) -> Option<Result<u16, Failure>> {
+        for f in frame::frames(datagram, 0) {
+            let f = match f {
+                Ok(f) => f,
+                Err(detail) => return Some(Err(Failure::Malformed(detail))),
+            };
+            if f.seq != self.seq {
+                continue;
+            }
+            match f.reply {
+                Reply::FamilyId(v) => self.id = Some(v),
+                Reply::Error(libc::ENOENT) => return Some(Err(Failure::Unavailable)),
+                Reply::Error(e) => return Some(Err(Failure::Refused(e))),
+                Reply::Ack => {
+                    return Some(self.id.ok_or_else(|| {
+                        Failure::Malformed("family lookup acknowledged without an id".into())
+                    }))
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// What an input other than a datagram means for the lookup: `None`
+    /// to go on receiving (a datagram: see [`FamilyStep::datagram`]).
+    pub(crate) fn input(
+        &mut self,
+        input: Input<'_>,
+        session: &Session,
+    ) -> Option<Result<u16, Failure>> {
+        match input {
+            Input::Sent => None,
+            Input::Datagram(d) => self.datagram(d),
+            Input::SendFailed(e) | Input::ReceiveFailed(e) => Some(Err(Failure::Socket(e))),
+            Input::TimedOut => Some(Err(Failure::TimedOut(session.timeout()))),
+            // The lookup's reply may be among the dropped ones: ask again
+            // would need a new number; failing is honest and rare.
+            Input::Overrun => Some(Err(Failure::Overrun)),
+            Input::Truncated { len } => Some(Err(Failure::Malformed(format!(
+                "a {len}-byte datagram did not fit the receive buffer"
+            )))),
+        }
+    }
+}
+
+/// A machine that looks the IPVS family id up and records it in the
+/// session ([`Session::resolve_family`]).
+#[derive(Debug)]
+pub struct FamilyLookup<'s> {
+    session: &'s mut Session,
+    tx: Vec<u8>,
+    step: FamilyStep,
+    sent: bool,
+    result: Option<Result<u16, Failure>>,
+}
+
+impl<'s> FamilyLookup<'s> {
+    pub(crate) fn new(session: &'s mut Session) -> Self {
+        let mut tx = std::mem::take(&mut session.tx);
+        let step = FamilyStep::start(session, &mut tx);
+        FamilyLookup {
+            session,
+            tx,
+            step,
+            sent: false,
+            result: None,
+        }
+    }
+
+    /// The id, or why there is none; `None` before the machine finished.
+    /// Taking it a second time gives `None`.
+    pub fn result(&mut self) -> Option<Result<u16, Failure>> {
+        self.result.take()
+    }
+}
+
+impl Machine for FamilyLookup<'_> {
+    fn poll(&mut self) -> Poll<'_> {
+        if self.result.is_some() {
+            Poll::Finished
+        } else if !self.sent {
+            Poll::Transmit(&self.tx)
+        } else {
+            Poll::Receive(Wait::Up(self.session.timeout()))
+        }
+    }
+
+    fn handle(&mut self, input: Input<'_>) {
+        if self.result.is_some() {
+            return;
+        }
+        if matches!(input, Input::Sent) {
+            self.sent = true;
+        }
+        if let Some(r) = self.step.input(input, self.session) {
+            if let Ok(id) = r {
+                self.session.family = Some(id);
+            }
+            self.result = Some(r);
+        }
+    }
+}
+
+impl Drop for FamilyLookup<'_> {
+    fn drop(&mut self) {
+        self.session.tx = std::mem::take(&mut self.tx);
+    }
+}

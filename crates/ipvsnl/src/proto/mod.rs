@@ -1,0 +1,51 @@
+//! The protocol core: pure state machines that speak IPVS generic netlink,
+//! with no socket in sight, in the manner of quinn-proto.
+//!
+//! A driver (the blocking [`Client`](crate::Client), or one of your own
+//! over any socket) owns the I/O; a machine owns every protocol decision:
+//! sequence numbers, batch windows and ACK accounting, the barrier after
+//! an overrun, reading out a dump abandoned half way, looking the family
+//! id up again after the module was reloaded, taking an interrupted dump
+//! again. The driver loops over [`Machine::poll`] and
+//! [`Machine::handle`]:
+//!
+//! - [`Poll::Transmit`]: send these bytes as one datagram, report
+//!   [`Input::Sent`] or [`Input::SendFailed`];
+//! - [`Poll::Receive`]: receive (waiting as [`Wait`] says), report each
+//!   datagram ([`Input::Datagram`], [`Input::Truncated`]), or
+//!   [`Input::Overrun`] (`ENOBUFS`), [`Input::TimedOut`],
+//!   [`Input::ReceiveFailed`];
+//! - [`Poll::Finished`]: read the result.
+//!
+//! A [`Session`] keeps what lives between calls (family id, numbers, a
+//! dump left unfinished); each call borrows it as a machine:
+//! [`Session::call`] for a get or a dump ([`Call`]), [`Session::apply`]
+//! for a pipelined batch of requests ([`Apply`], one [`Outcome`] per
+//! request: done, refused, unknown, or not sent), and
+//! [`Session::resolve_family`] ([`FamilyLookup`]). Dropping a machine
+//! before it finished is always safe: the session stays consistent and
+//! the next call does not read the abandoned one's replies.
+//!
+//! [`frame`] splits datagrams into messages; it is what every machine
+//! reads with.
+
+mod apply;
+mod batch;
+mod call;
+mod family;
+pub mod frame;
+mod machine;
+mod outcome;
+mod seq;
+mod session;
+
+pub use apply::{Apply, Limits};
+pub use batch::Encode;
+pub use call::{Call, CallKind, Replies};
+pub use family::FamilyLookup;
+pub use machine::{Input, Machine, Poll, Wait};
+pub use outcome::{Cause, Failure, Outcome, Outcomes};
+pub use session::Session;
+
+#[cfg(test)]
+mod tests;
