@@ -432,7 +432,10 @@ impl<R: Encode, O: Outcomes> Machine for Apply<'_, '_, R, O> {
                 if matches!(input, Input::Sent) {
                     self.pending_tx = false;
                 }
-                if let Some(r) = step.input(input, self.session) {
+                let mut resend = false;
+                let r = step.input(input, self.session, &mut self.tx, &mut resend);
+                self.pending_tx |= resend;
+                if let Some(r) = r {
                     self.looked_up(r, refresh);
                 }
             }

@@ -308,7 +308,10 @@ where
                 if matches!(input, Input::Sent) {
                     self.pending_tx = false;
                 }
-                if let Some(r) = step.input(input, self.session) {
+                let mut resend = false;
+                let r = step.input(input, self.session, &mut self.tx, &mut resend);
+                self.pending_tx |= resend;
+                if let Some(r) = r {
                     self.looked_up(r, stale);
                 }
             }

@@ -9,12 +9,17 @@ use ipvsnl_wire::IPVS_GENL_NAME;
 use crate::proto::frame::{self, Reply};
 use crate::proto::{Failure, Input, Machine, Poll, Session, Wait};
 
-/// One lookup in flight: its sequence number and the id seen so far.
+/// One lookup in flight: its sequence number, the id seen so far, and how
+/// many times it was sent.
 #[derive(Debug)]
 pub(crate) struct FamilyStep {
     seq: u32,
     id: Option<u16>,
+    attempts: u32,
 }
+
+/// How many times a lookup whose reply may have been dropped is sent.
+const ATTEMPTS: u32 = 3;
 
 impl FamilyStep {
     /// Writes the lookup into `tx` (cleared) with the session's next number.
@@ -22,7 +27,23 @@ impl FamilyStep {
         let seq = session.next_seq();
         tx.clear();
         frame::push_get_family(tx, IPVS_GENL_NAME, seq, NLM_F_REQUEST | NLM_F_ACK);
-        FamilyStep { seq, id: None }
+        FamilyStep {
+            seq,
+            id: None,
+            attempts: 1,
+        }
+    }
+
+    /// Writes the lookup again under a new number (its reply may have been
+    /// dropped); false when it was sent as often as it may be.
+    fn again(&mut self, session: &mut Session, tx: &mut Vec<u8>) -> bool {
+        if self.attempts >= ATTEMPTS {
+            return false;
+        }
+        let attempts = self.attempts + 1;
+        *self = FamilyStep::start(session, tx);
+        self.attempts = attempts;
+        true
     }
 
     /// Reads a datagram; `Some` once the lookup has its answer. Messages
@@ -51,20 +72,26 @@ impl FamilyStep {
         None
     }
 
-    /// What an input other than a datagram means for the lookup: `None`
-    /// to go on receiving (a datagram: see [`FamilyStep::datagram`]).
+    /// What an input means for the lookup: `None` to go on (receiving,
+    /// or sending `tx` again when `*resend` is set).
     pub(crate) fn input(
         &mut self,
         input: Input<'_>,
-        session: &Session,
+        session: &mut Session,
+        tx: &mut Vec<u8>,
+        resend: &mut bool,
     ) -> Option<Result<u16, Failure>> {
         match input {
             Input::Sent => None,
             Input::Datagram(d) => self.datagram(d),
             Input::SendFailed(e) | Input::ReceiveFailed(e) => Some(Err(Failure::Socket(e))),
             Input::TimedOut => Some(Err(Failure::TimedOut(session.timeout()))),
-            // The lookup's reply may be among the dropped ones: ask again
-            // would need a new number; failing is honest and rare.
+            // The reply may be among the dropped ones: ask again, under a
+            // new number (a late reply to the old one is passed over).
+            Input::Overrun if self.again(session, tx) => {
+                *resend = true;
+                None
+            }
             Input::Overrun => Some(Err(Failure::Overrun)),
             Input::Truncated { len } => Some(Err(Failure::Malformed(format!(
                 "a {len}-byte datagram did not fit the receive buffer"
@@ -122,7 +149,14 @@ impl Machine for FamilyLookup<'_> {
         if matches!(input, Input::Sent) {
             self.sent = true;
         }
-        if let Some(r) = self.step.input(input, self.session) {
+        let mut resend = false;
+        let r = self
+            .step
+            .input(input, self.session, &mut self.tx, &mut resend);
+        if resend {
+            self.sent = false;
+        }
+        if let Some(r) = r {
             if let Ok(id) = r {
                 self.session.family = Some(id);
             }

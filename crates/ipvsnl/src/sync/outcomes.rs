@@ -114,7 +114,10 @@ mod tests {
         o.set(2, Outcome::Skipped { cause: 1 });
         o.set(
             1,
-            Outcome::Failed(Error::kernel(RequestKind::AddService, "x", libc::EEXIST)),
+            Outcome::Failed(Error::refused(
+                crate::Target::new(RequestKind::AddService, crate::Object::Table),
+                libc::EEXIST,
+            )),
         );
         o.set(1, Outcome::Superseded);
         o.push(Outcome::Done);

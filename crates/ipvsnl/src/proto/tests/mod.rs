@@ -1,0 +1,7 @@
+//! The protocol core against a scripted kernel: every path a real kernel
+//! takes, and the faults it can only rarely be made to show.
+
+mod apply;
+mod call;
+mod kernel;
+mod property;
