@@ -334,7 +334,9 @@ fn kernel_refuses_what_the_library_refuses_locally() {
             .exchange(raw_dest_request(IpvsCommand::NewDest, dest.clone()), false)
             .unwrap();
         assert_eq!(x.errno, errno, "{dest:?}");
-        let e = ipvsnl::Error::kernel(ipvsnl::RequestKind::AddDestination, "d", x.errno);
+        let target =
+            ipvsnl::Target::new(ipvsnl::RequestKind::AddDestination, ipvsnl::Object::Table);
+        let e = ipvsnl::Error::refused(target, x.errno);
         if errno == libc::ERANGE {
             assert!(e.to_string().contains("threshold"), "{e}");
         }

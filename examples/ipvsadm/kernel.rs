@@ -61,7 +61,7 @@ pub fn ipvs_strerror(kind: RequestKind, errno: i32) -> String {
 /// failures (socket, reply parsing, time-outs) read as EINVAL in libipvs.
 pub fn errno_of(e: &Error) -> i32 {
     match e {
-        Error::Kernel { errno, .. } => *errno,
+        Error::Refused { errno, .. } => *errno,
         Error::Unavailable => libc::ENOPROTOOPT,
         _ => match e.errno() {
             Some(libc::EPERM) => libc::EPERM,

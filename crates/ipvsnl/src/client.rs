@@ -151,7 +151,10 @@ impl Client {
     /// A client in the caller's network namespace.
     pub fn with_options(opts: ClientOptions) -> Result<Self, Error> {
         let sock = NlSocket::open().map_err(|source| {
-            Error::io(Target::new(RequestKind::ResolveFamily, Object::Family), source)
+            Error::io(
+                Target::new(RequestKind::ResolveFamily, Object::Family),
+                source,
+            )
         })?;
         // The socket belongs to this thread's namespace: remember it.
         Client::from_socket(sock, opts, NetnsHandle::current().ok())
@@ -183,7 +186,12 @@ impl Client {
         opts: ClientOptions,
         netns: Option<NetnsHandle>,
     ) -> Result<Self, Error> {
-        let io = |source| Error::io(Target::new(RequestKind::ResolveFamily, Object::Family), source);
+        let io = |source| {
+            Error::io(
+                Target::new(RequestKind::ResolveFamily, Object::Family),
+                source,
+            )
+        };
         sock.set_timeout(opts.timeout).map_err(io)?;
         let granted = sock.set_receive_buffer(opts.socket_buffer).map_err(io)?;
         Ok(Client {
@@ -228,9 +236,9 @@ impl Client {
         decode: impl Fn(u8, &[u8], &mut Vec<T>) -> Result<(), String>,
     ) -> Result<Vec<T>, Error> {
         let call_kind = match kind {
-            RequestKind::ListServices | RequestKind::ListDestinations | RequestKind::ListDaemons => {
-                CallKind::Dump
-            }
+            RequestKind::ListServices
+            | RequestKind::ListDestinations
+            | RequestKind::ListDaemons => CallKind::Dump,
             _ => CallKind::Get,
         };
         let mut call = self.session.call(

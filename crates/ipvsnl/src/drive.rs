@@ -57,3 +57,79 @@ pub(crate) fn drive(sock: &NlSocket, rx: &mut [u8], segment: usize, machine: &mu
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::proto::{Failure, Session};
+
+    /// A machine that asks for the receives of a script, then finishes;
+    /// it records what it was told.
+    struct Script {
+        waits: Vec<Wait>,
+        told: Vec<String>,
+    }
+
+    impl Machine for Script {
+        fn poll(&mut self) -> Poll<'_> {
+            match self.waits.first() {
+                Some(w) => Poll::Receive(*w),
+                None => Poll::Finished,
+            }
+        }
+        fn handle(&mut self, input: Input<'_>) {
+            self.told.push(format!("{input:?}"));
+            self.waits.remove(0);
+        }
+    }
+
+    /// A generic-netlink socket exists on any Linux host, IPVS or not.
+    fn socket() -> NlSocket {
+        NlSocket::open().expect("a generic netlink socket")
+    }
+
+    #[test]
+    fn the_receive_timeout_is_the_machines_on_every_receive() {
+        let sock = socket();
+        let mut rx = vec![0; 4096 * DATAGRAMS];
+        sock.set_timeout(Duration::from_secs(30)).unwrap();
+        // A read-out without waiting leaves the timeout alone; a wait sets
+        // its own, and nothing is left over for the next call.
+        let mut m = Script {
+            waits: vec![
+                Wait::Queued,
+                Wait::Up(Duration::from_millis(5)),
+                Wait::Queued,
+            ],
+            told: Vec::new(),
+        };
+        drive(&sock, &mut rx, 4096, &mut m);
+        assert_eq!(m.told, ["TimedOut", "TimedOut", "TimedOut"]);
+        assert_eq!(sock.timeout(), Some(Duration::from_millis(5)));
+        let mut m = Script {
+            waits: vec![Wait::Up(Duration::from_millis(7))],
+            told: Vec::new(),
+        };
+        drive(&sock, &mut rx, 4096, &mut m);
+        assert_eq!(sock.timeout(), Some(Duration::from_millis(7)));
+    }
+
+    #[test]
+    fn a_family_lookup_runs_over_a_real_socket() {
+        let sock = socket();
+        let mut rx = vec![0; 4096 * DATAGRAMS];
+        let mut session = Session::new(Duration::from_secs(5));
+        let mut lookup = session.resolve_family();
+        drive(&sock, &mut rx, 4096, &mut lookup);
+        match lookup.result() {
+            // A host with IPVS has an id; one without says so.
+            Some(Ok(id)) => assert!(id >= 0x10),
+            Some(Err(Failure::Unavailable)) => {}
+            other => panic!("{other:?}"),
+        }
+        drop(lookup);
+        assert_eq!(sock.timeout(), Some(Duration::from_secs(5)));
+    }
+}

@@ -14,11 +14,14 @@
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::ops::ControlFlow;
 
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
 
 use crate::decode::{self, DecodeResult, Detail};
+use crate::drive::drive;
+use crate::proto::{CallKind, Replies};
 use crate::request::push_service_nest;
 use crate::{
     Client, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, TableEntry,
@@ -46,6 +49,50 @@ impl Client {
             ));
         }
         Ok(replies.swap_remove(0))
+    }
+
+    /// Visits every service in the kernel's order, each once, without
+    /// building a list; `visit` returns [`ControlFlow::Break`] to stop
+    /// early. The rest of a dump stopped early is read out (and dropped)
+    /// by the client's next call, so nothing of it reaches that call.
+    ///
+    /// ```no_run
+    /// use std::ops::ControlFlow;
+    /// let mut ipvs = ipvsnl::Client::new()?;
+    /// let mut first_rr = None;
+    /// ipvs.for_each_service(|s| {
+    ///     if s.service.scheduler == ipvsnl::Scheduler::RoundRobin {
+    ///         first_rr = Some(s.service.key);
+    ///         return ControlFlow::Break(());
+    ///     }
+    ///     ControlFlow::Continue(())
+    /// })?;
+    /// # Ok::<(), ipvsnl::Error>(())
+    /// ```
+    pub fn for_each_service(
+        &mut self,
+        visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let kind = RequestKind::ListServices;
+        let mut call = self.session.call(
+            CallKind::Dump,
+            |out: &mut Vec<u8>, family, seq, flags| {
+                let msg = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetService);
+                end_message(out, msg);
+            },
+            Visit {
+                scratch: Vec::with_capacity(1),
+                seen: HashSet::new(),
+                visit,
+                stopped: false,
+            },
+        );
+        drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut call);
+        match call.result() {
+            Some(Ok(())) => Ok(()),
+            Some(Err(f)) => Err(Error::of_failure(Target::new(kind, Object::Table), f)),
+            None => Err(Error::decode(Target::new(kind, Object::Table), "no result")),
+        }
     }
 
     /// The destinations of a service, newest first (the kernel's order).
@@ -163,6 +210,38 @@ impl Client {
             },
             |_, attrs, out| decode(attrs, out),
         )
+    }
+}
+
+/// The replies of [`Client::for_each_service`]: each service decoded into
+/// one scratch entry and shown to the visitor, once per key.
+struct Visit<F> {
+    scratch: Vec<ServiceEntry>,
+    seen: HashSet<ServiceKey>,
+    visit: F,
+    stopped: bool,
+}
+
+impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visit<F> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+        self.scratch.clear();
+        push_service(attrs, Detail::Full, &mut self.scratch)?;
+        if let Some(s) = self.scratch.first() {
+            // A resumed dump can send a service again (see keep_first).
+            if self.seen.insert(s.service.key) {
+                self.stopped = (self.visit)(s).is_break();
+            }
+        }
+        Ok(())
+    }
+
+    fn restart(&mut self) {
+        // Taken again from the start: those already shown are not shown
+        // twice.
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped
     }
 }
 

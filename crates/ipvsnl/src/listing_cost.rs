@@ -15,8 +15,8 @@ use ipvsnl_wire::IpvsCommand;
 
 use crate::decode::{self, Detail};
 use crate::listing::push_service;
-use crate::request::push_service_nest;
 use crate::proto::frame::{self, Reply};
+use crate::request::push_service_nest;
 use crate::{AddressFamily, DestinationEntry, Protocol, ServiceKey, TableEntry};
 
 /// The blocks of hex lines of a capture file, as bytes.

@@ -96,7 +96,12 @@ impl Client {
             }
         };
         let mut machine = self.session.apply(requests, &skip, limits, &mut record);
-        drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut machine);
+        drive(
+            &self.sock,
+            &mut self.rx,
+            self.opts.recv_buffer,
+            &mut machine,
+        );
         drop(machine);
         failures
     }

@@ -53,7 +53,6 @@ pub(crate) fn kernel_reason(target: &Target, errno: i32) -> String {
     }
 }
 
-
 /// ENOENT on a service add or edit: the scheduler (or engine) is missing.
 fn scheduler_hint(target: &Target) -> String {
     match (&target.scheduler, &target.engine) {
@@ -87,4 +86,3 @@ pub(crate) fn errno_name(errno: i32) -> String {
     };
     name.to_owned()
 }
-

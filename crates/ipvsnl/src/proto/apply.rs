@@ -317,7 +317,8 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             (Err(crate::proto::Failure::Unavailable), true) => {
                 // Unloaded and not back: none of the batch was applied.
                 for i in std::mem::take(&mut self.batch.items) {
-                    self.outcomes.outcome(i, Outcome::NotSent(Cause::Unavailable));
+                    self.outcomes
+                        .outcome(i, Outcome::NotSent(Cause::Unavailable));
                 }
                 self.session.family = None;
                 self.stop(None, Cause::Unavailable);
@@ -417,7 +418,9 @@ impl<R: Encode, O: Outcomes> Machine for Apply<'_, '_, R, O> {
             Poll::Finished
         } else if self.pending_tx {
             Poll::Transmit(&self.tx)
-        } else if self.seen.draining && matches!(self.stage, Stage::Batch) {
+        } else if let Stage::Lookup { step, .. } = &self.stage {
+            Poll::Receive(step.wait(self.session))
+        } else if self.seen.draining {
             Poll::Receive(Wait::Queued)
         } else {
             Poll::Receive(Wait::Up(self.session.timeout()))

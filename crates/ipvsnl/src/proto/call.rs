@@ -7,7 +7,8 @@
 //! refusal with `ENOENT` or `EOPNOTSUPP` may mean the id went stale (the
 //! module was reloaded): the id is looked up again and, if it changed, the
 //! request is sent once more. A dump marked interrupted
-//! (`NLM_F_DUMP_INTR`) is taken again from the start, a few times at most.
+//! (`NLM_F_DUMP_INTR`) is taken again from the start, a few times at most;
+//! so is a read whose replies may have been dropped (`ENOBUFS`).
 //! A call that ends before its dump did (a reply that cannot be decoded, a
 //! time-out, the caller dropping it) leaves the dump to the next call.
 
@@ -58,6 +59,12 @@ pub trait Replies {
     fn datagram(&mut self, datagram: &[u8]) {
         let _ = datagram;
     }
+    /// True once the caller wants no more: the call ends at once, well,
+    /// and a dump's rest is read out by the session's next call. By
+    /// default never.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 /// How often an interrupted dump is taken again.
@@ -70,7 +77,10 @@ enum Stage {
     Drain(u32),
     /// Looking the family up; `stale` holds the refusal that made a
     /// known id suspect.
-    Lookup { step: FamilyStep, stale: Option<i32> },
+    Lookup {
+        step: FamilyStep,
+        stale: Option<i32>,
+    },
     /// The request sent (or about to be); reading its answer.
     Answer,
     /// Over.
@@ -111,6 +121,10 @@ pub struct Call<'s, W, S> {
     dump_open: bool,
     /// A part of this dump came marked interrupted.
     interrupted: bool,
+    /// Replies were dropped while this dump was read: take it again.
+    lossy: bool,
+    /// A get's reply may have been dropped: reading out the queue.
+    draining: bool,
     restarts: u32,
     /// The family was looked up again for this call (only once).
     refreshed: bool,
@@ -135,6 +149,8 @@ where
             seq: 0,
             dump_open: false,
             interrupted: false,
+            lossy: false,
+            draining: false,
             restarts: 0,
             refreshed: false,
             result: None,
@@ -182,6 +198,22 @@ where
         self.stage = Stage::Answer;
         self.pending_tx = true;
         self.interrupted = false;
+        self.lossy = false;
+        self.draining = false;
+    }
+
+    /// Sends the request again (reads change nothing), a bounded number of
+    /// times; `failure` when they are used up.
+    fn again(&mut self, failure: Failure) {
+        if self.restarts >= MAX_RESTARTS {
+            return self.finish(Err(failure));
+        }
+        self.restarts += 1;
+        self.replies.restart();
+        match self.session.family {
+            Some(family) => self.send_request(family),
+            None => self.begin(),
+        }
     }
 
     fn finish(&mut self, r: Result<(), Failure>) {
@@ -208,6 +240,9 @@ where
                     if let Err(detail) = self.replies.message(command, attrs) {
                         return self.finish(Err(Failure::Malformed(detail)));
                     }
+                    if self.replies.stopped() {
+                        return self.finish(Ok(()));
+                    }
                 }
                 Reply::Done(errno) if self.kind == CallKind::Dump => {
                     self.dump_open = false;
@@ -233,17 +268,10 @@ where
         if errno != 0 {
             return self.finish(Err(Failure::Refused(errno)));
         }
-        if !self.interrupted {
-            return self.finish(Ok(()));
-        }
-        if self.restarts >= MAX_RESTARTS {
-            return self.finish(Err(Failure::Interrupted));
-        }
-        self.restarts += 1;
-        self.replies.restart();
-        match self.session.family {
-            Some(family) => self.send_request(family),
-            None => self.begin(),
+        match (self.interrupted, self.lossy) {
+            (false, false) => self.finish(Ok(())),
+            (true, _) => self.again(Failure::Interrupted),
+            (false, true) => self.again(Failure::Overrun),
         }
     }
 
@@ -282,6 +310,8 @@ where
         match self.stage {
             Stage::Finished => Poll::Finished,
             _ if self.pending_tx => Poll::Transmit(&self.tx),
+            Stage::Lookup { ref step, .. } => Poll::Receive(step.wait(self.session)),
+            Stage::Answer if self.draining => Poll::Receive(Wait::Queued),
             _ => Poll::Receive(Wait::Up(self.session.timeout())),
         }
     }
@@ -325,7 +355,16 @@ where
                 Input::Truncated { len } => self.finish(Err(Failure::Malformed(format!(
                     "a {len}-byte datagram did not fit the receive buffer"
                 )))),
-                Input::Overrun => self.finish(Err(Failure::Overrun)),
+                // A get's reply may be queued or dropped: read the queue
+                // out, then ask again if it was not there. A dump's parts
+                // are made only when there is room, but something of it
+                // may have been lost all the same: it is read to its end
+                // and taken again.
+                Input::Overrun => match self.kind {
+                    CallKind::Get => self.draining = true,
+                    CallKind::Dump => self.lossy = true,
+                },
+                Input::TimedOut if self.draining => self.again(Failure::Overrun),
                 Input::TimedOut => self.finish(Err(Failure::TimedOut(self.session.timeout()))),
                 Input::ReceiveFailed(e) => self.finish(Err(Failure::Socket(e))),
             },

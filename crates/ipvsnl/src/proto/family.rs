@@ -16,6 +16,8 @@ pub(crate) struct FamilyStep {
     seq: u32,
     id: Option<u16>,
     attempts: u32,
+    /// Reading out the queue after an overrun, before asking again.
+    draining: bool,
 }
 
 /// How many times a lookup whose reply may have been dropped is sent.
@@ -31,6 +33,17 @@ impl FamilyStep {
             seq,
             id: None,
             attempts: 1,
+            draining: false,
+        }
+    }
+
+    /// How the next receive waits: only for what is queued while the
+    /// queue is read out after an overrun.
+    pub(crate) fn wait(&self, session: &Session) -> Wait {
+        if self.draining {
+            Wait::Queued
+        } else {
+            Wait::Up(session.timeout())
         }
     }
 
@@ -85,14 +98,24 @@ impl FamilyStep {
             Input::Sent => None,
             Input::Datagram(d) => self.datagram(d),
             Input::SendFailed(e) | Input::ReceiveFailed(e) => Some(Err(Failure::Socket(e))),
+            // The queue is read out and the reply was not in it: it was
+            // dropped. Ask again, under a new number (a congested socket
+            // takes nothing new until its queue is empty).
+            Input::TimedOut if self.draining => {
+                if self.again(session, tx) {
+                    *resend = true;
+                    None
+                } else {
+                    Some(Err(Failure::Overrun))
+                }
+            }
             Input::TimedOut => Some(Err(Failure::TimedOut(session.timeout()))),
-            // The reply may be among the dropped ones: ask again, under a
-            // new number (a late reply to the old one is passed over).
-            Input::Overrun if self.again(session, tx) => {
-                *resend = true;
+            // The reply may be among the dropped ones: read out what is
+            // queued first.
+            Input::Overrun => {
+                self.draining = true;
                 None
             }
-            Input::Overrun => Some(Err(Failure::Overrun)),
             Input::Truncated { len } => Some(Err(Failure::Malformed(format!(
                 "a {len}-byte datagram did not fit the receive buffer"
             )))),
@@ -138,7 +161,7 @@ impl Machine for FamilyLookup<'_> {
         } else if !self.sent {
             Poll::Transmit(&self.tx)
         } else {
-            Poll::Receive(Wait::Up(self.session.timeout()))
+            Poll::Receive(self.step.wait(self.session))
         }
     }
 

@@ -2,126 +2,17 @@
 //! plan pipelined and reports every request's outcome.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::time::Instant;
 
 use crate::decode::Detail;
 use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
-use crate::sync::table::{
-    dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
+use crate::sync::report::{Found, Report, Unknown};
+use crate::sync::table::Table;
+use crate::sync::view::{
+    apply_done, apply_to, holds, is_unknown, refresh, request_key, result_outcome,
 };
-use crate::{ApplyOptions, Client, Error, Request, ServiceKey, TableEntry};
-
-/// Every planned request with its outcome.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Report {
-    requests: Vec<Request>,
-    outcomes: Outcomes,
-    conflicts: Vec<ServiceKey>,
-    listed: bool,
-    verified: usize,
-}
-
-impl Report {
-    /// Each request in plan order with its outcome.
-    pub fn operations(&self) -> impl Iterator<Item = (&Request, &Outcome)> {
-        self.requests.iter().zip(self.outcomes.iter())
-    }
-
-    /// The planned requests.
-    pub fn requests(&self) -> &[Request] {
-        &self.requests
-    }
-
-    /// The outcomes, one per request, in plan order.
-    pub fn outcomes(&self) -> impl Iterator<Item = &Outcome> {
-        self.outcomes.iter()
-    }
-
-    /// The outcome of request `i` of [`Report::requests`].
-    pub fn outcome(&self, i: usize) -> Option<&Outcome> {
-        (i < self.outcomes.len()).then(|| self.outcomes.get(i))
-    }
-
-    /// How many requests were applied.
-    pub fn done(&self) -> usize {
-        let not_done = self.outcomes.exceptions().filter(|(_, o)| !o.is_done());
-        self.outcomes.len() - not_done.count()
-    }
-
-    /// The failed requests with their errors.
-    pub fn failures(&self) -> impl Iterator<Item = (&Request, &Error)> {
-        self.outcomes.exceptions().filter_map(|(i, o)| match o {
-            Outcome::Failed(e) => Some((&self.requests[i], e)),
-            _ => None,
-        })
-    }
-
-    /// How many requests failed.
-    pub fn failed(&self) -> usize {
-        self.failures().count()
-    }
-
-    /// How many requests were skipped because their service failed.
-    pub fn skipped(&self) -> usize {
-        self.outcomes
-            .exceptions()
-            .filter(|(_, o)| matches!(o, Outcome::Skipped { .. }))
-            .count()
-    }
-
-    /// Wanted services outside the scope, refused.
-    pub fn conflicts(&self) -> &[ServiceKey] {
-        &self.conflicts
-    }
-
-    /// True when every request was applied and nothing was refused: the
-    /// kernel now holds the desired state (within the scope).
-    pub fn is_complete(&self) -> bool {
-        self.conflicts.is_empty() && self.outcomes.exceptions().all(|(_, o)| o.is_done())
-    }
-
-    /// True when the table was listed from the kernel for this sync (false:
-    /// planned from the cached view).
-    pub fn listed(&self) -> bool {
-        self.listed
-    }
-
-    /// Requests whose replies were lost (`ENOBUFS`) and whose outcome was
-    /// established by reading the kernel's state back.
-    pub fn verified(&self) -> usize {
-        self.verified
-    }
-}
-
-impl fmt::Display for Report {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} requests: {} done, {} failed, {} skipped",
-            self.requests.len(),
-            self.done(),
-            self.failed(),
-            self.skipped()
-        )?;
-        if !self.conflicts.is_empty() {
-            write!(f, ", {} wanted services out of scope", self.conflicts.len())?;
-        }
-        for (i, o) in self.outcomes.exceptions() {
-            let r = &self.requests[i];
-            match o {
-                Outcome::Failed(e) => write!(f, "\n  failed: {e}")?,
-                Outcome::Skipped { cause } => {
-                    write!(f, "\n  skipped: {r} (request {cause} failed; this is {i})")?
-                }
-                Outcome::Done | Outcome::Superseded => {}
-            }
-        }
-        Ok(())
-    }
-}
+use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 
 /// Keeps one manager's services of one namespace converged to a desired
 /// [`Table`].
@@ -318,7 +209,6 @@ impl Syncer {
 
         // Bring the view up to date: what was done is applied to it; the
         // services of failed or unknown requests are read back.
-        let mut stale: HashSet<ServiceKey> = HashSet::new();
         let all_done = conflicts.is_empty() && outcomes.all_plain_done();
         if all_done && requests.len().saturating_mul(4) >= desired.len() {
             // A big change that fully went through (a cold create, say):
@@ -329,6 +219,7 @@ impl Syncer {
         } else {
             apply_done(&mut current, &requests, &outcomes);
         }
+        let mut stale: HashSet<ServiceKey> = HashSet::new();
         for (i, o) in outcomes.exceptions() {
             if let Outcome::Failed(_) = o {
                 if let Some(k) = request_key(&requests[i]) {
@@ -336,40 +227,35 @@ impl Syncer {
                 }
             }
         }
-        let mut view_ok = true;
+        let mut unread: HashSet<ServiceKey> = HashSet::new();
         for key in &stale {
             if refresh(client, &mut current, key).is_err() {
-                view_ok = false;
+                unread.insert(*key);
             }
         }
+        let mut requests = requests;
+        let unknown = self.settle_unknown(
+            client,
+            &mut current,
+            desired,
+            &mut requests,
+            &mut outcomes,
+            &unread,
+        );
         // The listing can miss services (the kernel's dump resumes by a
         // position counted over every namespace's services): adding one
         // then fails with EEXIST. It was read back above; plan it again
         // and apply, once.
-        let mut requests = requests;
-        if view_ok {
+        if unread.is_empty() {
             self.repair(client, &mut current, desired, &mut requests, &mut outcomes);
         }
-        // Requests whose replies were lost: settled by the state read back.
-        let mut verified = 0;
-        if view_ok {
-            let settled: Vec<usize> = outcomes
-                .exceptions()
-                .filter(|&(i, o)| is_unknown(o) && holds(&current, &requests[i]))
-                .map(|(i, _)| i)
-                .collect();
-            for i in settled {
-                outcomes.set(i, Outcome::Done);
-                verified += 1;
-            }
-        }
-        self.cache = view_ok.then_some(current);
+        self.cache = unread.is_empty().then_some(current);
         Report {
             requests,
             outcomes,
             conflicts,
             listed,
-            verified,
+            unknown,
         }
     }
 }
@@ -395,6 +281,65 @@ impl Syncer {
         view
     }
 
+    /// The requests whose replies were never seen: their services were
+    /// read back (unless in `unread`). Those found applied are done; the
+    /// services of the others are planned again and corrected in this
+    /// sync, the requests that do it appended to the report.
+    fn settle_unknown(
+        &mut self,
+        client: &mut Client,
+        current: &mut Table,
+        desired: &Table,
+        requests: &mut Vec<Request>,
+        outcomes: &mut Outcomes,
+        unread: &HashSet<ServiceKey>,
+    ) -> Vec<Unknown> {
+        let mut found = Vec::new();
+        let mut again: HashSet<ServiceKey> = HashSet::new();
+        for (i, o) in outcomes.exceptions() {
+            let Outcome::Failed(Error::Unknown { cause, .. }) = o else {
+                continue;
+            };
+            let key = request_key(&requests[i]);
+            let state = match key {
+                Some(k) if unread.contains(&k) => Found::Unread,
+                _ if holds(current, &requests[i]) => Found::Applied,
+                Some(k) => {
+                    again.insert(k);
+                    Found::Replanned
+                }
+                None => Found::Unread,
+            };
+            found.push(Unknown {
+                index: i,
+                cause: *cause,
+                found: state,
+            });
+        }
+        for u in &found {
+            match u.found {
+                Found::Applied => outcomes.set(u.index, Outcome::Done),
+                Found::Replanned => outcomes.set(u.index, Outcome::Superseded),
+                _ => {}
+            }
+        }
+        // Destinations skipped for an add whose outcome is now settled by
+        // the new plan are settled with it.
+        let skipped: Vec<usize> = outcomes
+            .exceptions()
+            .filter(|&(i, o)| {
+                matches!(o, Outcome::Skipped { .. })
+                    && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for i in skipped {
+            outcomes.set(i, Outcome::Superseded);
+        }
+        self.replan(client, current, desired, &again, requests, outcomes);
+        found
+    }
+
     fn repair(
         &mut self,
         client: &mut Client,
@@ -403,38 +348,55 @@ impl Syncer {
         requests: &mut Vec<Request>,
         outcomes: &mut Outcomes,
     ) {
-        let mut missed: HashMap<ServiceKey, usize> = HashMap::new();
+        let mut missed: HashSet<ServiceKey> = HashSet::new();
         for (i, o) in outcomes.exceptions() {
             if let (Request::AddService(svc), Outcome::Failed(e)) = (&requests[i], o) {
                 if e.is_already_exists() {
-                    missed.insert(svc.key, i);
+                    missed.insert(svc.key);
                 }
             }
         }
         if missed.is_empty() {
             return;
         }
-        let mut cur = Table::new();
-        let mut want = Table::new();
-        for key in missed.keys() {
-            if let Some(t) = current.get(key) {
-                cur.put(t.clone());
-            }
-            if let Some(t) = desired.get(key) {
-                want.put(t.clone());
-            }
-        }
         let settled: Vec<usize> = outcomes
             .exceptions()
             .filter(|&(i, o)| match (&requests[i], o) {
-                (Request::AddService(s), Outcome::Failed(_)) => missed.contains_key(&s.key),
-                (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains_key(k),
+                (Request::AddService(s), Outcome::Failed(_)) => missed.contains(&s.key),
+                (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains(k),
                 _ => false,
             })
             .map(|(i, _)| i)
             .collect();
         for i in settled {
             outcomes.set(i, Outcome::Superseded);
+        }
+        self.replan(client, current, desired, &missed, requests, outcomes);
+    }
+
+    /// Plans the services `keys` again from the view (read back) and
+    /// applies the plan, appending its requests and outcomes.
+    fn replan(
+        &mut self,
+        client: &mut Client,
+        current: &mut Table,
+        desired: &Table,
+        keys: &HashSet<ServiceKey>,
+        requests: &mut Vec<Request>,
+        outcomes: &mut Outcomes,
+    ) {
+        if keys.is_empty() {
+            return;
+        }
+        let mut cur = Table::new();
+        let mut want = Table::new();
+        for key in keys {
+            if let Some(t) = current.get(key) {
+                cur.put(t.clone());
+            }
+            if let Some(t) = desired.get(key) {
+                want.put(t.clone());
+            }
         }
         let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
         let (extra, _, ledger) = p.into_parts();
@@ -453,162 +415,5 @@ impl Syncer {
             requests.push(r);
             outcomes.push(o);
         }
-    }
-}
-
-fn result_outcome(r: Result<(), Error>) -> Outcome {
-    match r {
-        Ok(()) => Outcome::Done,
-        Err(e) => Outcome::Failed(e),
-    }
-}
-
-/// A failure whose outcome is not known: sent, and the reply never seen.
-fn is_unknown(o: &Outcome) -> bool {
-    matches!(o, Outcome::Failed(e) if e.is_unknown_outcome())
-}
-
-/// The service a request is about.
-fn request_key(r: &Request) -> Option<ServiceKey> {
-    match r {
-        Request::AddService(s) | Request::EditService(s) => Some(s.key),
-        Request::DeleteService(k)
-        | Request::AddDestination(k, _)
-        | Request::EditDestination(k, _)
-        | Request::DeleteDestination(k, _, _) => Some(*k),
-        _ => None,
-    }
-}
-
-/// Applies the requests that were done to the view. Destination requests
-/// of one service come together in a plan: the service is looked up once
-/// per run of them.
-fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Outcomes) {
-    let mut i = 0;
-    while i < requests.len() {
-        let key = match &requests[i] {
-            Request::AddDestination(k, _)
-            | Request::EditDestination(k, _)
-            | Request::DeleteDestination(k, _, _) => *k,
-            other => {
-                if let Outcome::Done = outcomes.get(i) {
-                    apply_to(t, other);
-                }
-                i += 1;
-                continue;
-            }
-        };
-        let run = requests[i..]
-            .iter()
-            .take_while(|r| match r {
-                Request::AddDestination(k, _)
-                | Request::EditDestination(k, _)
-                | Request::DeleteDestination(k, _, _) => *k == key,
-                _ => false,
-            })
-            .count();
-        if let Some(entry) = t.get_mut(&key) {
-            entry.destinations.reserve(run);
-            for (j, r) in requests[i..i + run].iter().enumerate() {
-                if let Outcome::Done = outcomes.get(i + j) {
-                    apply_to_service(entry, r);
-                }
-            }
-        }
-        i += run;
-    }
-}
-
-fn apply_to_service(e: &mut TableService, r: &Request) {
-    match r {
-        Request::AddDestination(_, d) | Request::EditDestination(_, d) => {
-            match e.position(&d.addr, d.port) {
-                Ok(at) => e.destinations[at].destination = *d,
-                Err(at) => e.destinations.insert(
-                    at,
-                    TableDestination {
-                        destination: *d,
-                        connections: 0,
-                    },
-                ),
-            }
-        }
-        Request::DeleteDestination(_, a, p) => e.remove(a, *p),
-        _ => {}
-    }
-}
-
-/// Applies a request that was done to the view.
-fn apply_to(t: &mut Table, r: &Request) {
-    match r {
-        Request::AddService(s) => t.put(TableService {
-            service: s.clone(),
-            destinations: Vec::new(),
-        }),
-        Request::EditService(s) => match t.get_mut(&s.key) {
-            Some(e) => e.service = s.clone(),
-            None => t.put(TableService {
-                service: s.clone(),
-                destinations: Vec::new(),
-            }),
-        },
-        Request::DeleteService(k) => {
-            t.remove(k);
-        }
-        Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
-            if let Some(e) = t.get_mut(k) {
-                let connections = e
-                    .destination(&d.addr, d.port)
-                    .map_or(0, |found| found.connections);
-                e.upsert(TableDestination {
-                    destination: *d,
-                    connections,
-                });
-            }
-        }
-        Request::DeleteDestination(k, a, p) => {
-            if let Some(e) = t.get_mut(k) {
-                e.remove(a, *p);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Whether the view shows the request's effect.
-fn holds(t: &Table, r: &Request) -> bool {
-    match r {
-        Request::AddService(s) | Request::EditService(s) => t
-            .get(&s.key)
-            .is_some_and(|e| service_matches(&e.service, s)),
-        Request::DeleteService(k) => t.get(k).is_none(),
-        Request::AddDestination(k, d) | Request::EditDestination(k, d) => t
-            .get(k)
-            .and_then(|e| e.destination(&d.addr, d.port))
-            .is_some_and(|found| dest_matches(&found.destination, d)),
-        Request::DeleteDestination(k, a, p) => {
-            t.get(k).is_none_or(|e| e.destination(a, *p).is_none())
-        }
-        _ => false,
-    }
-}
-
-/// Reads one service and its destinations back from the kernel into the
-/// view (removing it if the kernel has none).
-fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
-    match client.service(key) {
-        Ok(service) => {
-            let destinations = client.list_destinations(key, Detail::Settings)?;
-            t.put(service_from_entry(TableEntry {
-                service,
-                destinations,
-            }));
-            Ok(())
-        }
-        Err(e) if e.is_not_found() => {
-            t.remove(key);
-            Ok(())
-        }
-        Err(e) => Err(e),
     }
 }

@@ -13,12 +13,15 @@ mod apply;
 mod dryrun;
 mod outcomes;
 mod plan;
+mod report;
 mod table;
+mod view;
 
-pub use apply::{Report, Syncer};
+pub use apply::Syncer;
 pub use dryrun::rule;
 pub use outcomes::Outcome;
 pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
+pub use report::{Found, Report, Unknown};
 pub use table::{Table, TableDestination, TableService};
 
 #[cfg(test)]

@@ -153,9 +153,8 @@ impl NlSocket {
             h.msg_hdr.msg_iov = iov;
             h.msg_hdr.msg_iovlen = 1;
         }
-        let flags = libc::MSG_WAITFORONE
-            | libc::MSG_TRUNC
-            | if dont_wait { libc::MSG_DONTWAIT } else { 0 };
+        let flags =
+            libc::MSG_WAITFORONE | libc::MSG_TRUNC | if dont_wait { libc::MSG_DONTWAIT } else { 0 };
         // SAFETY: `headers[..slots]` each point at one iovec of `iovs`, which
         // points at a distinct, live part of `buf`; all outlive the call, and
         // the kernel writes at most `iov_len` bytes into each. The

@@ -63,7 +63,9 @@ fn an_overrun_leaves_unseen_replies_unknown_never_refused() {
     let mut k = Kernel::new(0x23, 5, |_| libc::EEXIST);
     let mut s = Session::new(T);
     let (out, waits) = apply(&mut s, &mut k, &reqs(40), Limits::new(1 << 20, 40));
-    let refused = out.values().filter(|o| **o == Outcome::Refused(libc::EEXIST));
+    let refused = out
+        .values()
+        .filter(|o| **o == Outcome::Refused(libc::EEXIST));
     let unknown = out
         .values()
         .filter(|o| **o == Outcome::Unknown(Cause::RepliesDropped));
@@ -74,7 +76,9 @@ fn an_overrun_leaves_unseen_replies_unknown_never_refused() {
     // The queue was read out without waiting, then the barrier's ACK
     // waited the full time-out (never a short drain wait).
     assert!(waits.contains(&Wait::Queued));
-    assert!(waits.iter().all(|w| matches!(w, Wait::Queued | Wait::Up(T))));
+    assert!(waits
+        .iter()
+        .all(|w| matches!(w, Wait::Queued | Wait::Up(T))));
     // The next apply on the same session works and waits normally.
     let mut k2 = Kernel::new(0x23, 1000, |_| 0);
     let (out, waits) = apply(&mut s, &mut k2, &reqs(3), Limits::new(1 << 20, 40));
@@ -227,7 +231,14 @@ fn errors_in_any_order_before_the_ack() {
     use Outcome::{Done, Refused};
     assert_eq!(
         got,
-        [Done, Refused(libc::EEXIST), Done, Refused(libc::ESRCH), Done, Done]
+        [
+            Done,
+            Refused(libc::EEXIST),
+            Done,
+            Refused(libc::ESRCH),
+            Done,
+            Done
+        ]
     );
 }
 

@@ -130,7 +130,11 @@ fn an_interrupted_dump_is_taken_again() {
     let (r, items) = dump(&mut s, &mut k, Items::default());
     r.unwrap();
     assert_eq!(items.restarts, 2);
-    assert_eq!(items.got, (0..7).collect::<Vec<_>>(), "only the last pass kept");
+    assert_eq!(
+        items.got,
+        (0..7).collect::<Vec<_>>(),
+        "only the last pass kept"
+    );
     // Interrupted every time: said so, after a bounded number of passes.
     k.interrupted_dumps = u32::MAX;
     let (r, items) = dump(&mut s, &mut k, Items::default());

@@ -19,7 +19,13 @@ pub struct Req(pub u32);
 
 impl Encode for Req {
     fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-        message(out, family, flags, seq, &[&[1, 1, 0, 0], &self.0.to_ne_bytes()]);
+        message(
+            out,
+            family,
+            flags,
+            seq,
+            &[&[1, 1, 0, 0], &self.0.to_ne_bytes()],
+        );
     }
 }
 
@@ -34,7 +40,7 @@ pub fn message(out: &mut Vec<u8>, kind: u16, flags: u16, seq: u32, payload: &[&[
     for p in payload {
         out.extend_from_slice(p);
     }
-    while out.len() % 4 != 0 {
+    while out.len() & 3 != 0 {
         out.push(0);
     }
 }
@@ -44,7 +50,13 @@ pub fn error(seq: u32, errno: i32) -> Vec<u8> {
     let mut v = Vec::new();
     let mut orig = Vec::new();
     message(&mut orig, 0, 0, seq, &[]);
-    message(&mut v, NLMSG_ERROR, 0, seq, &[&(-errno).to_ne_bytes(), &orig]);
+    message(
+        &mut v,
+        NLMSG_ERROR,
+        0,
+        seq,
+        &[&(-errno).to_ne_bytes(), &orig],
+    );
     v
 }
 
@@ -141,7 +153,11 @@ impl Kernel {
 
     /// The last verdict on request `index`.
     pub fn last_verdict(&self, index: u32) -> Option<i32> {
-        self.receipts.iter().rev().find(|r| r.0 == index).map(|r| r.1)
+        self.receipts
+            .iter()
+            .rev()
+            .find(|r| r.0 == index)
+            .map(|r| r.1)
     }
 
     /// A dump is open on the socket.
@@ -243,14 +259,26 @@ impl Kernel {
         let flags = NLM_F_MULTI | if intr { NLM_F_DUMP_INTR } else { 0 };
         if next >= self.dump_items {
             let mut d = Vec::new();
-            message(&mut d, NLMSG_DONE, flags, seq, &[&(-self.done_errno).to_ne_bytes()]);
+            message(
+                &mut d,
+                NLMSG_DONE,
+                flags,
+                seq,
+                &[&(-self.done_errno).to_ne_bytes()],
+            );
             self.dump = None;
             return self.reply(d);
         }
         let mut d = Vec::new();
         let end = (next + self.per_part).min(self.dump_items);
         for i in next..end {
-            message(&mut d, self.family, flags, seq, &[&[1, 1, 0, 0], &i.to_ne_bytes()]);
+            message(
+                &mut d,
+                self.family,
+                flags,
+                seq,
+                &[&[1, 1, 0, 0], &i.to_ne_bytes()],
+            );
         }
         self.dump = Some((seq, end, intr));
         self.reply(d);
@@ -282,10 +310,20 @@ impl Kernel {
             self.congested = false;
         }
         self.delivered += 1;
-        if self.faults.stray_every.is_some_and(|n| self.delivered % n == 0) {
+        if self
+            .faults
+            .stray_every
+            .is_some_and(|n| n > 0 && self.delivered.checked_rem(n) == Some(0))
+        {
             self.queue.push_front(d);
             let mut stray = error(0x7fff_0000, libc::EEXIST);
-            message(&mut stray, self.family, 0, 0x7fff_0001, &[&[1, 1, 0, 0], &[9; 4]]);
+            message(
+                &mut stray,
+                self.family,
+                0,
+                0x7fff_0001,
+                &[&[1, 1, 0, 0], &[9; 4]],
+            );
             return Received::Datagram(stray);
         }
         if self.faults.truncate == Some(self.delivered) {

@@ -1,0 +1,167 @@
+//! Keeping the view true: what a sync did, applied to the table it
+//! remembers, and services read back from the kernel where a request
+//! failed or its outcome is unknown.
+
+use crate::decode::Detail;
+use crate::sync::outcomes::{Outcome, Outcomes};
+use crate::sync::table::{
+    dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
+};
+use crate::{Client, Error, Request, ServiceKey, TableEntry};
+
+pub(crate) fn result_outcome(r: Result<(), Error>) -> Outcome {
+    match r {
+        Ok(()) => Outcome::Done,
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// A failure whose outcome is not known: sent, and the reply never seen.
+pub(crate) fn is_unknown(o: &Outcome) -> bool {
+    matches!(o, Outcome::Failed(e) if e.is_unknown_outcome())
+}
+
+/// The service a request is about.
+pub(crate) fn request_key(r: &Request) -> Option<ServiceKey> {
+    match r {
+        Request::AddService(s) | Request::EditService(s) => Some(s.key),
+        Request::DeleteService(k)
+        | Request::AddDestination(k, _)
+        | Request::EditDestination(k, _)
+        | Request::DeleteDestination(k, _, _) => Some(*k),
+        _ => None,
+    }
+}
+
+/// Applies the requests that were done to the view. Destination requests
+/// of one service come together in a plan: the service is looked up once
+/// per run of them.
+pub(crate) fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Outcomes) {
+    let mut i = 0;
+    while i < requests.len() {
+        let key = match &requests[i] {
+            Request::AddDestination(k, _)
+            | Request::EditDestination(k, _)
+            | Request::DeleteDestination(k, _, _) => *k,
+            other => {
+                if let Outcome::Done = outcomes.get(i) {
+                    apply_to(t, other);
+                }
+                i += 1;
+                continue;
+            }
+        };
+        let run = requests[i..]
+            .iter()
+            .take_while(|r| match r {
+                Request::AddDestination(k, _)
+                | Request::EditDestination(k, _)
+                | Request::DeleteDestination(k, _, _) => *k == key,
+                _ => false,
+            })
+            .count();
+        if let Some(entry) = t.get_mut(&key) {
+            entry.destinations.reserve(run);
+            for (j, r) in requests[i..i + run].iter().enumerate() {
+                if let Outcome::Done = outcomes.get(i + j) {
+                    apply_to_service(entry, r);
+                }
+            }
+        }
+        i += run;
+    }
+}
+
+fn apply_to_service(e: &mut TableService, r: &Request) {
+    match r {
+        Request::AddDestination(_, d) | Request::EditDestination(_, d) => {
+            match e.position(&d.addr, d.port) {
+                Ok(at) => e.destinations[at].destination = *d,
+                Err(at) => e.destinations.insert(
+                    at,
+                    TableDestination {
+                        destination: *d,
+                        connections: 0,
+                    },
+                ),
+            }
+        }
+        Request::DeleteDestination(_, a, p) => e.remove(a, *p),
+        _ => {}
+    }
+}
+
+/// Applies a request that was done to the view.
+pub(crate) fn apply_to(t: &mut Table, r: &Request) {
+    match r {
+        Request::AddService(s) => t.put(TableService {
+            service: s.clone(),
+            destinations: Vec::new(),
+        }),
+        Request::EditService(s) => match t.get_mut(&s.key) {
+            Some(e) => e.service = s.clone(),
+            None => t.put(TableService {
+                service: s.clone(),
+                destinations: Vec::new(),
+            }),
+        },
+        Request::DeleteService(k) => {
+            t.remove(k);
+        }
+        Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
+            if let Some(e) = t.get_mut(k) {
+                let connections = e
+                    .destination(&d.addr, d.port)
+                    .map_or(0, |found| found.connections);
+                e.upsert(TableDestination {
+                    destination: *d,
+                    connections,
+                });
+            }
+        }
+        Request::DeleteDestination(k, a, p) => {
+            if let Some(e) = t.get_mut(k) {
+                e.remove(a, *p);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether the view shows the request's effect.
+pub(crate) fn holds(t: &Table, r: &Request) -> bool {
+    match r {
+        Request::AddService(s) | Request::EditService(s) => t
+            .get(&s.key)
+            .is_some_and(|e| service_matches(&e.service, s)),
+        Request::DeleteService(k) => t.get(k).is_none(),
+        Request::AddDestination(k, d) | Request::EditDestination(k, d) => t
+            .get(k)
+            .and_then(|e| e.destination(&d.addr, d.port))
+            .is_some_and(|found| dest_matches(&found.destination, d)),
+        Request::DeleteDestination(k, a, p) => {
+            t.get(k).is_none_or(|e| e.destination(a, *p).is_none())
+        }
+        _ => false,
+    }
+}
+
+/// Reads one service and its destinations back from the kernel into the
+/// view (removing it if the kernel has none).
+pub(crate) fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
+    match client.service(key) {
+        Ok(service) => {
+            let destinations = client.list_destinations(key, Detail::Settings)?;
+            t.put(service_from_entry(TableEntry {
+                service,
+                destinations,
+            }));
+            Ok(())
+        }
+        Err(e) if e.is_not_found() => {
+            t.remove(key);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
