@@ -77,7 +77,7 @@ pub enum Input<'a> {
 /// let mut session = Session::new(std::time::Duration::from_secs(1));
 /// let mut lookup = session.resolve_family();
 /// drive(&mut lookup);
-/// assert!(lookup.result().unwrap_err().is_timeout());
+/// assert!(lookup.result().unwrap().unwrap_err().is_timeout());
 /// ```
 pub trait Machine {
     /// What to do next.
