@@ -294,6 +294,36 @@ fn same_settings_ignores_connections_and_hashed() {
     assert!(!a.same_settings(&b));
 }
 
+/// Two tables whose only difference is a service key (same settings, same
+/// destinations) are not the same, whichever side is asked.
+#[test]
+fn same_settings_compares_the_service_keys() {
+    let a = table(2, 2);
+    let mut b = Table::new();
+    for s in a.iter() {
+        let mut svc = s.service.clone();
+        if svc.key == key(2) {
+            svc.key = key(3);
+        }
+        b.insert(svc, s.destinations.iter().map(|d| d.destination));
+    }
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a.destination_count(), b.destination_count());
+    assert!(!a.same_settings(&b));
+    assert!(!b.same_settings(&a));
+    // A key of another protocol, same address and port, differs too.
+    let mut c = Table::new();
+    for s in a.iter() {
+        let mut svc = s.service.clone();
+        if svc.key == key(1) {
+            svc.key = ServiceKey::udp(IpAddr::from([10, 0, 0, 1]), 80);
+        }
+        c.insert(svc, s.destinations.iter().map(|d| d.destination));
+    }
+    assert!(!a.same_settings(&c));
+    assert!(a.same_settings(&a.clone()));
+}
+
 /// Added and changed services interleaved in key order: the destination
 /// phase follows the service order, each service's requests together, and
 /// replaying the plan on the current table gives the desired one.
