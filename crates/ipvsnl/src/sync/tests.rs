@@ -479,3 +479,57 @@ fn dry_run_prints_what_save_prints() {
         "-d -u 10.0.0.9:53 -r 10.0.1.4:53"
     );
 }
+
+/// A scheduler, protocol, forwarding method or tunnel kind given by name
+/// or number is its named value, so a converged table plans nothing.
+///
+/// Before `Other` held an opaque type, these were `Scheduler::Other("rr")`,
+/// `Protocol::Other(6)`, `Forward::Other(3)` and `TunnelKind::Other(1)`,
+/// and the plan was an `-E` on every sync, a delete and re-add of the live
+/// TCP service, and two `-e`. Those values cannot be built any more (see
+/// the `compile_fail` examples of `UnknownScheduler` and the others); the
+/// makers left are the normalising ones used here.
+#[test]
+fn aliases_plan_nothing() {
+    use crate::{Protocol, TunnelKind};
+    let mut cur = Table::new();
+    let tcp = ServiceKey::tcp(ip("10.0.0.1"), 80);
+    let gue = Tunnel::gue(6080);
+    cur.insert(
+        Service::new(tcp).with_scheduler(Scheduler::RoundRobin),
+        [
+            dest(1).with_forward(Forward::Route),
+            dest(2).with_forward(Forward::Tunnel(gue)),
+        ],
+    );
+    let rr: Scheduler = "rr".parse().unwrap();
+    let by_number = ServiceKey::Inet {
+        protocol: Protocol::from_raw(6),
+        addr: ip("10.0.0.1"),
+        port: 80,
+    };
+    let gue_by_number = Tunnel {
+        kind: TunnelKind::from_raw(1),
+        ..gue
+    };
+    let route_by_number = Forward::from_raw(3).unwrap();
+    let wants = [
+        (tcp, rr.clone(), Forward::Route, gue),
+        (by_number, Scheduler::RoundRobin, Forward::Route, gue),
+        (tcp, Scheduler::RoundRobin, route_by_number, gue_by_number),
+        (by_number, rr, route_by_number, gue_by_number),
+    ];
+    for (key, scheduler, forward, tunnel) in wants {
+        let mut want = Table::new();
+        want.insert(
+            Service::new(key).with_scheduler(scheduler),
+            [
+                dest(1).with_forward(forward),
+                dest(2).with_forward(Forward::Tunnel(tunnel)),
+            ],
+        );
+        let p = run(&cur, &want, &PlanOptions::default());
+        assert!(p.is_empty(), "{p}");
+        assert!(want.same_settings(&cur));
+    }
+}
