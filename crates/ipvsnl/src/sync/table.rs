@@ -211,7 +211,6 @@ impl Table {
                 .zip(&other.services)
                 .all(|((ka, a), (kb, b))| {
                     ka == kb
-                        && a.service.key == b.service.key
                         && service_matches(&b.service, &a.service)
                         && a.destinations.len() == b.destinations.len()
                         && a.destinations.iter().zip(&b.destinations).all(|(x, y)| {
