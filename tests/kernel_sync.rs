@@ -263,7 +263,7 @@ fn a_failing_request_mid_batch_is_reported_and_the_rest_applied() {
     // fails (ENOENT) and its destinations are skipped.
     let bad_svc = key(200);
     let mut svc = Service::new(bad_svc);
-    svc.scheduler = Scheduler::Other("nosuchsched".into());
+    svc.scheduler = Scheduler::new("nosuchsched").unwrap();
     want.insert(svc, [dest(1600), dest(1601)]);
     // An IPv6 service gets a link-local destination, which the kernel
     // refuses (EINVAL) although it looks like an address; its other

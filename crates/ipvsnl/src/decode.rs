@@ -207,7 +207,7 @@ fn fill_destination(
         family,
     );
     e.destination.port = port.ok_or("destination without IPVS_DEST_ATTR_PORT")?;
-    e.destination.forward = Forward::from_raw(forward, tunnel);
+    e.destination.forward = Forward::from_kernel(forward, tunnel);
     read_stats(
         detail,
         (stats64, "IPVS_DEST_ATTR_STATS64"),
@@ -440,7 +440,7 @@ mod tests {
             1 => Forward::Local,
             2 => Forward::Route,
             3 => Forward::Bypass,
-            4 => Forward::Other(5 + r.below(3) as u32),
+            4 => Forward::from_kernel(5 + r.below(3) as u32, Tunnel::ipip()),
             _ => Forward::Tunnel(Tunnel {
                 kind: TunnelKind::from_raw(r.below(256) as u8),
                 port: r.u16(),

@@ -70,6 +70,7 @@ pub use model::family::{AddressFamily, Protocol};
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceEntry, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
+pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
 pub use pipeline::ApplyOptions;
 pub use request::{Request, RequestKind};
 pub use target::{Object, Target};

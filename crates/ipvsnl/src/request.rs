@@ -613,7 +613,7 @@ mod tests {
             // The largest key with the largest destination: the fixed
             // buffer's full size.
             Request::AddDestination(v6, gue.with_thresholds(u32::MAX, u32::MAX)),
-            Request::AddDestination(fw, d.with_forward(Forward::Other(9))),
+            Request::AddDestination(fw, d.with_forward(Forward::from_raw(7).unwrap())),
             Request::DeleteDestination(fw, d.addr, d.port),
             Request::DeleteDestination(v4, d.addr, d.port),
             Request::DeleteDestination(v6, gue.addr, gue.port),

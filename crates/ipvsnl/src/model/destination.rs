@@ -5,9 +5,19 @@ use std::net::IpAddr;
 
 use bitflags::bitflags;
 
+use super::unknown::{UnknownForward, UnknownTunnelKind};
 use crate::{AddressFamily, Error, ServiceKey, Stats};
 
 /// The tunnel encapsulation of a tunnelled destination.
+///
+/// [`TunnelKind::from_raw`] gives the named value for a known number, and
+/// [`TunnelKind::Other`] only for another one.
+///
+/// ```
+/// use ipvsnl::TunnelKind;
+/// assert_eq!(TunnelKind::from_raw(1), TunnelKind::Gue);
+/// assert!(matches!(TunnelKind::from_raw(9), TunnelKind::Other(k) if k.get() == 9));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[non_exhaustive]
 pub enum TunnelKind {
@@ -18,8 +28,8 @@ pub enum TunnelKind {
     Gue,
     /// GRE (2, kernel 5.3+).
     Gre,
-    /// A type this crate does not know.
-    Other(u8),
+    /// A type this crate does not know (never the number of one above).
+    Other(UnknownTunnelKind),
 }
 
 impl TunnelKind {
@@ -29,17 +39,18 @@ impl TunnelKind {
             TunnelKind::Ipip => 0,
             TunnelKind::Gue => 1,
             TunnelKind::Gre => 2,
-            TunnelKind::Other(n) => n,
+            TunnelKind::Other(n) => n.get(),
         }
     }
 
-    /// The type for a kernel number.
+    /// The type for a kernel number: the named value for 0, 1 and 2,
+    /// [`TunnelKind::Other`] for any other.
     pub fn from_raw(raw: u8) -> Self {
         match raw {
             0 => TunnelKind::Ipip,
             1 => TunnelKind::Gue,
             2 => TunnelKind::Gre,
-            n => TunnelKind::Other(n),
+            n => TunnelKind::Other(UnknownTunnelKind(n)),
         }
     }
 }
@@ -102,6 +113,17 @@ impl Tunnel {
 
 /// How the director forwards packets to a destination
 /// (`IP_VS_CONN_F_FWD_MASK` bits).
+///
+/// [`Forward::from_raw`] gives the named method for a known number, and
+/// [`Forward::Other`] only for another one (5 to 7).
+///
+/// ```
+/// use ipvsnl::{Forward, Tunnel};
+/// assert_eq!(Forward::from_raw(3), Some(Forward::Route));
+/// assert_eq!(Forward::from_raw(2), Some(Forward::Tunnel(Tunnel::ipip())));
+/// assert!(matches!(Forward::from_raw(6), Some(Forward::Other(m)) if m.get() == 6));
+/// assert_eq!(Forward::from_raw(8), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[non_exhaustive]
 pub enum Forward {
@@ -116,8 +138,9 @@ pub enum Forward {
     Route,
     /// Bypass (4).
     Bypass,
-    /// A method number this crate does not know (0..=7).
-    Other(u32),
+    /// A method number this crate does not know (5 to 7; never the number
+    /// of one above).
+    Other(UnknownForward),
 }
 
 impl Forward {
@@ -129,19 +152,27 @@ impl Forward {
             Forward::Tunnel(_) => 2,
             Forward::Route => 3,
             Forward::Bypass => 4,
-            Forward::Other(n) => n,
+            Forward::Other(n) => n.get(),
         }
     }
 
-    /// The method for a kernel number and the tunnel attributes.
-    pub(crate) fn from_raw(raw: u32, tunnel: Tunnel) -> Self {
+    /// The method for a number of the kernel's three-bit field: the named
+    /// method for 0 to 4 (a tunnel is IP-in-IP: set its parameters after),
+    /// [`Forward::Other`] for 5 to 7, `None` above 7.
+    pub fn from_raw(raw: u32) -> Option<Self> {
+        (raw <= 7).then(|| Forward::from_kernel(raw, Tunnel::ipip()))
+    }
+
+    /// The method for a kernel number (its low three bits) and the tunnel
+    /// attributes.
+    pub(crate) fn from_kernel(raw: u32, tunnel: Tunnel) -> Self {
         match raw & 0x7 {
             0 => Forward::Masquerade,
             1 => Forward::Local,
             2 => Forward::Tunnel(tunnel),
             3 => Forward::Route,
             4 => Forward::Bypass,
-            n => Forward::Other(n),
+            n => Forward::Other(UnknownForward(n)),
         }
     }
 
@@ -265,14 +296,8 @@ impl Destination {
                 ),
             ));
         }
-        if let Forward::Other(n) = self.forward {
-            if n > 7 {
-                return Err(Error::invalid(
-                    "forwarding method",
-                    format!("{n} does not fit the kernel's three-bit field"),
-                ));
-            }
-        }
+        // An unknown method is 5 to 7 (`UnknownForward` is made by no one
+        // else): it fits the kernel's three-bit field.
         if let Forward::Tunnel(t) = self.forward {
             if t.kind == TunnelKind::Gue && t.port == 0 {
                 return Err(Error::invalid("tunnel", "a GUE tunnel needs a port"));
@@ -362,10 +387,49 @@ mod tests {
     #[test]
     fn forward_numbers_round_trip() {
         for raw in 0..8 {
-            assert_eq!(Forward::from_raw(raw, Tunnel::ipip()).to_raw(), raw);
+            assert_eq!(Forward::from_raw(raw).unwrap().to_raw(), raw);
+            assert_eq!(Forward::from_kernel(raw, Tunnel::ipip()).to_raw(), raw);
         }
+        assert_eq!(Forward::from_raw(8), None);
+        assert_eq!(Forward::from_kernel(8 | 3, Tunnel::ipip()), Forward::Route);
         for raw in 0..=255u8 {
             assert_eq!(TunnelKind::from_raw(raw).to_raw(), raw);
+        }
+    }
+
+    /// Every known number gives its named value, and `Other` holds only
+    /// the numbers no named value has.
+    #[test]
+    fn known_numbers_give_named_values_only() {
+        let gre = Tunnel::gre();
+        let named = [
+            (0, Forward::Masquerade),
+            (1, Forward::Local),
+            (2, Forward::Tunnel(gre)),
+            (3, Forward::Route),
+            (4, Forward::Bypass),
+        ];
+        for (raw, f) in named {
+            assert_eq!(Forward::from_kernel(raw, gre), f);
+        }
+        for raw in 0..=u32::from(u8::MAX) {
+            let f = Forward::from_kernel(raw, gre);
+            assert_eq!(matches!(f, Forward::Other(_)), raw & 7 > 4, "{raw}");
+            if let Some(f) = Forward::from_raw(raw) {
+                assert_eq!(matches!(f, Forward::Other(_)), raw > 4, "{raw}");
+            }
+        }
+        let kinds = [
+            (0, TunnelKind::Ipip),
+            (1, TunnelKind::Gue),
+            (2, TunnelKind::Gre),
+        ];
+        for (raw, k) in kinds {
+            assert_eq!(TunnelKind::from_raw(raw), k);
+        }
+        for raw in 0..=255u8 {
+            let k = TunnelKind::from_raw(raw);
+            assert_eq!(matches!(k, TunnelKind::Other(_)), raw > 2, "{raw}");
         }
     }
 }

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use super::unknown::UnknownProtocol;
+
 /// The address family of a service or destination.
 ///
 /// ```
@@ -58,11 +60,16 @@ impl fmt::Display for AddressFamily {
 
 /// The transport protocol of an address-keyed service.
 ///
+/// [`Protocol::from_raw`] gives the named value for a known number, and
+/// [`Protocol::Other`] only for another one: a protocol has one spelling.
+///
 /// ```
 /// use ipvsnl::Protocol;
 /// assert_eq!(Protocol::from_raw(132), Protocol::Sctp);
-/// assert_eq!(Protocol::from_raw(1), Protocol::Other(1));
+/// assert_eq!(Protocol::from_raw(6), Protocol::Tcp);
+/// assert!(matches!(Protocol::from_raw(1), Protocol::Other(p) if p.get() == 1));
 /// assert_eq!(Protocol::Udp.to_string(), "UDP");
+/// assert_eq!(Protocol::from_raw(1).to_string(), "protocol 1");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -73,8 +80,9 @@ pub enum Protocol {
     Udp,
     /// SCTP (132).
     Sctp,
-    /// Another IP protocol number (the kernel does not check it).
-    Other(u16),
+    /// Another IP protocol number (the kernel does not check it); never
+    /// the number of one above.
+    Other(UnknownProtocol),
 }
 
 impl Protocol {
@@ -84,17 +92,18 @@ impl Protocol {
             Protocol::Tcp => 6,
             Protocol::Udp => 17,
             Protocol::Sctp => 132,
-            Protocol::Other(n) => n,
+            Protocol::Other(n) => n.get(),
         }
     }
 
-    /// The protocol for an IP protocol number.
+    /// The protocol for an IP protocol number: the named value for 6, 17
+    /// and 132, [`Protocol::Other`] for any other.
     pub fn from_raw(raw: u16) -> Self {
         match raw {
             6 => Protocol::Tcp,
             17 => Protocol::Udp,
             132 => Protocol::Sctp,
-            n => Protocol::Other(n),
+            n => Protocol::Other(UnknownProtocol(n)),
         }
     }
 }
@@ -106,6 +115,32 @@ impl fmt::Display for Protocol {
             Protocol::Udp => f.write_str("UDP"),
             Protocol::Sctp => f.write_str("SCTP"),
             Protocol::Other(n) => write!(f, "protocol {n}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every number gives the named value when there is one, `Other` only
+    /// otherwise, and comes back unchanged.
+    #[test]
+    fn protocol_numbers_normalise_and_round_trip() {
+        let named = [
+            (6, Protocol::Tcp),
+            (17, Protocol::Udp),
+            (132, Protocol::Sctp),
+        ];
+        for (raw, p) in named {
+            assert_eq!(Protocol::from_raw(raw), p);
+            assert_eq!(p.to_raw(), raw);
+        }
+        for raw in 0..=u16::MAX {
+            let p = Protocol::from_raw(raw);
+            assert_eq!(p.to_raw(), raw);
+            let known = named.iter().any(|(n, _)| *n == raw);
+            assert_eq!(matches!(p, Protocol::Other(_)), !known, "{raw}");
         }
     }
 }

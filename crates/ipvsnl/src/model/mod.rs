@@ -7,3 +7,4 @@ pub(crate) mod family;
 pub(crate) mod scheduler;
 pub(crate) mod service;
 pub(crate) mod stats;
+pub(crate) mod unknown;

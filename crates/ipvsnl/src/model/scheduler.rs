@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::unknown::UnknownScheduler;
 use crate::Error;
 
 /// The longest scheduler name the kernel accepts (its buffer is 16 bytes
@@ -13,15 +14,19 @@ pub const SCHED_NAME_MAX: usize = 15;
 ///
 /// The common schedulers are named values; any other name the kernel knows
 /// (a scheduler from an out-of-tree module, say) is [`Scheduler::Other`].
-/// Parsing normalises: `"rr".parse()` gives [`Scheduler::RoundRobin`], never
-/// `Other("rr")`, so two values naming the same scheduler compare equal.
+/// Parsing normalises: `"rr".parse()` gives [`Scheduler::RoundRobin`]. An
+/// [`UnknownScheduler`] is only ever made by parsing (or listing) a name
+/// that is none of the named ones, so a scheduler has one spelling and two
+/// values naming the same scheduler compare equal.
 ///
 /// ```
 /// use ipvsnl::Scheduler;
 /// let s: Scheduler = "mh".parse().unwrap();
 /// assert_eq!(s, Scheduler::Maglev);
 /// assert_eq!(s.module(), "ip_vs_mh");
-/// assert_eq!("foo".parse::<Scheduler>().unwrap().name(), "foo");
+/// assert_eq!("rr".parse::<Scheduler>().unwrap(), Scheduler::RoundRobin);
+/// let other: Scheduler = "foo".parse().unwrap();
+/// assert!(matches!(&other, Scheduler::Other(u) if u.name() == "foo"));
 /// assert!("a-name-that-is-too-long".parse::<Scheduler>().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -57,8 +62,8 @@ pub enum Scheduler {
     TwoChoice,
     /// `none`: no scheduler (the kernel accepts and reports it).
     None,
-    /// Any other scheduler name.
-    Other(String),
+    /// Any other scheduler name (never the name of one above).
+    Other(UnknownScheduler),
 }
 
 const NAMED: [(Scheduler, &str); 15] = [
@@ -88,7 +93,7 @@ impl Scheduler {
     /// The name the kernel knows it by.
     pub fn name(&self) -> &str {
         match self {
-            Scheduler::Other(name) => name,
+            Scheduler::Other(u) => u.name(),
             known => NAMED
                 .iter()
                 .find(|(s, _)| s == known)
@@ -122,20 +127,23 @@ impl Scheduler {
                 format!("{name:?} contains a NUL or white space"),
             ));
         }
-        Ok(NAMED
-            .iter()
-            .find(|(_, n)| *n == name)
-            .map(|(s, _)| s.clone())
-            .unwrap_or_else(|| Scheduler::Other(name.to_owned())))
+        Ok(Scheduler::from_kernel(name))
     }
 
-    /// The scheduler as the kernel reported it: never fails, keeps anything.
+    /// The scheduler of a name, unchecked (as the kernel reported it, or
+    /// as ipvsadm's grammar keeps it): never fails, keeps anything, and
+    /// gives the named value for a known name. This and [`Scheduler::new`]
+    /// are the only makers of an [`UnknownScheduler`].
     /// (Allocates only for a name it does not know.)
     pub(crate) fn from_kernel(name: &str) -> Self {
-        NAMED
-            .iter()
-            .find(|(_, n)| *n == name)
-            .map_or_else(|| Scheduler::Other(name.to_owned()), |(s, _)| s.clone())
+        NAMED.iter().find(|(_, n)| *n == name).map_or_else(
+            || {
+                Scheduler::Other(UnknownScheduler {
+                    name: name.to_owned(),
+                })
+            },
+            |(s, _)| s.clone(),
+        )
     }
 }
 
@@ -167,17 +175,31 @@ mod tests {
     fn names_round_trip_and_normalise() {
         for s in Scheduler::named() {
             assert_eq!(Scheduler::new(s.name()).unwrap(), s);
+            assert_eq!(s.name().parse::<Scheduler>().unwrap(), s);
             assert_eq!(Scheduler::from_kernel(s.name()), s);
+            assert!(!matches!(s, Scheduler::Other(_)), "{s}");
         }
-        assert_eq!(
-            Scheduler::new("fancy").unwrap(),
-            Scheduler::Other("fancy".into())
-        );
-        assert_eq!(
-            Scheduler::from_kernel("fancy"),
-            Scheduler::Other("fancy".into())
-        );
+        let fancy = Scheduler::new("fancy").unwrap();
+        assert!(matches!(&fancy, Scheduler::Other(u) if u.name() == "fancy"));
+        assert_eq!(Scheduler::from_kernel("fancy"), fancy);
+        assert_eq!(fancy.to_string(), "fancy");
         assert_eq!(Scheduler::new("123456789012345").unwrap().name().len(), 15);
+    }
+
+    /// `Other` holds only names none of the named schedulers has: whatever
+    /// the maker, a known name comes back as its named value.
+    #[test]
+    fn other_never_holds_a_known_name() {
+        let known: Vec<&str> = NAMED.iter().map(|(_, n)| *n).collect();
+        let mut names: Vec<String> = known.iter().map(|n| n.to_string()).collect();
+        names.extend(["fancy", "RR", "rr2", "w", "ip_vs_rr"].map(String::from));
+        for name in &names {
+            for s in [Scheduler::new(name).unwrap(), Scheduler::from_kernel(name)] {
+                assert_eq!(s.name(), name);
+                let is_other = matches!(s, Scheduler::Other(_));
+                assert_eq!(is_other, !known.contains(&name.as_str()), "{name}");
+            }
+        }
     }
 
     #[test]

@@ -288,7 +288,8 @@ impl Service {
     /// Checks what the kernel would refuse, before anything is sent.
     pub fn validate(&self) -> Result<(), Error> {
         self.key.validate()?;
-        // Re-check the name: `Scheduler::Other` can be built by hand.
+        // Re-check the name: an unchecked `Scheduler::Other` can come from
+        // ipvsadm's grammar (which leaves the check to the kernel).
         Scheduler::new(self.scheduler.name())?;
         if self.netmask.family() != self.key.family() {
             return Err(Error::invalid(
@@ -369,7 +370,7 @@ mod tests {
             .validate()
             .is_err());
         let mut odd = Service::new(key);
-        odd.scheduler = Scheduler::Other("x".repeat(16));
+        odd.scheduler = Scheduler::from_kernel(&"x".repeat(16));
         assert!(odd.validate().is_err());
     }
 

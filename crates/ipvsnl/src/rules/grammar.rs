@@ -1225,8 +1225,9 @@ fn finish(mut e: Entry) -> Result<Command, ArgError> {
             if let Some(arg) = &e.sched_flags {
                 e.flags |= parse_sched_flags(&e.sched, arg)?;
             }
-            let scheduler =
-                Scheduler::new(&e.sched).unwrap_or_else(|_| Scheduler::Other(e.sched.clone()));
+            // Unchecked, as ipvsadm leaves the name to the kernel; a known
+            // name is its named value.
+            let scheduler = Scheduler::from_kernel(&e.sched);
             let mut svc = Service::new(e.key());
             svc.scheduler = scheduler;
             svc.flags = ServiceFlags::from_bits_retain(e.flags);

@@ -7,7 +7,9 @@
 //! ipvsadm 1.31's grammar, option for option and message for message
 //! ([`parse_args`] for one command line, [`parse_rules`] for a whole text,
 //! which reports every bad line with its number), and prints services and
-//! destinations back as lines ([`service_rule`], [`destination_rule`]).
+//! destinations back as lines ([`service_rule`], [`destination_rule`]),
+//! and any [`Request`](crate::Request) that has a rule form
+//! ([`request_rule`], which the sync dry run prints with).
 //!
 //! Host and service names are resolved through a [`Names`] implementation;
 //! [`Numeric`] resolves nothing (numeric addresses and ports only), which
@@ -28,10 +30,12 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
 mod grammar;
+mod requests;
 mod save;
 pub mod text;
 
 pub use grammar::{parse_args, ArgError, Command, ListFormat, ListWhat};
+pub use requests::request_rule;
 pub use save::{
     addr_port, destination_rule, lookup_protocol, sched_flag_names, service_rule,
     service_rule_label,

@@ -133,8 +133,14 @@ pub fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
 /// assert_eq!(service_rule(&s, &Numeric), "-A -u 10.0.0.1:53 -s rr -p 300");
 /// ```
 pub fn service_rule(svc: &Service, names: &dyn Names) -> String {
+    service_line("-A", svc, names)
+}
+
+/// A service as a rule of command `cmd` (`-A` or `-E`): the one printer of
+/// service settings, for `-S` and the dry run alike.
+pub(crate) fn service_line(cmd: &str, svc: &Service, names: &dyn Names) -> String {
     let mut s = format!(
-        "-A {} -s {}",
+        "{cmd} {} -s {}",
         service_rule_label(&svc.key, names),
         svc.scheduler.name()
     );
@@ -171,13 +177,24 @@ pub fn service_rule(svc: &Service, names: &dyn Names) -> String {
 /// assert_eq!(destination_rule(&key, &d, &Numeric), "-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -m -w 5");
 /// ```
 pub fn destination_rule(key: &ServiceKey, dest: &Destination, names: &dyn Names) -> String {
+    destination_line("-a", key, dest, names)
+}
+
+/// A destination as a rule of command `cmd` (`-a` or `-e`): the one
+/// printer of destination settings, for `-S` and the dry run alike.
+pub(crate) fn destination_line(
+    cmd: &str,
+    key: &ServiceKey,
+    dest: &Destination,
+    names: &dyn Names,
+) -> String {
     let switch = match dest.forward {
         Forward::Masquerade => "-m",
         Forward::Tunnel(_) => "-i",
         _ => "-g",
     };
     let mut s = format!(
-        "-a {} -r {} {switch} -w {}",
+        "{cmd} {} -r {} {switch} -w {}",
         service_rule_label(key, names),
         addr_port(&dest.addr, dest.port, lookup_protocol(key), names),
         dest.weight as i32

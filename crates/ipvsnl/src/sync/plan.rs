@@ -184,7 +184,10 @@ impl Plan {
     }
 
     /// The plan as ipvsadm rules (`-A`, `-E`, `-D`, `-a`, `-e`, `-d`), one a
-    /// line: a dry run that `ipvsadm -R` would also apply.
+    /// line: a dry run that `ipvsadm -R` would also apply. Each request is
+    /// printed by the printer of `ipvsadm -S -n` ([`crate::rules::request_rule`]),
+    /// so a line is byte for byte what a save of the same service or
+    /// destination shows; like a save, it leaves connection thresholds out.
     pub fn to_rules(&self) -> String {
         crate::sync::dryrun::rules(&self.requests)
     }

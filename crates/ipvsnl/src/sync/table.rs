@@ -188,19 +188,36 @@ impl Table {
         t
     }
 
-    /// True when both tables hold the same services and destinations with
-    /// the same settings (connection counts and kernel-only flags aside):
-    /// what a converged sync leaves.
+    /// True when both tables hold the same service keys, each with the same
+    /// settings and the same destinations with the same settings
+    /// (connection counts and kernel-only flags aside): what a converged
+    /// sync leaves.
+    ///
+    /// ```
+    /// use ipvsnl::sync::Table;
+    /// use ipvsnl::{Service, ServiceKey};
+    /// let mut a = Table::new();
+    /// a.insert(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)), []);
+    /// let mut b = Table::new();
+    /// b.insert(Service::new(ServiceKey::tcp("10.0.0.2".parse().unwrap(), 80)), []);
+    /// assert!(a.same_settings(&a.clone()));
+    /// assert!(!a.same_settings(&b));
+    /// ```
     pub fn same_settings(&self, other: &Table) -> bool {
         self.len() == other.len()
-            && self.iter().zip(other.iter()).all(|(a, b)| {
-                service_matches(&b.service, &a.service)
-                    && a.destinations.len() == b.destinations.len()
-                    && a.destinations.iter().zip(&b.destinations).all(|(x, y)| {
-                        dest_id(&x.destination) == dest_id(&y.destination)
-                            && dest_matches(&x.destination, &y.destination)
-                    })
-            })
+            && self
+                .services
+                .iter()
+                .zip(&other.services)
+                .all(|((ka, a), (kb, b))| {
+                    ka == kb
+                        && service_matches(&b.service, &a.service)
+                        && a.destinations.len() == b.destinations.len()
+                        && a.destinations.iter().zip(&b.destinations).all(|(x, y)| {
+                            dest_id(&x.destination) == dest_id(&y.destination)
+                                && dest_matches(&x.destination, &y.destination)
+                        })
+                })
     }
 }
 

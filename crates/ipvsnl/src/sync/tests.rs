@@ -95,10 +95,11 @@ fn edits_in_place_what_the_kernel_can_edit() {
     ));
     let p = run(&cur, &want, &PlanOptions::default());
     assert_eq!(p.len(), 3, "{}", p.to_rules());
+    // Thresholds are not part of an ipvsadm rule (`-S` leaves them out).
     assert_eq!(
         p.to_rules(),
         "-E -t 10.0.0.1:80 -s wlc -p 300\n\
-         -e -t 10.0.0.2:80 -r 172.16.0.20:80 -m -w 7 -x 100 -y 10\n\
+         -e -t 10.0.0.2:80 -r 172.16.0.20:80 -m -w 7\n\
          -e -t 10.0.0.2:80 -r 172.16.0.21:80 -i -w 1 --tun-type gue --tun-port 6080 --tun-csum\n"
     );
 }
@@ -294,6 +295,36 @@ fn same_settings_ignores_connections_and_hashed() {
     assert!(!a.same_settings(&b));
 }
 
+/// Two tables whose only difference is a service key (same settings, same
+/// destinations) are not the same, whichever side is asked.
+#[test]
+fn same_settings_compares_the_service_keys() {
+    let a = table(2, 2);
+    let mut b = Table::new();
+    for s in a.iter() {
+        let mut svc = s.service.clone();
+        if svc.key == key(2) {
+            svc.key = key(3);
+        }
+        b.insert(svc, s.destinations.iter().map(|d| d.destination));
+    }
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a.destination_count(), b.destination_count());
+    assert!(!a.same_settings(&b));
+    assert!(!b.same_settings(&a));
+    // A key of another protocol, same address and port, differs too.
+    let mut c = Table::new();
+    for s in a.iter() {
+        let mut svc = s.service.clone();
+        if svc.key == key(1) {
+            svc.key = ServiceKey::udp(IpAddr::from([10, 0, 0, 1]), 80);
+        }
+        c.insert(svc, s.destinations.iter().map(|d| d.destination));
+    }
+    assert!(!a.same_settings(&c));
+    assert!(a.same_settings(&a.clone()));
+}
+
 /// Added and changed services interleaved in key order: the destination
 /// phase follows the service order, each service's requests together, and
 /// replaying the plan on the current table gives the desired one.
@@ -346,4 +377,159 @@ fn mixed_adds_and_changes_replay_to_the_desired_table() {
     assert!(replayed.same_settings(&want));
     // 20 adds + 60 destinations; 20 x (edit, delete, add).
     assert_eq!(p.len(), 20 + 60 + 60);
+}
+
+/// The dry run prints each request with the rules printer of `ipvsadm -S`
+/// (`crate::rules`): a fwmark above 2^31 (negative, as ipvsadm prints it),
+/// thresholds (not part of a rule), an unknown tunnel kind (no
+/// `--tun-type`) and scheduler flag 3 (unnamed for sh and mh).
+#[test]
+fn dry_run_prints_what_save_prints() {
+    use crate::rules::{destination_rule, service_rule, Numeric};
+    use crate::{AddressFamily, TunnelKind};
+
+    let fw = ServiceKey::fwmark(3_000_000_000, AddressFamily::Inet);
+    let sh = key(1);
+    let mh = ServiceKey::udp(ip("10.0.0.9"), 53);
+    let odd_tunnel = Tunnel {
+        kind: TunnelKind::from_raw(7),
+        port: 0,
+        flags: TunnelFlags::CSUM,
+    };
+    let mut want = Table::new();
+    want.insert(
+        Service::new(fw)
+            .with_scheduler(Scheduler::RoundRobin)
+            .with_flags(ServiceFlags::SCHED1 | ServiceFlags::SCHED3),
+        [
+            Destination::new(ip("10.0.1.1"), 0).with_thresholds(100, 10),
+            Destination::new(ip("10.0.1.2"), 0).with_forward(Forward::Tunnel(odd_tunnel)),
+        ],
+    );
+    want.insert(
+        Service::new(sh)
+            .with_scheduler(Scheduler::SourceHashing)
+            .with_flags(ServiceFlags::SCHED3),
+        [
+            Destination::new(ip("10.0.1.3"), 80).with_forward(Forward::Tunnel(
+                Tunnel::gue(6080).with_flags(TunnelFlags::CSUM),
+            )),
+        ],
+    );
+    want.insert(
+        Service::new(mh)
+            .with_scheduler(Scheduler::Maglev)
+            .with_flags(ServiceFlags::SCHED1 | ServiceFlags::SCHED2 | ServiceFlags::SCHED3),
+        [Destination::new(ip("10.0.1.4"), 53).with_thresholds(5, 0)],
+    );
+    // Edits: the same services with other settings in the current table.
+    let mut cur = Table::new();
+    for s in want.iter() {
+        let mut svc = s.service.clone();
+        svc.flags = ServiceFlags::empty();
+        cur.insert(
+            svc,
+            s.destinations.iter().map(|d| d.destination.with_weight(9)),
+        );
+    }
+
+    for (current, add, edit) in [(&Table::new(), "-A ", "-a "), (&cur, "-E ", "-e ")] {
+        let p = run(current, &want, &PlanOptions::default());
+        let printed = p.to_string();
+        let mut saved = String::new();
+        for r in p.requests() {
+            let line = match r {
+                Request::AddService(s) | Request::EditService(s) => {
+                    service_rule(s, &Numeric).replacen("-A ", add, 1)
+                }
+                Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
+                    destination_rule(k, d, &Numeric).replacen("-a ", edit, 1)
+                }
+                other => panic!("unexpected {other:?}"),
+            };
+            saved.push_str(&line);
+            saved.push('\n');
+        }
+        assert_eq!(p.len(), 7);
+        assert_eq!(printed, saved);
+    }
+
+    // The exact text of a few of them.
+    let p = run(&Table::new(), &want, &PlanOptions::default());
+    let text = p.to_rules();
+    let lines: Vec<&str> = text.lines().collect();
+    for expected in [
+        "-A -f -1294967296 -s rr -b flag-1,flag-3",
+        "-a -f -1294967296 -r 10.0.1.1:0 -m -w 1",
+        "-a -f -1294967296 -r 10.0.1.2:0 -i -w 1",
+        "-A -t 10.0.0.1:80 -s sh -b ",
+        "-a -t 10.0.0.1:80 -r 10.0.1.3:80 -i -w 1 --tun-type gue --tun-port 6080 --tun-csum",
+        "-A -u 10.0.0.9:53 -s mh -b mh-fallback,mh-port",
+        "-a -u 10.0.0.9:53 -r 10.0.1.4:53 -m -w 1",
+    ] {
+        assert!(lines.contains(&expected), "{expected:?} not in\n{text}");
+    }
+    assert_eq!(
+        rule(&Request::DeleteService(fw)),
+        "-D -f -1294967296",
+        "deletes name the service as save does"
+    );
+    assert_eq!(
+        rule(&Request::DeleteDestination(mh, ip("10.0.1.4"), 53)),
+        "-d -u 10.0.0.9:53 -r 10.0.1.4:53"
+    );
+}
+
+/// A scheduler, protocol, forwarding method or tunnel kind given by name
+/// or number is its named value, so a converged table plans nothing.
+///
+/// Before `Other` held an opaque type, these were `Scheduler::Other("rr")`,
+/// `Protocol::Other(6)`, `Forward::Other(3)` and `TunnelKind::Other(1)`,
+/// and the plan was an `-E` on every sync, a delete and re-add of the live
+/// TCP service, and two `-e`. Those values cannot be built any more (see
+/// the `compile_fail` examples of `UnknownScheduler` and the others); the
+/// makers left are the normalising ones used here.
+#[test]
+fn aliases_plan_nothing() {
+    use crate::{Protocol, TunnelKind};
+    let mut cur = Table::new();
+    let tcp = ServiceKey::tcp(ip("10.0.0.1"), 80);
+    let gue = Tunnel::gue(6080);
+    cur.insert(
+        Service::new(tcp).with_scheduler(Scheduler::RoundRobin),
+        [
+            dest(1).with_forward(Forward::Route),
+            dest(2).with_forward(Forward::Tunnel(gue)),
+        ],
+    );
+    let rr: Scheduler = "rr".parse().unwrap();
+    let by_number = ServiceKey::Inet {
+        protocol: Protocol::from_raw(6),
+        addr: ip("10.0.0.1"),
+        port: 80,
+    };
+    let gue_by_number = Tunnel {
+        kind: TunnelKind::from_raw(1),
+        ..gue
+    };
+    let route_by_number = Forward::from_raw(3).unwrap();
+    let wants = [
+        (tcp, rr.clone(), Forward::Route, gue),
+        (by_number, Scheduler::RoundRobin, Forward::Route, gue),
+        (tcp, Scheduler::RoundRobin, route_by_number, gue_by_number),
+        (by_number, rr, route_by_number, gue_by_number),
+    ];
+    for (key, scheduler, forward, tunnel) in wants {
+        let mut want = Table::new();
+        want.insert(
+            Service::new(key).with_scheduler(scheduler),
+            [
+                dest(1).with_forward(forward),
+                dest(2).with_forward(Forward::Tunnel(tunnel)),
+            ],
+        );
+        let p = run(&cur, &want, &PlanOptions::default());
+        assert!(p.is_empty(), "{p}");
+        assert!(want.same_settings(&cur));
+    }
 }
