@@ -1,11 +1,16 @@
 //! Arbitrary bytes as the attributes of an IPVS generic-netlink message
-//! (what follows the generic-netlink header), parsed for every command.
+//! (what follows the generic-netlink header), parsed for every command: the
+//! first byte is a command number (so the fuzzer covers all 256, known and
+//! unknown), the rest the attributes, parsed for that command and for the
+//! two the parse tells apart, `SET_INFO` and any other (`NEW_SERVICE`).
+//! (Parsing each input for all 17 known commands ran about half as many
+//! inputs a second, for no more coverage.)
 //!
 //! Checked:
 //! * no parse panics, whatever the bytes and the command;
 //! * the command decides only whether attributes 1 and 2 are the
 //!   `IPVS_INFO_ATTR_*` (in `SET_INFO`) or the service and destination nests
-//!   (everywhere else): all other commands parse the same attributes;
+//!   (everywhere else): every other command parses the same attributes;
 //! * a parsed message, emitted and parsed again, is the same value, and its
 //!   bytes are then a fixed point of emit-and-parse;
 //! * the one-pass finders accept the nests the owned parse accepted, and a
@@ -138,8 +143,7 @@ fn round_trip(msg: &IpvsMessage) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    // The first byte picks one more command number (mostly unknown ones).
-    let Some((&extra, attrs)) = data.split_first() else {
+    let Some((&cmd, attrs)) = data.split_first() else {
         return;
     };
 
@@ -156,16 +160,15 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
-    for cmd in (0..=17).chain([extra]) {
-        let want = if cmd == SET_INFO { &info } else { &general };
-        match (parse(attrs, cmd), want) {
-            (Ok(got), Ok(want)) => {
-                assert_eq!(got.command, IpvsCommand::from(cmd));
-                assert_eq!(got.attrs, want.attrs, "command {cmd}");
-            }
-            (Err(_), Err(_)) => {}
-            (got, want) => panic!("command {cmd}: {got:?}, but {want:?} otherwise"),
+    let want = if cmd == SET_INFO { &info } else { &general };
+    match (parse(attrs, cmd), want) {
+        (Ok(got), Ok(want)) => {
+            assert_eq!(got.command, IpvsCommand::from(cmd));
+            assert_eq!(u8::from(got.command), cmd);
+            assert_eq!(got.attrs, want.attrs, "command {cmd}");
         }
+        (Err(_), Err(_)) => {}
+        (got, want) => panic!("command {cmd}: {got:?}, but {want:?}"),
     }
 
     // The one-pass finders (not for SET_INFO, whose attribute 1 is no nest).
