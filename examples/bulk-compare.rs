@@ -1291,6 +1291,13 @@ fn main() {
     println!("BULK-COMPARE-BEGIN");
     println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
     println!("Kernel {kernel}, one boot. Method (see examples/bulk-compare.rs):\n");
+    // How the VM keeps time, as .ci/bench says (instruction counting or not).
+    if let Some(clock) = std::env::var("IPVSNL_BENCH_CLOCK")
+        .ok()
+        .filter(|c| !c.is_empty())
+    {
+        println!("- Clock: {clock}.");
+    }
     println!(
         "- Cold create: {rounds} rounds; in each, `Syncer::sync`, `Client::apply` of the planned requests and the plain client each create the table in a fresh network namespace, in a rotated order (round r starts at contestant r mod 3)."
     );
