@@ -214,9 +214,10 @@ fn a_concurrent_writer_during_a_sync() {
     assert!(table.get(&key(2000)).is_some());
 }
 
-/// Unloads every IPVS module and loads `ip_vs` and the round-robin
-/// scheduler again.
-fn reload_ip_vs() {
+/// Unloads every IPVS module (the table flushed first: a service holds its
+/// scheduler's module) and loads `ip_vs` and two schedulers again.
+fn reload_ip_vs(c: &mut Client) {
+    c.flush().unwrap();
     let modules = std::fs::read_to_string("/proc/modules").unwrap();
     let mut ours: Vec<&str> = modules
         .lines()
@@ -225,7 +226,20 @@ fn reload_ip_vs() {
         .collect();
     ours.push("ip_vs");
     for m in ours {
-        assert_ok(&format!("rmmod {m}"), run("rmmod", &[m]));
+        // A deleted service lets go of its scheduler after an RCU grace
+        // period: until then the module is busy (EAGAIN).
+        let mut tries = 0;
+        loop {
+            let out = run("rmmod", &[m]);
+            if out.status.success() {
+                break;
+            }
+            tries += 1;
+            if tries == 50 {
+                assert_ok(&format!("rmmod {m}"), out);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
     }
     assert!(!std::fs::read_to_string("/proc/modules")
         .unwrap()
@@ -242,11 +256,10 @@ fn exclusive_reload_of_ip_vs_under_a_live_client_then_a_pipelined_apply() {
     let _serial = serial();
     // In the VM's own namespace: the module's state is every namespace's.
     let mut c = Client::new().unwrap();
-    c.flush().unwrap();
-    let before = c.family_id().unwrap();
     c.add_service(&Service::new(key(1))).unwrap();
-    reload_ip_vs();
-    // The reload took the table with it; the client still holds the old id.
+    let before = c.family_id().unwrap();
+    reload_ip_vs(&mut c);
+    // The client still holds the old id.
     let requests: Vec<Request> = (1..=50u32)
         .flat_map(|s| {
             let svc = Service::new(key(s)).with_scheduler(Scheduler::RoundRobin);
@@ -263,7 +276,7 @@ fn exclusive_reload_of_ip_vs_under_a_live_client_then_a_pipelined_apply() {
     assert_ne!(before, after, "the kernel gave the family its old id back");
     assert_eq!(c.services().unwrap().len(), 50);
     // A single call after another reload recovers too.
-    reload_ip_vs();
+    reload_ip_vs(&mut c);
     c.add_service(&Service::new(key(99))).unwrap();
     assert_eq!(c.services().unwrap().len(), 1);
     c.flush().unwrap();
