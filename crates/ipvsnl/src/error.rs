@@ -34,6 +34,7 @@ use crate::{RequestKind, Target};
 pub enum Error {
     /// The kernel refused a request (it was not applied).
     #[error("{target}: {} ({})", kernel_reason(target, *errno), errno_name(*errno))]
+    #[non_exhaustive]
     Refused {
         /// What was asked, of what.
         target: Box<Target>,
@@ -43,6 +44,7 @@ pub enum Error {
     /// The request was sent and its reply never seen: it may or may not
     /// have been applied. Read the state back to know.
     #[error("{target}: outcome unknown: {cause}")]
+    #[non_exhaustive]
     Unknown {
         /// What was asked, of what.
         target: Box<Target>,
@@ -52,6 +54,7 @@ pub enum Error {
     /// The request was not sent (so not applied): an earlier one of the
     /// same call failed so that nothing more could be sent.
     #[error("{target}: not sent: {cause}")]
+    #[non_exhaustive]
     NotSent {
         /// What was asked, of what.
         target: Box<Target>,
@@ -65,6 +68,7 @@ pub enum Error {
     Unavailable,
     /// Input the kernel would refuse or misread; nothing was sent.
     #[error("invalid {what}: {why}")]
+    #[non_exhaustive]
     InvalidInput {
         /// What was wrong.
         what: &'static str,
@@ -73,6 +77,7 @@ pub enum Error {
     },
     /// The socket failed.
     #[error("{target}: netlink socket error: {source}")]
+    #[non_exhaustive]
     Io {
         /// What was being done.
         target: Box<Target>,
@@ -82,6 +87,7 @@ pub enum Error {
     },
     /// The kernel's reply could not be understood.
     #[error("{target}: malformed reply from the kernel: {detail}")]
+    #[non_exhaustive]
     Decode {
         /// What was being done.
         target: Box<Target>,
@@ -91,6 +97,7 @@ pub enum Error {
     /// No reply came in time to a request that changes nothing (a get, a
     /// listing, a lookup). A change that timed out is [`Error::Unknown`].
     #[error("{target}: no reply from the kernel within {timeout:?}")]
+    #[non_exhaustive]
     Timeout {
         /// What was being done.
         target: Box<Target>,
@@ -99,6 +106,7 @@ pub enum Error {
     },
     /// A network namespace could not be entered.
     #[error("cannot enter network namespace {}: {source}", path.display())]
+    #[non_exhaustive]
     Namespace {
         /// The namespace file.
         path: PathBuf,

@@ -13,8 +13,8 @@ pub enum Outcome {
     /// Applied.
     Done,
     /// Refused by the kernel (the error names the request and the errno),
-    /// or its outcome could not be established (`ENOBUFS` with the kernel
-    /// state read back not showing it).
+    /// not sent, or sent with its outcome unknown and its service not
+    /// readable back ([`Error::is_unknown_outcome`]).
     Failed(Error),
     /// Not sent, because the request at index `cause` (adding its service)
     /// failed.
@@ -22,10 +22,12 @@ pub enum Outcome {
         /// Index, in the plan, of the request whose failure caused this.
         cause: usize,
     },
-    /// Not needed after all: the listing had missed the service (the
-    /// kernel refused to add it again, `EEXIST`), so it was read back and
-    /// the requests appended at the end of the report corrected it. This
-    /// request, and those of its destinations, count as settled.
+    /// Settled by requests appended at the end of the report: the listing
+    /// had missed the service (the kernel refused to add it again,
+    /// `EEXIST`), or the request's reply was lost and reading the service
+    /// back showed it not applied; either way the service was read back,
+    /// planned again and corrected in the same sync. This request, and
+    /// those of its destinations, count as settled.
     Superseded,
 }
 
