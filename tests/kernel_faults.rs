@@ -12,6 +12,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Found, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
@@ -23,7 +24,7 @@ use ipvsnl::{
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    common::tables::serial(&SERIAL)
 }
 
 fn key(i: u32) -> ServiceKey {
@@ -43,19 +44,6 @@ fn desired(n: u32, d: u32, scheduler: Scheduler) -> Table {
         );
     }
     t
-}
-
-/// The kernel's table, listed until two listings agree.
-fn kernel_table(c: &mut Client) -> Table {
-    let mut last = Table::from_entries(c.table().expect("list the table"));
-    for _ in 0..5 {
-        let again = Table::from_entries(c.table().expect("list the table"));
-        if again.same_settings(&last) {
-            return again;
-        }
-        last = again;
-    }
-    panic!("the table kept changing");
 }
 
 #[test]

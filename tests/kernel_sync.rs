@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Drain, Outcome, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
@@ -24,7 +25,7 @@ use ipvsnl::{
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    common::tables::serial(&SERIAL)
 }
 
 fn key(i: u32) -> ServiceKey {
@@ -45,21 +46,6 @@ fn desired(n: u32, d: u32) -> Table {
         );
     }
     t
-}
-
-/// The kernel's table, listed until two listings in a row agree (a dump
-/// can skip or repeat services while other namespaces change theirs, e.g.
-/// a previous test's namespace being torn down).
-fn kernel_table(c: &mut Client) -> Table {
-    let mut last = Table::from_entries(c.table().expect("list the table"));
-    for _ in 0..5 {
-        let again = Table::from_entries(c.table().expect("list the table"));
-        if again.same_settings(&last) {
-            return again;
-        }
-        last = again;
-    }
-    last
 }
 
 fn assert_converged(c: &mut Client, want: &Table) {

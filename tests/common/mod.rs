@@ -19,6 +19,8 @@
 
 #![allow(dead_code)]
 
+pub mod tables;
+
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

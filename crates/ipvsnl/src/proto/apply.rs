@@ -432,12 +432,7 @@ impl<R: Encode, O: Outcomes> Machine for Apply<'_, '_, R, O> {
             Stage::Finished => {}
             Stage::Lookup { step, refresh } => {
                 let refresh = *refresh;
-                if matches!(input, Input::Sent) {
-                    self.pending_tx = false;
-                }
-                let mut resend = false;
-                let r = step.input(input, self.session, &mut self.tx, &mut resend);
-                self.pending_tx |= resend;
+                let r = step.input(input, self.session, &mut self.tx, &mut self.pending_tx);
                 if let Some(r) = r {
                     self.looked_up(r, refresh);
                 }

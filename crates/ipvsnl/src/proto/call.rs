@@ -335,12 +335,7 @@ where
             }
             Stage::Lookup { step, stale } => {
                 let stale = *stale;
-                if matches!(input, Input::Sent) {
-                    self.pending_tx = false;
-                }
-                let mut resend = false;
-                let r = step.input(input, self.session, &mut self.tx, &mut resend);
-                self.pending_tx |= resend;
+                let r = step.input(input, self.session, &mut self.tx, &mut self.pending_tx);
                 if let Some(r) = r {
                     self.looked_up(r, stale);
                 }

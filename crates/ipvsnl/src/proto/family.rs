@@ -85,17 +85,21 @@ impl FamilyStep {
         None
     }
 
-    /// What an input means for the lookup: `None` to go on (receiving,
-    /// or sending `tx` again when `*resend` is set).
+    /// What an input means for the lookup: `None` to go on. `pending_tx`
+    /// says whether `tx` (the lookup) is still to be sent: cleared once it
+    /// was, set again when it is to go once more.
     pub(crate) fn input(
         &mut self,
         input: Input<'_>,
         session: &mut Session,
         tx: &mut Vec<u8>,
-        resend: &mut bool,
+        pending_tx: &mut bool,
     ) -> Option<Result<u16, Failure>> {
         match input {
-            Input::Sent => None,
+            Input::Sent => {
+                *pending_tx = false;
+                None
+            }
             Input::Datagram(d) => self.datagram(d),
             Input::SendFailed(e) | Input::ReceiveFailed(e) => Some(Err(Failure::Socket(e))),
             // The queue is read out and the reply was not in it: it was
@@ -103,7 +107,7 @@ impl FamilyStep {
             // takes nothing new until its queue is empty).
             Input::TimedOut if self.draining => {
                 if self.again(session, tx) {
-                    *resend = true;
+                    *pending_tx = true;
                     None
                 } else {
                     Some(Err(Failure::Overrun))
@@ -130,7 +134,7 @@ pub struct FamilyLookup<'s> {
     session: &'s mut Session,
     tx: Vec<u8>,
     step: FamilyStep,
-    sent: bool,
+    pending_tx: bool,
     result: Option<Result<u16, Failure>>,
 }
 
@@ -142,7 +146,7 @@ impl<'s> FamilyLookup<'s> {
             session,
             tx,
             step,
-            sent: false,
+            pending_tx: true,
             result: None,
         }
     }
@@ -158,7 +162,7 @@ impl Machine for FamilyLookup<'_> {
     fn poll(&mut self) -> Poll<'_> {
         if self.result.is_some() {
             Poll::Finished
-        } else if !self.sent {
+        } else if self.pending_tx {
             Poll::Transmit(&self.tx)
         } else {
             Poll::Receive(self.step.wait(self.session))
@@ -169,16 +173,9 @@ impl Machine for FamilyLookup<'_> {
         if self.result.is_some() {
             return;
         }
-        if matches!(input, Input::Sent) {
-            self.sent = true;
-        }
-        let mut resend = false;
         let r = self
             .step
-            .input(input, self.session, &mut self.tx, &mut resend);
-        if resend {
-            self.sent = false;
-        }
+            .input(input, self.session, &mut self.tx, &mut self.pending_tx);
         if let Some(r) = r {
             if let Ok(id) = r {
                 self.session.family = Some(id);
