@@ -27,7 +27,8 @@
 //! the next call does not read the abandoned one's replies.
 //!
 //! [`frame`] splits datagrams into messages; it is what every machine
-//! reads with.
+//! reads with. The repeats a resumed dump can send are dropped by the
+//! listing with this module's `keep_first`, whatever the driver.
 
 mod apply;
 mod batch;
@@ -36,6 +37,7 @@ mod family;
 pub mod frame;
 mod machine;
 mod outcome;
+pub(crate) mod repeats;
 mod seq;
 mod session;
 
