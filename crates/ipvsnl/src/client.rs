@@ -441,3 +441,28 @@ where
         self.out.reserve(frame::data_message_count(datagram));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_state_not_the_buffers() {
+        // A generic-netlink socket opens on any Linux host, IPVS or not.
+        let opts = ClientOptions::default().with_timeout(Duration::from_secs(3));
+        let c = Client::with_options(opts).unwrap();
+        let shown = format!("{c:?}");
+        for part in [
+            "namespace",
+            "family: None",
+            "options",
+            "timeout: 3s",
+            "unfinished_dump",
+        ] {
+            assert!(shown.contains(part), "{part} not in {shown}");
+        }
+        // A page of receive buffer would be thousands of numbers.
+        assert!(shown.len() < 600, "{shown}");
+        assert!(!shown.contains("rx"), "{shown}");
+    }
+}
