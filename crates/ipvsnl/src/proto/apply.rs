@@ -315,11 +315,24 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             }
             (Err(f), false) => self.stop(None, f.cause()),
             (Err(crate::proto::Failure::Unavailable), true) => {
-                // Unloaded and not back: none of the batch was applied.
-                for i in std::mem::take(&mut self.batch.items) {
-                    self.outcomes
-                        .outcome(i, Outcome::NotSent(Cause::Unavailable));
+                // Unloaded and not back: what the family's absence refused
+                // never reached IPVS. Anything else stands as seen.
+                for at in 0..self.seen.errnos.len() {
+                    if matches!(self.seen.errnos[at], libc::ENOENT | libc::EOPNOTSUPP) {
+                        let i = self.batch.items[at];
+                        self.outcomes
+                            .outcome(i, Outcome::NotSent(Cause::Unavailable));
+                        self.seen.errnos[at] = -1;
+                    }
                 }
+                let (items, errnos) = (&mut self.batch.items, &self.seen.errnos);
+                let mut at = 0;
+                items.retain(|_| {
+                    at += 1;
+                    errnos[at - 1] != -1
+                });
+                self.seen.errnos.retain(|e| *e != -1);
+                self.settle();
                 self.session.family = None;
                 self.stop(None, Cause::Unavailable);
             }
