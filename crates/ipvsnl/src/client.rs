@@ -6,7 +6,7 @@ use std::time::Duration;
 use ipvsnl_wire::{IpvsCommand, IpvsMessage};
 
 use crate::decode;
-use crate::drive::{drive, DATAGRAMS};
+use crate::drive::{drive, outcome, DATAGRAMS};
 use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::socket::NlSocket;
@@ -216,12 +216,9 @@ impl Client {
         }
         let mut lookup = self.session.resolve_family();
         drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut lookup);
-        let target = || Target::new(RequestKind::ResolveFamily, Object::Family);
-        match lookup.result() {
-            Some(Ok(id)) => Ok(id),
-            Some(Err(f)) => Err(Error::of_failure(target(), f)),
-            None => Err(Error::decode(target(), "the lookup ended without a result")),
-        }
+        outcome(lookup.result(), || {
+            Target::new(RequestKind::ResolveFamily, Object::Family)
+        })
     }
 
     /// Sends a get or a dump (`kind` says which, and names it in errors)
@@ -253,14 +250,8 @@ impl Client {
         let result = call.result();
         let out = std::mem::take(&mut call.replies().out);
         drop(call);
-        match result {
-            Some(Ok(())) => Ok(out),
-            Some(Err(f)) => Err(Error::of_failure(Target::new(kind, target()), f)),
-            None => Err(Error::decode(
-                Target::new(kind, target()),
-                "the call ended without a result",
-            )),
-        }
+        outcome(result, || Target::new(kind, target()))?;
+        Ok(out)
     }
 
     /// Sends one request and collects its reply messages, parsed into

@@ -2,8 +2,9 @@
 //! until it finishes. All protocol decisions are the machine's; this only
 //! sends, receives and says what happened.
 
-use crate::proto::{Input, Machine, Poll, Wait};
+use crate::proto::{Failure, Input, Machine, Poll, Wait};
 use crate::transport::socket::{NlSocket, Received};
+use crate::{Error, Target};
 
 /// The most datagrams one receive call takes (a short dump's data and its
 /// `NLMSG_DONE`, or two parts of a long one, or two datagrams of a batch's
@@ -55,6 +56,20 @@ pub(crate) fn drive(sock: &NlSocket, rx: &mut [u8], segment: usize, machine: &mu
                 _ => machine.handle(Input::ReceiveFailed(e)),
             },
         }
+    }
+}
+
+/// The result of a machine the driver ran to its end, as the crate's
+/// error about `target` (a machine that ended without one is a decode
+/// error: it cannot happen, and is not a panic either).
+pub(crate) fn outcome<T>(
+    result: Option<Result<T, Failure>>,
+    target: impl FnOnce() -> Target,
+) -> Result<T, Error> {
+    match result {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(f)) => Err(Error::of_failure(target(), f)),
+        None => Err(Error::decode(target(), "the call ended without a result")),
     }
 }
 

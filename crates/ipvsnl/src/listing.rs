@@ -19,7 +19,7 @@ use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
 
 use crate::decode::{self, DecodeResult, Detail};
-use crate::drive::drive;
+use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
 use crate::proto::{CallKind, Replies};
 use crate::request::push_service_nest;
@@ -88,11 +88,7 @@ impl Client {
             },
         );
         drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut call);
-        match call.result() {
-            Some(Ok(())) => Ok(()),
-            Some(Err(f)) => Err(Error::of_failure(Target::new(kind, Object::Table), f)),
-            None => Err(Error::decode(Target::new(kind, Object::Table), "no result")),
-        }
+        outcome(call.result(), || Target::new(kind, Object::Table))
     }
 
     /// The destinations of a service, newest first (the kernel's order).
