@@ -325,17 +325,10 @@ impl Syncer {
         }
         // Destinations skipped for an add whose outcome is now settled by
         // the new plan are settled with it.
-        let skipped: Vec<usize> = outcomes
-            .exceptions()
-            .filter(|&(i, o)| {
-                matches!(o, Outcome::Skipped { .. })
-                    && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        for i in skipped {
-            outcomes.set(i, Outcome::Superseded);
-        }
+        outcomes.supersede_where(|i, o| {
+            matches!(o, Outcome::Skipped { .. })
+                && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
+        });
         self.replan(client, current, desired, &again, requests, outcomes);
         found
     }
@@ -359,18 +352,11 @@ impl Syncer {
         if missed.is_empty() {
             return;
         }
-        let settled: Vec<usize> = outcomes
-            .exceptions()
-            .filter(|&(i, o)| match (&requests[i], o) {
-                (Request::AddService(s), Outcome::Failed(_)) => missed.contains(&s.key),
-                (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains(k),
-                _ => false,
-            })
-            .map(|(i, _)| i)
-            .collect();
-        for i in settled {
-            outcomes.set(i, Outcome::Superseded);
-        }
+        outcomes.supersede_where(|i, o| match (&requests[i], o) {
+            (Request::AddService(s), Outcome::Failed(_)) => missed.contains(&s.key),
+            (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains(k),
+            _ => false,
+        });
         self.replan(client, current, desired, &missed, requests, outcomes);
     }
 

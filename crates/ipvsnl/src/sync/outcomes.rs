@@ -98,6 +98,18 @@ impl Outcomes {
         self.exceptions.iter().map(|(i, o)| (*i, o))
     }
 
+    /// Marks [`Outcome::Superseded`] every exception `settled` accepts
+    /// (given its index and outcome).
+    pub(crate) fn supersede_where(&mut self, mut settled: impl FnMut(usize, &Outcome) -> bool) {
+        for o in self
+            .exceptions
+            .iter_mut()
+            .filter_map(|(i, o)| settled(*i, o).then_some(o))
+        {
+            *o = Outcome::Superseded;
+        }
+    }
+
     /// True when nothing but [`Outcome::Done`] was recorded.
     pub(crate) fn all_plain_done(&self) -> bool {
         self.exceptions.is_empty()
@@ -139,6 +151,9 @@ mod tests {
         );
         let at: Vec<usize> = o.exceptions().map(|(i, _)| i).collect();
         assert_eq!(at, [1, 2, 5]);
+        o.supersede_where(|i, _| i == 5);
+        assert!(matches!(o.get(5), Outcome::Superseded));
+        assert!(matches!(o.get(2), Outcome::Skipped { cause: 1 }));
         o.set(2, Outcome::Done);
         assert_eq!(o.exceptions().count(), 2);
         assert!(!o.all_plain_done());
