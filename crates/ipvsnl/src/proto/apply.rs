@@ -317,21 +317,17 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             (Err(crate::proto::Failure::Unavailable), true) => {
                 // Unloaded and not back: what the family's absence refused
                 // never reached IPVS. Anything else stands as seen.
-                for at in 0..self.seen.errnos.len() {
-                    if matches!(self.seen.errnos[at], libc::ENOENT | libc::EOPNOTSUPP) {
-                        let i = self.batch.items[at];
+                let items = std::mem::take(&mut self.batch.items);
+                let errnos = std::mem::take(&mut self.seen.errnos);
+                for (i, errno) in items.into_iter().zip(errnos) {
+                    if matches!(errno, libc::ENOENT | libc::EOPNOTSUPP) {
                         self.outcomes
                             .outcome(i, Outcome::NotSent(Cause::Unavailable));
-                        self.seen.errnos[at] = -1;
+                    } else {
+                        self.batch.items.push(i);
+                        self.seen.errnos.push(errno);
                     }
                 }
-                let (items, errnos) = (&mut self.batch.items, &self.seen.errnos);
-                let mut at = 0;
-                items.retain(|_| {
-                    at += 1;
-                    errnos[at - 1] != -1
-                });
-                self.seen.errnos.retain(|e| *e != -1);
                 self.settle();
                 self.session.family = None;
                 self.stop(None, Cause::Unavailable);
