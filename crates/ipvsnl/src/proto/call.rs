@@ -293,8 +293,9 @@ where
         }
     }
 
-    /// One datagram while reading out the unfinished dump `seq`.
-    fn drained(&mut self, seq: u32, d: &[u8]) -> bool {
+    /// Whether datagram `d` ends the unfinished dump `seq` (its DONE, or
+    /// an error).
+    fn ends_dump(seq: u32, d: &[u8]) -> bool {
         frame::frames(d, 0).any(|f| {
             matches!(f, Ok(f) if f.seq == seq && matches!(f.reply, Reply::Done(_) | Reply::Error(_)))
         })
@@ -322,7 +323,7 @@ where
             Stage::Drain(seq) => {
                 let seq = *seq;
                 match input {
-                    Input::Datagram(d) if !self.drained(seq, d) => {}
+                    Input::Datagram(d) if !Self::ends_dump(seq, d) => {}
                     // Its end came; or nothing more comes (the kernel
                     // ended it some other way): the socket is free.
                     Input::Datagram(_) | Input::TimedOut => self.begin(),

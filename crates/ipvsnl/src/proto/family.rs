@@ -61,7 +61,7 @@ impl FamilyStep {
 
     /// Reads a datagram; `Some` once the lookup has its answer. Messages
     /// of other numbers are not the lookup's and are passed over.
-    pub(crate) fn datagram(&mut self, datagram: &[u8]) -> Option<Result<u16, Failure>> {
+    fn datagram(&mut self, datagram: &[u8]) -> Option<Result<u16, Failure>> {
         for f in frame::frames(datagram, 0) {
             let f = match f {
                 Ok(f) => f,
