@@ -2,8 +2,8 @@
 //! messages (the attribute set and order of the kernel's service dump, with
 //! STATS and STATS64), each in its netlink and generic-netlink headers as a
 //! dump delivers them. Figures are per message (Throughput::Elements).
-//! `parse` builds the owned attribute lists; `parse_views` reads every
-//! attribute in place with the zero-copy views instead.
+//! `parse` builds the owned attribute lists; `parse_values` reads each
+//! service nest in one pass with the values instead.
 
 use std::hint::black_box;
 
@@ -13,8 +13,8 @@ use ipvsnl_wire::netlink_packet_core::{
 };
 use ipvsnl_wire::netlink_packet_generic::GenlMessage;
 use ipvsnl_wire::{
-    FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, ServiceValues, ServiceView,
-    StatsAttr, StatsField, StatsValues, StatsView,
+    FlagsMask, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr, ServiceValues, StatsAttr,
+    StatsField, StatsValues,
 };
 
 const SERVICES: usize = 10_000;
@@ -103,39 +103,6 @@ fn parse_all(bytes: &[u8]) -> usize {
     n
 }
 
-/// The same messages read with the zero-copy views: every attribute of
-/// every service, the 64-bit counters included (what a listing decodes).
-fn view_all(bytes: &[u8]) -> usize {
-    let read = |s: Option<StatsView<'_>>| {
-        s.map_or(0, |s| {
-            StatsField::ALL
-                .iter()
-                .map(|f| s.get(*f).expect("counter").unwrap_or(0))
-                .fold(0u64, u64::wrapping_add)
-        })
-    };
-    let mut n = 0;
-    for m in messages(bytes) {
-        // After the netlink (16) and generic-netlink (4) headers.
-        let v = ServiceView::find(&m[20..])
-            .expect("kernel-shaped message parses")
-            .expect("a service nest");
-        let ok = v.address_family().is_ok()
-            & v.protocol().is_ok()
-            & v.address().is_ok()
-            & v.port().is_ok()
-            & v.fwmark().is_ok()
-            & v.scheduler().is_ok()
-            & v.persistence_engine().is_ok()
-            & v.flags().is_ok()
-            & v.timeout().is_ok()
-            & v.netmask().is_ok();
-        black_box(read(v.stats64().expect("stats64")) ^ read(v.stats().expect("stats")));
-        n += usize::from(ok);
-    }
-    n
-}
-
 /// The same messages read in one pass each ([`ServiceValues`]), the 64-bit
 /// counters included.
 fn values_all(bytes: &[u8]) -> usize {
@@ -163,7 +130,6 @@ fn bench(c: &mut Criterion) {
     let mut bytes = Vec::new();
     emit_all(&msgs, &mut bytes);
     assert_eq!(parse_all(&bytes), SERVICES);
-    assert_eq!(view_all(&bytes), SERVICES);
     assert_eq!(values_all(&bytes), SERVICES);
     let mut g = c.benchmark_group("service_dump_10k");
     g.throughput(Throughput::Elements(SERVICES as u64));
@@ -179,9 +145,6 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("parse_values", |b| {
         b.iter(|| black_box(values_all(black_box(&bytes))))
-    });
-    g.bench_function("parse_views", |b| {
-        b.iter(|| black_box(view_all(black_box(&bytes))))
     });
     g.bench_function("build_and_emit", |b| {
         b.iter_batched(

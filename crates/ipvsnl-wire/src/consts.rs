@@ -1,7 +1,7 @@
 //! The attribute numbers of the IPVS family (`include/uapi/linux/ip_vs.h`),
 //! named as the kernel names them. Every encoder and decoder of this crate
-//! (the owned attribute enums, the views, the writer's users) takes its
-//! numbers from here.
+//! (the owned attribute enums, the one-pass values, the writer's users)
+//! takes its numbers from here.
 
 // Top level (`IPVS_CMD_ATTR_*`).
 

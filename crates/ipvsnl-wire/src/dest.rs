@@ -6,8 +6,7 @@ use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 use crate::bytes::{addr16, u16_be, u16_ne, u32_ne, u8_of};
 use crate::consts::*;
 use crate::nest::{emit_nest, nest_len, parse_nest};
-use crate::view::{find_attr, Slots};
-use crate::{StatsAttr, StatsView};
+use crate::StatsAttr;
 
 /// One attribute of a destination nest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +131,8 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for DestAttr {
 }
 
 /// The payload of each attribute: width and byte order, for the owned
-/// parse and the view alike.
+/// parse (the one-pass values check widths themselves and fall back to it
+/// for the error).
 mod read {
     use super::*;
 
@@ -190,134 +190,6 @@ mod read {
     #[inline]
     pub(super) fn tun_flags(v: &[u8]) -> Result<u16, DecodeError> {
         u16_ne(v, "IPVS_DEST_ATTR_TUN_FLAGS")
-    }
-}
-
-/// A destination nest read in place: walked once, each attribute decoded
-/// when asked (`Ok(None)` when absent), with the errors of the owned parse.
-///
-/// ```
-/// use ipvsnl_wire::{write::push_attr, DestAttr, DestView};
-/// let mut nest = Vec::new();
-/// push_attr(&mut nest, &DestAttr::Port(8080));
-/// push_attr(&mut nest, &DestAttr::Weight(3));
-/// let view = DestView::parse(&nest).unwrap();
-/// assert_eq!(view.port().unwrap(), Some(8080));
-/// assert_eq!(view.weight().unwrap(), Some(3));
-/// assert_eq!(view.address().unwrap(), None);
-/// assert!(DestView::parse(&nest[..5]).is_err());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DestView<'a>(Slots<'a, { IPVS_DEST_ATTR_TUN_FLAGS as usize + 1 }>);
-
-impl<'a> DestView<'a> {
-    /// Walks a destination nest's payload.
-    #[inline]
-    pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
-        Slots::parse(nest, "IPVS_CMD_ATTR_DEST").map(DestView)
-    }
-
-    /// The destination nest of a message's attribute bytes, if any.
-    #[inline]
-    pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
-        find_attr(attrs, IPVS_CMD_ATTR_DEST)?
-            .map(Self::parse)
-            .transpose()
-    }
-
-    /// `ADDR`: the real server address, zero-padded to 16 bytes.
-    #[inline]
-    pub fn address(&self) -> Result<Option<[u8; 16]>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_ADDR, read::addr)
-    }
-
-    /// `PORT`: the real server port.
-    #[inline]
-    pub fn port(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_PORT, read::port)
-    }
-
-    /// `FWD_METHOD`: the `IP_VS_CONN_F_*` forwarding method.
-    #[inline]
-    pub fn forward_method(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_FWD_METHOD, read::fwd_method)
-    }
-
-    /// `WEIGHT`.
-    #[inline]
-    pub fn weight(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_WEIGHT, read::weight)
-    }
-
-    /// `U_THRESH`: the upper connection threshold.
-    #[inline]
-    pub fn upper_threshold(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_U_THRESH, read::u_thresh)
-    }
-
-    /// `L_THRESH`: the lower connection threshold.
-    #[inline]
-    pub fn lower_threshold(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_L_THRESH, read::l_thresh)
-    }
-
-    /// `ACTIVE_CONNS`.
-    #[inline]
-    pub fn active_conns(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_ACTIVE_CONNS, read::active_conns)
-    }
-
-    /// `INACT_CONNS`.
-    #[inline]
-    pub fn inactive_conns(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_INACT_CONNS, read::inact_conns)
-    }
-
-    /// `PERSIST_CONNS`.
-    #[inline]
-    pub fn persistent_conns(&self) -> Result<Option<u32>, DecodeError> {
-        self.0
-            .get(IPVS_DEST_ATTR_PERSIST_CONNS, read::persist_conns)
-    }
-
-    /// `ADDR_FAMILY`: absent or 0 means the service's.
-    #[inline]
-    pub fn address_family(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_ADDR_FAMILY, read::addr_family)
-    }
-
-    /// `TUN_TYPE`: 0 ipip, 1 gue, 2 gre.
-    #[inline]
-    pub fn tunnel_type(&self) -> Result<Option<u8>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_TUN_TYPE, read::tun_type)
-    }
-
-    /// `TUN_PORT`: the GUE port.
-    #[inline]
-    pub fn tunnel_port(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_TUN_PORT, read::tun_port)
-    }
-
-    /// `TUN_FLAGS`: the checksum flags.
-    #[inline]
-    pub fn tunnel_flags(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_TUN_FLAGS, read::tun_flags)
-    }
-
-    /// `STATS`: the 32-bit statistics.
-    #[inline]
-    pub fn stats(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_STATS, |v| {
-            StatsView::parse_in(v, read::STATS)
-        })
-    }
-
-    /// `STATS64`: the 64-bit statistics.
-    #[inline]
-    pub fn stats64(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
-        self.0.get(IPVS_DEST_ATTR_STATS64, |v| {
-            StatsView::parse_in(v, read::STATS64)
-        })
     }
 }
 

@@ -11,12 +11,11 @@
 //! including the IPv6 "netmask" (a prefix length) and the sync daemon's
 //! multicast port, is host order.
 //!
-//! Three ways to read: the owned attribute enums ([`IpvsMessage`] holds a
-//! `Vec` of them per nest), and zero-copy views ([`ServiceView`],
-//! [`DestView`], [`StatsView`]) that walk a nest once and decode each
-//! attribute on demand, and one-pass values ([`ServiceValues`],
+//! Two ways to read: the owned attribute enums ([`IpvsMessage`] holds a
+//! `Vec` of them per nest), and one-pass values ([`ServiceValues`],
 //! [`DestValues`], [`StatsValues`]) that decode a whole nest in one walk,
-//! for listings of thousands of objects. All of them take their attribute
+//! without allocating, for listings of thousands of objects ([`find_attr`]
+//! finds a nest in a message's attributes). Both take their attribute
 //! numbers (the `IPVS_*_ATTR_*` constants) and payload readers from the
 //! same place. Requests can be written without building a
 //! message first with the [`write`](mod@write) functions.
@@ -59,19 +58,19 @@ mod nest;
 mod service;
 mod stats;
 mod values;
-mod view;
+mod walk;
 pub mod write;
 
 pub use attr::IpvsAttr;
 pub use command::IpvsCommand;
 pub use consts::*;
 pub use daemon::DaemonAttr;
-pub use dest::{DestAttr, DestView};
+pub use dest::DestAttr;
 pub use message::{IpvsMessage, IPVS_GENL_NAME, IPVS_GENL_VERSION};
-pub use service::{FlagsMask, ServiceAttr, ServiceView};
-pub use stats::{StatsAttr, StatsField, StatsView};
+pub use service::{FlagsMask, ServiceAttr};
+pub use stats::{StatsAttr, StatsField};
 pub use values::{DestValue, DestValues, ServiceValues, StatsValues};
-pub use view::find_attr;
+pub use walk::find_attr;
 
 /// Re-exported so users need not name the matching versions themselves.
 pub use netlink_packet_core;

@@ -5,8 +5,7 @@ use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 use crate::bytes::{addr16, emit_string, raw4, str_of, string_len, u16_be, u16_ne, u32_ne};
 use crate::consts::*;
 use crate::nest::{emit_nest, nest_len, parse_nest};
-use crate::view::{find_attr, Slots};
-use crate::{StatsAttr, StatsView};
+use crate::StatsAttr;
 
 /// `struct ip_vs_flags`: the flags to set and the mask of flags to change.
 ///
@@ -149,7 +148,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for ServiceAttr {
 }
 
 /// The payload of each attribute: width and byte order, for the owned
-/// parse and the view alike.
+/// parse and the one-pass values alike.
 pub(crate) mod read {
     use super::*;
 
@@ -204,114 +203,6 @@ pub(crate) mod read {
     #[inline]
     pub(crate) fn pe_name(v: &[u8]) -> Result<&str, DecodeError> {
         str_of(v, "IPVS_SVC_ATTR_PE_NAME")
-    }
-}
-
-/// A service nest read in place: walked once, each attribute decoded when
-/// asked (`Ok(None)` when absent), with the errors of the owned parse.
-///
-/// ```
-/// use ipvsnl_wire::{write::push_attr, ServiceAttr, ServiceView};
-/// let mut nest = Vec::new();
-/// push_attr(&mut nest, &ServiceAttr::AddressFamily(2));
-/// push_attr(&mut nest, &ServiceAttr::Port(80));
-/// let view = ServiceView::parse(&nest).unwrap();
-/// assert_eq!(view.address_family().unwrap(), Some(2));
-/// assert_eq!(view.port().unwrap(), Some(80));
-/// assert_eq!(view.fwmark().unwrap(), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServiceView<'a>(Slots<'a, { IPVS_SVC_ATTR_STATS64 as usize + 1 }>);
-
-impl<'a> ServiceView<'a> {
-    /// Walks a service nest's payload.
-    #[inline]
-    pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
-        Slots::parse(nest, "IPVS_CMD_ATTR_SERVICE").map(ServiceView)
-    }
-
-    /// The service nest of a message's attribute bytes (not of a
-    /// `SET_INFO` message, whose attribute 1 is the version), if any.
-    #[inline]
-    pub fn find(attrs: &'a [u8]) -> Result<Option<Self>, DecodeError> {
-        find_attr(attrs, IPVS_CMD_ATTR_SERVICE)?
-            .map(Self::parse)
-            .transpose()
-    }
-
-    /// `AF`: the address family.
-    #[inline]
-    pub fn address_family(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_AF, read::af)
-    }
-
-    /// `PROTOCOL`: the IP protocol number.
-    #[inline]
-    pub fn protocol(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_PROTOCOL, read::protocol)
-    }
-
-    /// `ADDR`: the virtual address, zero-padded to 16 bytes.
-    #[inline]
-    pub fn address(&self) -> Result<Option<[u8; 16]>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_ADDR, read::addr)
-    }
-
-    /// `PORT`: the virtual port.
-    #[inline]
-    pub fn port(&self) -> Result<Option<u16>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_PORT, read::port)
-    }
-
-    /// `FWMARK`: the firewall mark.
-    #[inline]
-    pub fn fwmark(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_FWMARK, read::fwmark)
-    }
-
-    /// `SCHED_NAME`: the scheduler name.
-    #[inline]
-    pub fn scheduler(&self) -> Result<Option<&'a str>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_SCHED_NAME, read::sched_name)
-    }
-
-    /// `FLAGS`: the flags and their mask.
-    #[inline]
-    pub fn flags(&self) -> Result<Option<FlagsMask>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_FLAGS, read::flags)
-    }
-
-    /// `TIMEOUT`: the persistence timeout in seconds.
-    #[inline]
-    pub fn timeout(&self) -> Result<Option<u32>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_TIMEOUT, read::timeout)
-    }
-
-    /// `NETMASK`: the raw four bytes (see [`ServiceAttr`]).
-    #[inline]
-    pub fn netmask(&self) -> Result<Option<[u8; 4]>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_NETMASK, read::netmask)
-    }
-
-    /// `PE_NAME`: the persistence engine name.
-    #[inline]
-    pub fn persistence_engine(&self) -> Result<Option<&'a str>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_PE_NAME, read::pe_name)
-    }
-
-    /// `STATS`: the 32-bit statistics.
-    #[inline]
-    pub fn stats(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
-        self.0
-            .get(IPVS_SVC_ATTR_STATS, |v| StatsView::parse_in(v, read::STATS))
-    }
-
-    /// `STATS64`: the 64-bit statistics.
-    #[inline]
-    pub fn stats64(&self) -> Result<Option<StatsView<'a>>, DecodeError> {
-        self.0.get(IPVS_SVC_ATTR_STATS64, |v| {
-            StatsView::parse_in(v, read::STATS64)
-        })
     }
 }
 

@@ -5,7 +5,6 @@ use netlink_packet_core::{DecodeError, DefaultNla, Nla, NlaBuffer, Parseable};
 
 use crate::bytes::{u32_ne, u64_ne};
 use crate::consts::*;
-use crate::view::Slots;
 
 /// Which counter or rate a stats attribute carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -171,8 +170,8 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Parseable<NlaBuffer<&'a T>> for StatsAttr {
     }
 }
 
-/// The payload of a counter or rate, for the owned parse and the view
-/// alike: whether it is 64-bit, and its value. The width is decided by the
+/// The payload of a counter or rate, for the owned parse and the one-pass
+/// values alike: whether it is 64-bit, and its value. The width is decided by the
 /// payload: the same field is 32-bit in STATS and 64-bit in STATS64 (bytes
 /// are 64-bit in both).
 #[inline]
@@ -182,42 +181,6 @@ pub(crate) fn read(f: StatsField, value: &[u8]) -> Result<(bool, u64), DecodeErr
     } else {
         (true, u64_ne(value, f.name())?)
     })
-}
-
-/// A stats nest (`STATS` or `STATS64`) read in place: walked once, each
-/// counter decoded when asked and widened to 64 bits.
-///
-/// ```
-/// use ipvsnl_wire::{write::push_attr, StatsAttr, StatsField, StatsView};
-/// let mut nest = Vec::new();
-/// push_attr(&mut nest, &StatsAttr::U32(StatsField::Conns, 7));
-/// push_attr(&mut nest, &StatsAttr::U64(StatsField::InBytes, 1 << 40));
-/// let view = StatsView::parse(&nest).unwrap();
-/// assert_eq!(view.get(StatsField::Conns).unwrap(), Some(7));
-/// assert_eq!(view.get(StatsField::InBytes).unwrap(), Some(1 << 40));
-/// assert_eq!(view.get(StatsField::Cps).unwrap(), None);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatsView<'a>(Slots<'a, { IPVS_STATS_ATTR_OUTBPS as usize + 1 }>);
-
-impl<'a> StatsView<'a> {
-    /// Walks a stats nest's payload.
-    #[inline]
-    pub fn parse(nest: &'a [u8]) -> Result<Self, DecodeError> {
-        Self::parse_in(nest, "stats nest")
-    }
-
-    /// Walks a stats nest's payload, naming it `what` in errors.
-    #[inline]
-    pub(crate) fn parse_in(nest: &'a [u8], what: &str) -> Result<Self, DecodeError> {
-        Slots::parse(nest, what).map(StatsView)
-    }
-
-    /// One counter or rate, widened to 64 bits.
-    #[inline]
-    pub fn get(&self, field: StatsField) -> Result<Option<u64>, DecodeError> {
-        self.0.get(field.kind(), |v| read(field, v).map(|(_, v)| v))
-    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,14 @@
 //! One-pass reading: a service or destination nest decoded into plain
 //! values in a single walk, every known attribute width-checked as it is
-//! met. This is what a listing of thousands of objects wants: the views
-//! ([`ServiceView`](crate::ServiceView), [`DestView`](crate::DestView))
-//! index a nest and decode on demand, which costs a second look at each
-//! attribute when all of them are wanted anyway.
+//! met. This is what a listing of thousands of objects wants: no list of
+//! owned attributes is built, and every attribute is looked at once.
 //!
 //! The same readers as the owned parse decide widths and byte order, and
 //! the errors name the attribute. When a number repeats, the last one
-//! counts (as with the views). Unknown attributes are skipped. The counter
-//! nests are handed over unread, for [`StatsValues::read`]: the kernel sends
-//! the same counters twice (32- and 64-bit), and a reader wants one of them
-//! or neither. Nothing here allocates but an error's text, or panics.
+//! counts (as when the owned attributes are folded into a value). Unknown
+//! attributes are skipped. The counter nests are handed over unread, for
+//! [`StatsValues::read`]: the kernel sends the same counters twice (32- and
+//! 64-bit), and a reader wants one of them or neither. Nothing here allocates but an error's text, or panics.
 
 use netlink_packet_core::{DecodeError, NlaBuffer, Parseable, NLA_HEADER_SIZE};
 
@@ -18,7 +16,7 @@ use crate::bytes::{address, array};
 use crate::consts::*;
 use crate::service::FlagsMask;
 use crate::stats::{self, StatsField};
-use crate::view::{find_attr, try_walk};
+use crate::walk::{find_attr, try_walk};
 use crate::{service, DestAttr};
 
 /// The values of a counters nest (`IPVS_STATS_ATTR_*`), 32- or 64-bit,

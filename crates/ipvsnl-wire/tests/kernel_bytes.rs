@@ -448,12 +448,11 @@ fn arbitrary_and_mutated_bytes_never_panic() {
     }
 }
 
-// The zero-copy views and the one-pass values against the owned parse: on
-// every captured message, and on random and mutated bytes, whatever the
-// owned parse accepts the views and the values read to the same values (and
-// nothing panics either way).
+// The one-pass values against the owned parse: on every captured message,
+// and on random and mutated bytes, whatever the owned parse accepts the
+// values read to the same values (and nothing panics either way).
 
-use ipvsnl_wire::netlink_packet_core::{DecodeError, Nla};
+use ipvsnl_wire::netlink_packet_core::{Nla, NlasIterator, Parseable};
 use ipvsnl_wire::*;
 
 /// A value in a form both readings can give: (attribute number, text).
@@ -463,7 +462,7 @@ fn text<T: std::fmt::Debug>(v: T) -> String {
     format!("{v:?}")
 }
 
-/// None if a field repeats (the views keep the last, the owned parse all).
+/// None if a field repeats (the values keep the last, the owned parse all).
 fn stats_owned(nest: &[StatsAttr]) -> Option<String> {
     let mut pairs: Vec<(StatsField, u64)> = nest.iter().filter_map(StatsAttr::value).collect();
     pairs.sort_by_key(|(f, _)| f.kind());
@@ -472,16 +471,8 @@ fn stats_owned(nest: &[StatsAttr]) -> Option<String> {
     (pairs.len() == n).then(|| text(pairs))
 }
 
-fn stats_view(v: StatsView<'_>) -> String {
-    let pairs: Vec<(StatsField, u64)> = StatsField::ALL
-        .into_iter()
-        .filter_map(|f| v.get(f).unwrap().map(|x| (f, x)))
-        .collect();
-    text(pairs)
-}
-
 /// The owned nest's known attributes by number; None if a number repeats
-/// (the views keep the last, the owned parse all).
+/// (the values keep the last, the owned parse all).
 fn sorted(mut c: Canon) -> Option<Canon> {
     c.sort();
     let n = c.len();
@@ -536,71 +527,25 @@ fn dest_owned(nest: &[DestAttr]) -> Option<Canon> {
     })
 }
 
-fn opt<T: std::fmt::Debug>(c: &mut Canon, kind: u16, r: Result<Option<T>, DecodeError>) {
-    if let Some(v) = r.unwrap() {
-        c.push((kind, text(v)));
-    }
-}
-
-fn opt_stats(c: &mut Canon, kind: u16, r: Result<Option<StatsView<'_>>, DecodeError>) {
-    if let Some(s) = r.unwrap() {
-        c.push((kind, stats_view(s)));
-    }
-}
-
-fn service_view(v: &ServiceView<'_>) -> Canon {
-    let mut c = Canon::new();
-    opt(&mut c, IPVS_SVC_ATTR_AF, v.address_family());
-    opt(&mut c, IPVS_SVC_ATTR_PROTOCOL, v.protocol());
-    opt(&mut c, IPVS_SVC_ATTR_ADDR, v.address());
-    opt(&mut c, IPVS_SVC_ATTR_PORT, v.port());
-    opt(&mut c, IPVS_SVC_ATTR_FWMARK, v.fwmark());
-    opt(&mut c, IPVS_SVC_ATTR_SCHED_NAME, v.scheduler());
-    opt(&mut c, IPVS_SVC_ATTR_FLAGS, v.flags());
-    opt(&mut c, IPVS_SVC_ATTR_TIMEOUT, v.timeout());
-    opt(&mut c, IPVS_SVC_ATTR_NETMASK, v.netmask());
-    opt_stats(&mut c, IPVS_SVC_ATTR_STATS, v.stats());
-    opt(&mut c, IPVS_SVC_ATTR_PE_NAME, v.persistence_engine());
-    opt_stats(&mut c, IPVS_SVC_ATTR_STATS64, v.stats64());
-    c.sort();
-    c
-}
-
-fn dest_view(v: &DestView<'_>) -> Canon {
-    let mut c = Canon::new();
-    opt(&mut c, IPVS_DEST_ATTR_ADDR, v.address());
-    opt(&mut c, IPVS_DEST_ATTR_PORT, v.port());
-    opt(&mut c, IPVS_DEST_ATTR_FWD_METHOD, v.forward_method());
-    opt(&mut c, IPVS_DEST_ATTR_WEIGHT, v.weight());
-    opt(&mut c, IPVS_DEST_ATTR_U_THRESH, v.upper_threshold());
-    opt(&mut c, IPVS_DEST_ATTR_L_THRESH, v.lower_threshold());
-    opt(&mut c, IPVS_DEST_ATTR_ACTIVE_CONNS, v.active_conns());
-    opt(&mut c, IPVS_DEST_ATTR_INACT_CONNS, v.inactive_conns());
-    opt(&mut c, IPVS_DEST_ATTR_PERSIST_CONNS, v.persistent_conns());
-    opt_stats(&mut c, IPVS_DEST_ATTR_STATS, v.stats());
-    opt(&mut c, IPVS_DEST_ATTR_ADDR_FAMILY, v.address_family());
-    opt_stats(&mut c, IPVS_DEST_ATTR_STATS64, v.stats64());
-    opt(&mut c, IPVS_DEST_ATTR_TUN_TYPE, v.tunnel_type());
-    opt(&mut c, IPVS_DEST_ATTR_TUN_PORT, v.tunnel_port());
-    opt(&mut c, IPVS_DEST_ATTR_TUN_FLAGS, v.tunnel_flags());
-    c.sort();
-    c
-}
-
 fn some<T: std::fmt::Debug>(c: &mut Canon, kind: u16, v: Option<T>) {
     if let Some(v) = v {
         c.push((kind, text(v)));
     }
 }
 
+/// The counters of a [`StatsValues`], in the form of [`stats_owned`].
+fn stats_values(v: &StatsValues) -> String {
+    let pairs: Vec<(StatsField, u64)> = StatsField::ALL
+        .into_iter()
+        .filter_map(|f| v.get(f).map(|x| (f, x)))
+        .collect();
+    text(pairs)
+}
+
 fn some_stats(c: &mut Canon, kind: u16, nest: Option<&[u8]>) {
     if let Some(nest) = nest {
         let v = StatsValues::read(nest, "stats").unwrap();
-        let pairs: Vec<(StatsField, u64)> = StatsField::ALL
-            .into_iter()
-            .filter_map(|f| v.get(f).map(|x| (f, x)))
-            .collect();
-        c.push((kind, text(pairs)));
+        c.push((kind, stats_values(&v)));
     }
 }
 
@@ -643,52 +588,34 @@ fn dest_values(v: &DestValues<'_>) -> Canon {
     c
 }
 
-/// Calls every getter, ignoring what it says: it must not panic.
-fn touch_views(attrs: &[u8]) {
-    fn stats(s: Result<Option<StatsView<'_>>, DecodeError>) {
-        if let Ok(Some(s)) = s {
-            for f in StatsField::ALL {
-                let _ = s.get(f);
-            }
-        }
-    }
-    if let Ok(Some(v)) = ServiceView::find(attrs) {
-        let _ = (v.address_family(), v.protocol(), v.address(), v.port());
-        let _ = (v.fwmark(), v.scheduler(), v.flags(), v.timeout());
-        let _ = (v.netmask(), v.persistence_engine());
-        stats(v.stats());
-        stats(v.stats64());
-    }
-    if let Ok(Some(v)) = DestView::find(attrs) {
-        let _ = (v.address(), v.port(), v.forward_method(), v.weight());
-        let _ = (v.upper_threshold(), v.lower_threshold(), v.active_conns());
-        let _ = (v.inactive_conns(), v.persistent_conns(), v.address_family());
-        let _ = (v.tunnel_type(), v.tunnel_port(), v.tunnel_flags());
-        stats(v.stats());
-        stats(v.stats64());
-    }
-    let values_stats = |nest: Option<&[u8]>| nest.map(|n| StatsValues::read(n, "stats"));
+/// Reads every counters nest the values hand over (the owned parse may
+/// have refused the message around it), each against the owned parse of
+/// that nest alone; returns how many were compared.
+fn counters_agree(attrs: &[u8]) -> usize {
+    let mut nests = Vec::new();
     if let Ok(Some(v)) = ServiceValues::find(attrs) {
-        let _ = (values_stats(v.stats), values_stats(v.stats64));
+        nests.extend([v.stats, v.stats64]);
     }
     if let Ok(Some(v)) = DestValues::find(attrs) {
-        let _ = (values_stats(v.stats), values_stats(v.stats64));
+        nests.extend([v.stats, v.stats64]);
     }
+    nests.into_iter().flatten().map(stats_agree).sum()
 }
 
-/// Compares the views and the values with the owned parse of one message's
-/// attribute bytes; returns how many nests were compared (each both ways).
-fn views_agree(command: u8, attrs: &[u8]) -> usize {
-    touch_views(attrs);
+/// Compares the values with the owned parse of one message's attribute
+/// bytes; returns how many service and destination nests were compared,
+/// and how many counters nests.
+fn values_agree(command: u8, attrs: &[u8]) -> (usize, usize) {
+    let counters = counters_agree(attrs);
     let header = GenlHeader {
         cmd: command,
         version: 1,
     };
     let Ok(owned) = IpvsMessage::parse_with_param(attrs, header) else {
-        return 0;
+        return (0, counters);
     };
     if owned.command == IpvsCommand::SetInfo {
-        return 0; // attribute 1 is the version there, not a service
+        return (0, 0); // attribute 1 is the version there, not a service
     }
     let service = owned.attrs.iter().find_map(|a| match a {
         IpvsAttr::Service(n) => Some(service_owned(n)),
@@ -699,33 +626,45 @@ fn views_agree(command: u8, attrs: &[u8]) -> usize {
         _ => None,
     });
     let accepted = "the owned parse accepted the message";
-    agree(
-        service.clone(),
+    let nests = agree(
+        service,
         ServiceValues::find(attrs).expect(accepted),
         service_values,
-    );
-    agree(
-        dest.clone(),
-        DestValues::find(attrs).expect(accepted),
-        dest_values,
-    );
-    agree(
-        service,
-        ServiceView::find(attrs).expect(accepted),
-        service_view,
-    ) + agree(dest, DestView::find(attrs).expect(accepted), dest_view)
+    ) + agree(dest, DestValues::find(attrs).expect(accepted), dest_values);
+    (nests, counters)
 }
 
-/// Whether the view was found where the owned parse found a nest, and reads
-/// the same (unless a number repeats); 1 if compared.
-fn agree<V>(owned: Option<Option<Canon>>, view: Option<V>, read: fn(&V) -> Canon) -> usize {
-    assert_eq!(view.is_some(), owned.is_some());
-    match (owned, view) {
-        (Some(Some(want)), Some(view)) => {
-            assert_eq!(read(&view), want);
+/// Whether the values were found where the owned parse found a nest, and
+/// read the same (unless a number repeats); 1 if compared.
+fn agree<V>(owned: Option<Option<Canon>>, values: Option<V>, read: fn(&V) -> Canon) -> usize {
+    assert_eq!(values.is_some(), owned.is_some());
+    match (owned, values) {
+        (Some(Some(want)), Some(values)) => {
+            assert_eq!(read(&values), want);
             1
         }
         _ => 0,
+    }
+}
+
+/// A counters nest read by [`StatsValues::read`] and by the owned parse:
+/// whatever the owned parse accepts, the values read to the same counters
+/// (unless a field repeats); 1 if compared.
+fn stats_agree(nest: &[u8]) -> usize {
+    let values = StatsValues::read(nest, "stats");
+    let owned: Result<Vec<StatsAttr>, _> = NlasIterator::new(nest)
+        .map(|nla| StatsAttr::parse(&nla?))
+        .collect();
+    let Ok(owned) = owned else {
+        return 0;
+    };
+    let values = values.expect("the owned parse accepted the nest");
+    match stats_owned(&owned) {
+        Some(want) => {
+            assert_eq!(stats_values(&values), want);
+            1
+        }
+        None => 0,
     }
 }
 
@@ -744,31 +683,34 @@ fn fixture_messages() -> Vec<Vec<u8>> {
 }
 
 #[test]
-fn views_read_every_fixture_as_the_owned_parse_does() {
-    let mut compared = 0;
+fn values_read_every_fixture_as_the_owned_parse_does() {
+    let (mut nests, mut counters) = (0, 0);
     for m in fixture_messages() {
         if m.len() > 20 && u16::from_ne_bytes([m[4], m[5]]) >= 0x10 {
-            compared += views_agree(m[16], &m[20..]);
+            let (n, c) = values_agree(m[16], &m[20..]);
+            nests += n;
+            counters += c;
         }
     }
-    // 3 services + 1 get + 4 destinations, on both kernels.
-    assert_eq!(compared, 16);
+    // 3 services + 1 get + 4 destinations, on both kernels; each with its
+    // STATS and STATS64.
+    assert_eq!((nests, counters), (16, 32));
 }
 
 #[test]
-fn views_agree_on_random_and_mutated_bytes_and_never_panic() {
+fn values_agree_on_random_and_mutated_bytes_and_never_panic() {
     let mut r = Rng(0x0bad_cafe_f00d_d00d);
     for _ in 0..20_000 {
         let len = (r.next() % 160) as usize;
         let bytes: Vec<u8> = (0..len).map(|_| r.next() as u8).collect();
-        views_agree(1, &bytes);
-        let _ = StatsView::parse(&bytes).map(|s| StatsField::ALL.map(|f| s.get(f).is_ok()));
+        values_agree(1, &bytes);
+        stats_agree(&bytes);
     }
     let messages: Vec<Vec<u8>> = fixture_messages()
         .into_iter()
         .filter(|m| m.len() > 20)
         .collect();
-    let mut compared = 0;
+    let (mut nests, mut counters) = (0, 0);
     for _ in 0..20_000 {
         let mut m = messages[(r.next() % messages.len() as u64) as usize].clone();
         for _ in 0..1 + r.next() % 4 {
@@ -779,7 +721,13 @@ fn views_agree_on_random_and_mutated_bytes_and_never_panic() {
         if r.next() % 3 == 1 {
             m.truncate(20 + (r.next() % (m.len() as u64 - 19)) as usize);
         }
-        compared += views_agree(m[16], &m[20..]);
+        let (n, c) = values_agree(m[16], &m[20..]);
+        nests += n;
+        counters += c;
     }
-    assert!(compared > 1000, "only {compared} mutated nests parsed");
+    assert!(nests > 1000, "only {nests} mutated nests parsed");
+    assert!(
+        counters > 1000,
+        "only {counters} mutated counters nests parsed"
+    );
 }

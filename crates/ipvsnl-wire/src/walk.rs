@@ -1,9 +1,9 @@
-//! Zero-copy reading: a nest is walked once into the payloads of its
-//! attributes, indexed by attribute number, and typed getters decode one
-//! payload when asked, with the same readers (and the same errors) as the
-//! owned attribute enums.
+//! Walking a nest: the attributes of a payload handed over one by one, with
+//! the owned parse's bounds checks and errors, and the first top-level
+//! attribute of a number found ([`find_attr`]). The one-pass values are
+//! built on it.
 //!
-//! The views never allocate (but for an error's text) and never panic.
+//! The walk never allocates (but for an error's text) and never panics.
 
 use netlink_packet_core::{
     DecodeError, ErrorContext, NlasIterator, NLA_ALIGNTO, NLA_HEADER_SIZE, NLA_TYPE_MASK,
@@ -86,64 +86,6 @@ pub fn find_attr(attrs: &[u8], kind: u16) -> Result<Option<&[u8]>, DecodeError> 
         }
     })?;
     Ok(found)
-}
-
-/// The payloads of one nest, by attribute number (`N` - 1 known numbers;
-/// others are skipped). When a number repeats, the last one counts, as
-/// when the owned attributes are folded into a value.
-///
-/// Kept small (offsets, not slices), since views are passed by value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Slots<'a, const N: usize> {
-    nest: &'a [u8],
-    /// Where each payload starts in `nest`; 0 for an absent attribute (a
-    /// payload starts after its header, never at 0).
-    start: [u32; N],
-    /// Each payload's length (an attribute's length is a `u16`).
-    len: [u16; N],
-}
-
-impl<'a, const N: usize> Slots<'a, N> {
-    /// Walks `nest` (named `what` in errors) once.
-    #[inline]
-    pub(crate) fn parse(nest: &'a [u8], what: &str) -> Result<Self, DecodeError> {
-        let mut start = [0u32; N];
-        let mut len = [0u16; N];
-        let base = nest.as_ptr() as usize;
-        walk(nest, what, |kind, value| {
-            let k = usize::from(kind);
-            if k < N {
-                // The offset of a subslice of `nest` (at most its length).
-                let at = value.as_ptr() as usize - base;
-                if let (Ok(at), Ok(n)) = (u32::try_from(at), u16::try_from(value.len())) {
-                    start[k] = at;
-                    len[k] = n;
-                }
-            }
-        })?;
-        Ok(Slots { nest, start, len })
-    }
-
-    /// The raw payload of attribute `kind`, if present.
-    #[inline]
-    pub(crate) fn raw(&self, kind: u16) -> Option<&'a [u8]> {
-        let k = usize::from(kind);
-        let at = *self.start.get(k)? as usize;
-        if at == 0 {
-            return None;
-        }
-        self.nest.get(at..at + usize::from(self.len[k]))
-    }
-
-    /// Attribute `kind` decoded by `read`, if present.
-    #[inline]
-    pub(crate) fn get<T>(
-        &self,
-        kind: u16,
-        read: impl FnOnce(&'a [u8]) -> Result<T, DecodeError>,
-    ) -> Result<Option<T>, DecodeError> {
-        self.raw(kind).map(read).transpose()
-    }
 }
 
 #[cfg(test)]
