@@ -145,12 +145,20 @@ fuzz_target!(|data: &[u8]| {
     // Two calls and an apply on one session: what one leaves (an
     // unfinished dump, a family id) the next must cope with.
     for _ in 0..2 {
-        let kind = if b.byte() % 2 == 0 { CallKind::Dump } else { CallKind::Get };
+        let kind = if b.byte() % 2 == 0 {
+            CallKind::Dump
+        } else {
+            CallKind::Get
+        };
         let seq = std::cell::Cell::new(0);
-        let mut call = session.call(kind, |out, family, s, flags| {
-            seq.set(s);
-            message(out, family, flags, s, &[1, 1, 0, 0]);
-        }, Sink);
+        let mut call = session.call(
+            kind,
+            |out, family, s, flags| {
+                seq.set(s);
+                message(out, family, flags, s, &[1, 1, 0, 0]);
+            },
+            Sink,
+        );
         run(&mut call, &mut b, || seq.get().max(1));
         assert!(call.result().is_some());
     }
@@ -159,7 +167,10 @@ fuzz_target!(|data: &[u8]| {
         .map(|i| Request::DeleteService(ServiceKey::fwmark(i + 1, AddressFamily::Inet)))
         .collect();
     let skip: Vec<bool> = (0..n).map(|_| b.byte() % 5 == 0).collect();
-    let limits = Limits::new(64 + usize::from(b.byte()) * 8, 1 + usize::from(b.byte() % 16));
+    let limits = Limits::new(
+        64 + usize::from(b.byte()) * 8,
+        1 + usize::from(b.byte() % 16),
+    );
     let mut seen = vec![0u8; n];
     let mut sink = |i: usize, _o: Outcome| seen[i] += 1;
     let last = std::cell::Cell::new(session.last_seq());
