@@ -49,6 +49,11 @@ pub enum DestAttr {
 // Always inlined: where the variant is known (the direct request encoder
 // hands each attribute to `write::push_attr` as it builds it), the match
 // folds away and the attribute is written like hand-written code.
+// Measured (A/B under qemu icount, 6.1, medians of 3): with plain `#[inline]`
+// here and in the request encoder, and no fixed-size buffers there, creating
+// 10,000 x 5 through `Client::apply` took 1.197 s of guest time instead of
+// 1.096 s (user 0.132 s instead of 0.032 s): about 1,700 instructions more
+// per request.
 impl Nla for DestAttr {
     #[inline(always)]
     fn value_len(&self) -> usize {

@@ -5,6 +5,12 @@
 //!
 //! The callers know their largest run at compile time: `N` is that size,
 //! and the request encoder's tests write the largest of each kind.
+//!
+//! Measured (A/B under qemu icount, kernel 6.1, medians of 3 rounds): the
+//! encoder written through the wire crate's `push_attr` with the owned
+//! attribute enums instead (no stack buffers, no forced inlining) made
+//! creating 10,000 x 5 through `Client::apply` take 1.197 s of guest time
+//! instead of 1.096 s, user time 0.132 s instead of 0.032 s.
 
 use ipvsnl_wire::netlink_packet_core::{NLA_ALIGNTO, NLA_HEADER_SIZE};
 
