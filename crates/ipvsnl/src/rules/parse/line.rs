@@ -283,6 +283,12 @@ fn destination(
     names: &dyn Names,
 ) -> Result<Destination, LineError> {
     let (addr, port) = real_server(line, key, names)?;
+    let tunnel_option = line.options.iter().find(|g| is_tunnel_option(g.opt));
+    if let (Some(g), false) = (tunnel_option, line.has(Opt::Ipip)) {
+        return Err(LineError::Invalid {
+            why: format!("{} is only for tunnelled real servers (-i)", g.spelling),
+        });
+    }
     let tunnel = tunnel(line)?;
     let forward = if line.has(Opt::Masquerading) {
         Forward::Masquerade
@@ -291,16 +297,6 @@ fn destination(
     } else {
         Forward::Route
     };
-    if let (Some(_), false) = (tunnel, line.has(Opt::Ipip)) {
-        let first = line
-            .options
-            .iter()
-            .find(|g| is_tunnel_option(g.opt))
-            .map_or("--tun-type", |g| g.spelling);
-        return Err(LineError::Invalid {
-            why: format!("{first} is only for tunnelled real servers (-i)"),
-        });
-    }
     let mut dest = Destination::new(addr, port).with_forward(forward);
     if let Some(g) = line.get(Opt::Weight) {
         dest.weight = value::number_u32("weight", value_of(g), 0, WEIGHT_MAX)?;
