@@ -191,4 +191,6 @@ pub fn parse(text: &str, names: &dyn Names) -> Result<Rules, RulesError> {
 #[cfg(test)]
 mod roundtrip;
 #[cfg(test)]
+mod saved_texts;
+#[cfg(test)]
 mod tests;
