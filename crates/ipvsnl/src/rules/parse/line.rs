@@ -16,9 +16,27 @@ use crate::{
 
 /// The persistence timeout of a `-p` without a value, in seconds:
 /// ipvsadm 1.31's (its manual page says 300; the program uses 360).
+///
+/// ```
+/// use ipvsnl::rules::{parse_line, Numeric, DEFAULT_PERSISTENCE_TIMEOUT};
+/// use ipvsnl::{Request, Service, ServiceKey};
+/// let r = parse_line("-A -t 10.0.0.1:80 -p", &Numeric).unwrap();
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let want = Service::new(key).with_persistence(DEFAULT_PERSISTENCE_TIMEOUT);
+/// assert_eq!(r, Request::AddService(want));
+/// ```
 pub const DEFAULT_PERSISTENCE_TIMEOUT: u32 = 360;
 
 /// The sync daemon interface when `--start-daemon` names none (ipvsadm's).
+///
+/// ```
+/// use ipvsnl::rules::{parse_line, Numeric, DEFAULT_SYNC_INTERFACE};
+/// use ipvsnl::Request;
+/// let Request::StartDaemon(d) = parse_line("--start-daemon master", &Numeric).unwrap() else {
+///     panic!("not a start");
+/// };
+/// assert_eq!(d.interface, DEFAULT_SYNC_INTERFACE);
+/// ```
 pub const DEFAULT_SYNC_INTERFACE: &str = "eth0";
 
 const SERVICE: &[Opt] = &[Opt::Tcp, Opt::Udp, Opt::Sctp, Opt::Fwmark, Opt::Ipv6];
@@ -132,16 +150,18 @@ fn value_of<'a>(g: &Given<'a>) -> &'a str {
 }
 
 /// The protocol name ports are looked up under, for a service.
-fn lookup_name(key: Option<&ServiceKey>) -> &'static str {
+/// (A fwmark service has no protocol; its real servers' ports are named
+/// as TCP ports, as ipvsadm does.)
+fn lookup_name(key: &ServiceKey) -> &'static str {
     match key {
-        Some(ServiceKey::Inet {
+        ServiceKey::Inet {
             protocol: Protocol::Udp,
             ..
-        }) => "udp",
-        Some(ServiceKey::Inet {
+        } => "udp",
+        ServiceKey::Inet {
             protocol: Protocol::Sctp,
             ..
-        }) => "sctp",
+        } => "sctp",
         _ => "tcp",
     }
 }
@@ -263,12 +283,8 @@ fn real_server(
             command: line.command.spelling.to_owned(),
             what: NEEDS_SERVER,
         })?;
-    let (addr, port) = value::endpoint(
-        "real server address",
-        value_of(g),
-        lookup_name(Some(key)),
-        names,
-    )?;
+    let (addr, port) =
+        value::endpoint("real server address", value_of(g), lookup_name(key), names)?;
     let service_port = match key {
         ServiceKey::Inet { port, .. } => *port,
         _ => 0,

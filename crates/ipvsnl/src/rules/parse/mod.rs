@@ -24,6 +24,8 @@
 //! is [`DEFAULT_PERSISTENCE_TIMEOUT`] seconds, and `-E`/`-e` give the whole
 //! new settings (what a line leaves out takes its default).
 
+use std::str::FromStr;
+
 use super::Names;
 use crate::sync::Table;
 use crate::Request;
@@ -104,6 +106,22 @@ impl Rules {
     /// ```
     pub fn to_table(&self) -> Result<Table, RulesError> {
         table::to_table(self)
+    }
+}
+
+/// Reads a rules text of numeric addresses and ports
+/// ([`Numeric`](super::Numeric)); see [`parse`].
+///
+/// ```
+/// use ipvsnl::rules::Rules;
+/// let rules: Rules = "-A -t 10.0.0.1:80 -s rr\n-C\n".parse().unwrap();
+/// assert_eq!(rules.len(), 2);
+/// assert!("-A -t localhost:80".parse::<Rules>().is_err());
+/// ```
+impl FromStr for Rules {
+    type Err = RulesError;
+    fn from_str(text: &str) -> Result<Self, RulesError> {
+        parse(text, &super::Numeric)
     }
 }
 

@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use proptest::prelude::*;
 
 use super::*;
-use crate::rules::{destination_rule, service_rule, Numeric};
+use crate::rules::{destination_rule, request_rule, service_rule, Numeric};
 use crate::{
     AddressFamily, Destination, Forward, Netmask, Scheduler, Service, ServiceFlags, ServiceKey,
     Tunnel, TunnelFlags, WEIGHT_MAX,
@@ -171,6 +171,29 @@ proptest! {
         prop_assert_eq!(rules.len(), table.len() + table.destination_count());
         let back = rules.to_table().map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         prop_assert_eq!(back, table, "{}", text);
+    }
+
+    /// Every request with a rule form reads back from `request_rule`.
+    #[test]
+    fn request_rules_read_back(entry in entry(), pick in any::<proptest::sample::Index>()) {
+        let (svc, dests) = entry;
+        let key = svc.key;
+        let mut requests = vec![
+            Request::AddService(svc.clone()),
+            Request::EditService(svc),
+            Request::DeleteService(key),
+            Request::Zero(Some(key)),
+            Request::Zero(None),
+            Request::Flush,
+        ];
+        for d in dests {
+            requests.push(Request::AddDestination(key, d));
+            requests.push(Request::EditDestination(key, d));
+            requests.push(Request::DeleteDestination(key, d.addr, d.port));
+        }
+        let request = pick.get(&requests);
+        let line = request_rule(request, &Numeric);
+        prop_assert_eq!(&parse_line(&line, &Numeric).map_err(|e| format!("{line}: {e}")), &Ok(request.clone()));
     }
 
     #[test]
