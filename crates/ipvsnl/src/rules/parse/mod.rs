@@ -2,27 +2,7 @@
 //! `ipvsadm -R` reads, one command per line, into [`Request`]s and, if
 //! wanted, into the [`Table`] the commands build.
 //!
-//! This is the library's reader of the format, not a copy of ipvsadm's
-//! argument parser: it takes every line the library's printer
-//! ([`service_rule`](super::service_rule),
-//! [`destination_rule`](super::destination_rule),
-//! [`request_rule`](super::request_rule)) and `ipvsadm -S` write, and
-//! refuses with a plain message whatever makes no sense. Where it reads a
-//! line differently from ipvsadm, it is on purpose:
-//!
-//! - options may come in any order (`-M 64 -t [2001:db8::1]:80 -p` means
-//!   what it says);
-//! - an IPv4 netmask is dotted (`-M 255.255.255.0`); a bare number is
-//!   refused rather than read as `0.0.0.24`;
-//! - a real server's port is the one written; only a server written
-//!   without a port takes the service's;
-//! - `-6` goes with `-f` only;
-//! - options are not bundled (`-Ln`), and `#` is not a comment.
-//!
-//! As with ipvsadm, a real server with no forwarding option is directly
-//! routed (`-g`), a service with no `-s` uses `wlc`, `-p` without a value
-//! is [`DEFAULT_PERSISTENCE_TIMEOUT`] seconds, and `-E`/`-e` give the whole
-//! new settings (what a line leaves out takes its default).
+//! See [`parse`] for how lines are read.
 
 use std::str::FromStr;
 
@@ -170,6 +150,38 @@ pub fn parse_line(line: &str, names: &dyn Names) -> Result<Request, LineError> {
 ///
 /// Returns the commands with their line numbers, or every bad line with
 /// its number and what is wrong (not just the first).
+///
+/// A line is a command (`-A -E -D -a -e -d -C -Z --set --start-daemon
+/// --stop-daemon`, short or long), then its options, as `--opt value`,
+/// `--opt=value` or `-o value`; a leading `ipvsadm` is dropped. Hosts and
+/// ports are numeric (dotted IPv4, `[IPv6]:port`, a bare IPv6 address
+/// without port) or names resolved through `names`. Fwmarks are decimal,
+/// `0x` hex, or negative (as `ipvsadm -S` prints marks above 2^31).
+///
+/// This is the library's reader of the format, not ipvsadm's argument
+/// parser: it reads every line the library's printer
+/// ([`service_rule`](super::service_rule),
+/// [`destination_rule`](super::destination_rule),
+/// [`request_rule`](super::request_rule)) and `ipvsadm -S` write, and
+/// refuses whatever makes no sense with a plain message: an option the
+/// command does not take (`-w` on `-A`), a listing command (`-L`, `-S`,
+/// `-R`, `-h`), a value out of the model's range ([`WEIGHT_MAX`](crate::WEIGHT_MAX),
+/// [`SCHED_NAME_MAX`](crate::SCHED_NAME_MAX), ...), and what the model's
+/// `validate` refuses. As with ipvsadm, a real server with no forwarding
+/// option is directly routed (`-g`), a service without `-s` uses `wlc`,
+/// `-p` without a value is [`DEFAULT_PERSISTENCE_TIMEOUT`] seconds, and
+/// `-E`/`-e` carry the whole new settings (what a line leaves out takes
+/// its default). Where it differs from ipvsadm, it is on purpose:
+///
+/// - options may come in any order (`-M 64 -t [2001:db8::1]:80 -p` means
+///   what it says);
+/// - an IPv4 netmask is dotted (`-M 255.255.255.0`); a bare number is
+///   refused rather than read as `0.0.0.24`;
+/// - a real server's port is the one written, whatever the forwarding
+///   method; only a server written without a port takes the service's;
+/// - `-6` goes with `-f` only; `--syncid` on `--stop-daemon` is checked
+///   and has no effect (a [`Request::StopDaemon`] names only the role);
+/// - options are not bundled (`-Ln`), and `#` is not a comment.
 ///
 /// ```
 /// use ipvsnl::rules::{parse, Numeric};

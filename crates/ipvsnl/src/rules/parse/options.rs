@@ -57,7 +57,8 @@ pub(super) enum Opt {
 pub(super) enum Arity {
     /// None.
     Flag,
-    /// Always; the next token, whatever it is, or `--opt=value`.
+    /// Always: `--opt=value`, or the next token unless it is an option
+    /// (a negative number is a value).
     Value(&'static str),
     /// `-p`: the next token only when it does not start with `-`.
     Optional,
@@ -271,7 +272,7 @@ pub(super) fn scan<'a>(tokens: &[&'a str]) -> Result<Scanned<'a>, LineError> {
             (Arity::Flag, None) => None,
             (_, Some(v)) => Some(v),
             (Arity::Value(expects), None) => match tokens.get(i) {
-                Some(v) if opt != Opt::SchedFlags || !looks_like_option(v) => {
+                Some(v) if !looks_like_option(v) => {
                     i += 1;
                     Some(*v)
                 }

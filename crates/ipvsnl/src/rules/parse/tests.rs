@@ -300,6 +300,11 @@ fn option_errors() {
         "unexpected argument \"extra\""
     );
     assert_eq!(fails("-A -t"), "-t needs a value (ADDRESS:PORT)");
+    assert_eq!(fails("-A -t -s rr"), "-t needs a value (ADDRESS:PORT)");
+    assert_eq!(
+        fails("-A -t 10.0.0.1:80 --pe --ops"),
+        "--pe needs a value (a persistence engine name)"
+    );
     assert_eq!(fails("-A -t 10.0.0.1:80 --ops=1"), "--ops takes no value");
     assert_eq!(fails("-A -t 10.0.0.1:80 -s rr -s wrr"), "-s is given twice");
     assert_eq!(
