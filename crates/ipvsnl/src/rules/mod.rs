@@ -15,6 +15,21 @@
 //! [`Numeric`] resolves nothing (numeric addresses and ports only), which
 //! keeps this module pure.
 //!
+//! For library users, [`parse`] reads a rules text in this library's own
+//! plain terms: every line becomes a [`Request`](crate::Request) with its
+//! line number, every bad line is reported ([`RulesError`]), and
+//! [`Rules::to_table`] replays the commands into a
+//! [`sync::Table`](crate::sync::Table). [`parse_line`] reads one line.
+//!
+//! ```
+//! use ipvsnl::rules::{parse, Numeric};
+//! let text = "-A -t 10.0.0.1:80 -s rr -p 300\n-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -m -w 2\n";
+//! let table = parse(text, &Numeric).unwrap().to_table().unwrap();
+//! assert_eq!(table.destination_count(), 1);
+//! let e = parse("-A -t 10.0.0.1:80 -w 1\n", &Numeric).unwrap_err();
+//! assert_eq!(e.to_string(), "line 1: -w does not apply to -A");
+//! ```
+//!
 //! ```
 //! use ipvsnl::rules::{parse_rules, Numeric};
 //! let text = "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1 -m\n";
@@ -30,11 +45,16 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
 mod grammar;
+mod parse;
 mod requests;
 mod save;
 pub mod text;
 
 pub use grammar::{parse_args, ArgError, Command, ListFormat, ListWhat};
+pub use parse::{
+    parse, parse_line, BadLine, LineError, Rules, RulesError, DEFAULT_PERSISTENCE_TIMEOUT,
+    DEFAULT_SYNC_INTERFACE,
+};
 pub use requests::request_rule;
 pub use save::{
     addr_port, destination_rule, lookup_protocol, sched_flag_names, service_rule,
