@@ -11,8 +11,8 @@ use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::socket::NlSocket;
 use crate::{
-    DaemonRole, Destination, DestinationEntry, Error, Info, Object, Request, RequestKind, Service,
-    ServiceEntry, ServiceKey, Stats, SyncDaemon, Target, Timeouts,
+    DaemonRole, Destination, Error, Info, Object, Request, RequestKind, Service, ServiceKey, Stats,
+    SyncDaemon, Target, Timeouts,
 };
 
 /// How a client talks to the kernel.
@@ -131,16 +131,6 @@ impl std::fmt::Debug for Client {
 /// Estimated kernel memory one queued reply takes from the socket buffer
 /// (an skb's truesize for a small message).
 const REPLY_TRUESIZE: usize = 1024;
-
-/// A service and its destinations, as listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TableEntry {
-    /// The service.
-    pub service: ServiceEntry,
-    /// Its destinations.
-    pub destinations: Vec<DestinationEntry>,
-}
 
 impl Client {
     /// A client in the caller's network namespace, with default options.

@@ -31,7 +31,7 @@
 //!     ipvs.add_destination(&key, &dest)?;
 //! }
 //! for row in ipvs.table()? {
-//!     println!("{}: {} destinations", row.service.service.key, row.destinations.len());
+//!     println!("{}: {} destinations", row.key(), row.destinations.len());
 //! }
 //! # Ok::<(), ipvsnl::Error>(())
 //! ```
@@ -58,17 +58,17 @@ pub mod sync;
 mod target;
 mod transport;
 
-pub use client::{Client, ClientOptions, TableEntry};
+pub use client::{Client, ClientOptions};
 pub use error::Error;
 pub use model::config::{Info, Timeouts};
 pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX};
 pub use model::destination::{
-    Destination, DestinationEntry, Forward, Tunnel, TunnelFlags, TunnelKind, THRESHOLD_MAX,
-    WEIGHT_MAX,
+    Destination, Forward, Tunnel, TunnelFlags, TunnelKind, THRESHOLD_MAX, WEIGHT_MAX,
 };
+pub use model::entry::{DestinationEntry, ServiceEntry};
 pub use model::family::{AddressFamily, Protocol};
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
-pub use model::service::{Netmask, Service, ServiceEntry, ServiceFlags, ServiceKey, PE_NAME_MAX};
+pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
 pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
 pub use pipeline::ApplyOptions;

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use bitflags::bitflags;
 
 use super::unknown::{UnknownForward, UnknownTunnelKind};
-use crate::{AddressFamily, Error, ServiceKey, Stats};
+use crate::{AddressFamily, Error, ServiceKey};
 
 /// The tunnel encapsulation of a tunnelled destination.
 ///
@@ -332,23 +332,6 @@ impl Destination {
         }
         Ok(())
     }
-}
-
-/// A destination as listed by the kernel: configuration, connection counts
-/// and counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DestinationEntry {
-    /// The configuration.
-    pub destination: Destination,
-    /// Active connections.
-    pub active_conns: u32,
-    /// Inactive connections.
-    pub inactive_conns: u32,
-    /// Persistent connection templates.
-    pub persistent_conns: u32,
-    /// Counters and rates since the last zero.
-    pub stats: Stats,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 pub(crate) mod config;
 pub(crate) mod daemon;
 pub(crate) mod destination;
+pub(crate) mod entry;
 pub(crate) mod family;
 pub(crate) mod scheduler;
 pub(crate) mod service;

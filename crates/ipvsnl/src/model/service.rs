@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use bitflags::bitflags;
 
-use crate::{AddressFamily, Error, Protocol, Scheduler, Stats};
+use crate::{AddressFamily, Error, Protocol, Scheduler};
 
 /// What identifies a virtual service in the kernel's table.
 ///
@@ -320,16 +320,6 @@ impl Service {
         }
         Ok(())
     }
-}
-
-/// A service as listed by the kernel: its configuration and its counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ServiceEntry {
-    /// The configuration.
-    pub service: Service,
-    /// Counters and rates since the last zero.
-    pub stats: Stats,
 }
 
 #[cfg(test)]

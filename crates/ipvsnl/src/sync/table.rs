@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::{Destination, Forward, Service, ServiceFlags, ServiceKey, TableEntry};
+use crate::{Destination, Forward, Service, ServiceEntry, ServiceFlags, ServiceKey};
 
 /// A destination as the planner sees it: its settings and, when it was
 /// listed from the kernel, how many connections it still holds.
@@ -180,7 +180,7 @@ impl Table {
 
     /// The table listed from the kernel ([`crate::Client::table`]), with
     /// each destination's active plus inactive connections.
-    pub fn from_entries(entries: impl IntoIterator<Item = TableEntry>) -> Self {
+    pub fn from_entries(entries: impl IntoIterator<Item = ServiceEntry>) -> Self {
         let mut t = Table::new();
         for e in entries {
             t.put(service_from_entry(e));
@@ -221,7 +221,7 @@ impl Table {
     }
 }
 
-pub(crate) fn service_from_entry(e: TableEntry) -> TableService {
+pub(crate) fn service_from_entry(e: ServiceEntry) -> TableService {
     let mut destinations: Vec<TableDestination> = e
         .destinations
         .into_iter()
@@ -233,7 +233,7 @@ pub(crate) fn service_from_entry(e: TableEntry) -> TableService {
     destinations.sort_by_key(|d| dest_id(&d.destination));
     destinations.dedup_by_key(|d| dest_id(&d.destination));
     TableService {
-        service: e.service.service,
+        service: e.service,
         destinations,
     }
 }
