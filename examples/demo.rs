@@ -133,7 +133,7 @@ fn print_entry(t: &ServiceEntry) {
     let s = &t.service;
     print!("{}  {}", s.key, s.scheduler);
     if !s.flags.is_empty() {
-        print!("  flags {:?}", s.flags);
+        print!("  flags {}", s.flags.display_for(&s.scheduler));
     }
     if s.flags.contains(ServiceFlags::PERSISTENT) {
         print!("  persistent {} s, netmask {}", s.timeout, s.netmask);
@@ -143,7 +143,7 @@ fn print_entry(t: &ServiceEntry) {
         let dest = &d.destination;
         print!("  -> {} port {}  {}", dest.addr, dest.port, dest.forward);
         if let Some(tun) = dest.forward.tunnel() {
-            print!(" ({:?} port {} {:?})", tun.kind, tun.port, tun.flags);
+            print!(" ({tun})");
         }
         println!(
             "  weight {}  active {} inactive {}",

@@ -1,5 +1,6 @@
 //! The connection synchronisation daemon.
 
+use std::fmt;
 use std::net::IpAddr;
 
 use crate::Error;
@@ -30,6 +31,16 @@ impl DaemonRole {
             2 => Some(DaemonRole::Backup),
             _ => None,
         }
+    }
+}
+
+impl fmt::Display for DaemonRole {
+    /// ipvsadm's word: `master` or `backup`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DaemonRole::Master => "master",
+            DaemonRole::Backup => "backup",
+        })
     }
 }
 

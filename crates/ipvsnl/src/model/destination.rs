@@ -55,6 +55,19 @@ impl TunnelKind {
     }
 }
 
+impl fmt::Display for TunnelKind {
+    /// ipvsadm's word (`ipip`, `gue`, `gre`), or the number of an unknown
+    /// type.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TunnelKind::Ipip => f.write_str("ipip"),
+            TunnelKind::Gue => f.write_str("gue"),
+            TunnelKind::Gre => f.write_str("gre"),
+            TunnelKind::Other(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 bitflags! {
     /// Tunnel checksum flags (`IP_VS_TUNNEL_ENCAP_FLAG_*`); empty means no
     /// checksum.
@@ -108,6 +121,25 @@ impl Tunnel {
     pub fn with_flags(mut self, flags: TunnelFlags) -> Self {
         self.flags = flags;
         self
+    }
+}
+
+impl fmt::Display for Tunnel {
+    /// The kind, the port for GUE, and the checksum flags:
+    /// `gue port 6080 csum`, `ipip nocsum`.
+    ///
+    /// ```
+    /// use ipvsnl::{Tunnel, TunnelFlags};
+    /// let t = Tunnel::gue(6080).with_flags(TunnelFlags::CSUM);
+    /// assert_eq!(t.to_string(), "gue port 6080 csum");
+    /// assert_eq!(Tunnel::gre().to_string(), "gre nocsum");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if self.kind == TunnelKind::Gue || self.port != 0 {
+            write!(f, " port {}", self.port)?;
+        }
+        write!(f, " {}", self.flags)
     }
 }
 

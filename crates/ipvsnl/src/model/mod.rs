@@ -5,7 +5,11 @@ pub(crate) mod daemon;
 pub(crate) mod destination;
 pub(crate) mod entry;
 pub(crate) mod family;
+pub(crate) mod flag_names;
 pub(crate) mod scheduler;
 pub(crate) mod service;
 pub(crate) mod stats;
 pub(crate) mod unknown;
+
+#[cfg(test)]
+mod display_tests;
