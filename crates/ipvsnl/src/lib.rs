@@ -16,6 +16,12 @@
 //! - The protocol core, [`proto`]: pure state machines (no socket), which
 //!   the blocking [`Client`] drives; another driver can too.
 //!
+//! - Listings as one row type, [`ServiceEntry`] (service, counters,
+//!   destinations), with constructors for test fixtures; every enum and
+//!   flag set prints in ipvsadm's words ([`std::fmt::Display`]).
+//! - Feature `serde`: Serialize/Deserialize for the model types and for
+//!   [`sync::Table`] (flags as lists of names, unknown values as numbers).
+//!
 //! The wire format lives in the sans-IO crate `ipvsnl_wire`.
 //!
 //! ```no_run

@@ -7,6 +7,8 @@ use crate::Error;
 
 /// The role of a sync daemon. Both may run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum DaemonRole {
     /// Sends connection state (1).
@@ -56,6 +58,7 @@ pub const IFNAME_MAX: usize = 15;
 /// d.validate().unwrap();
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct SyncDaemon {
     /// Master or backup.
@@ -63,14 +66,19 @@ pub struct SyncDaemon {
     /// Multicast interface.
     pub interface: String,
     /// Sync id (0..=255).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sync_id: u32,
     /// Maximum sync message length (kernel default: from the MTU).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_len: Option<u16>,
     /// Multicast group (default 224.0.0.81).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub group: Option<IpAddr>,
     /// UDP port (default 8848).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub port: Option<u16>,
     /// Multicast TTL (default 1).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub ttl: Option<u8>,
 }
 

@@ -83,6 +83,8 @@ bitflags! {
 
 /// Tunnel parameters: they exist only on [`Forward::Tunnel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct Tunnel {
     /// Encapsulation.
@@ -157,6 +159,8 @@ impl fmt::Display for Tunnel {
 /// assert_eq!(Forward::from_raw(8), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Forward {
     /// NAT (0): ipvsadm `-m`.
@@ -246,6 +250,7 @@ pub const THRESHOLD_MAX: u32 = i32::MAX as u32;
 /// assert_eq!(d.forward.tunnel().unwrap().port, 6080);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct Destination {
     /// Real server address (its family may differ from the service's only
@@ -254,12 +259,19 @@ pub struct Destination {
     /// Real server port.
     pub port: u16,
     /// Forwarding method.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub forward: Forward,
     /// Weight, 0 to [`WEIGHT_MAX`]; 0 takes no new connections.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default = "crate::model::serde_impls::default_weight")
+    )]
     pub weight: u32,
     /// Upper connection threshold; 0 means none.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub upper_threshold: u32,
     /// Lower connection threshold; must not exceed a non-zero upper one.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub lower_threshold: u32,
 }
 

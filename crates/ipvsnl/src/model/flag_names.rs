@@ -47,6 +47,7 @@ impl FlagNames {
 
     /// The bits of one word: a name of this set, an alias, or a hex
     /// number (`0x...`).
+    #[cfg(any(test, feature = "serde"))]
     pub(crate) fn parse(&self, word: &str, aliases: &[(u32, &str)]) -> Option<u32> {
         if let Some(hex) = word.strip_prefix("0x") {
             return u32::from_str_radix(hex, 16).ok();
@@ -86,6 +87,7 @@ const MH: &[(u32, &str)] = &[
 ];
 
 /// The scheduler-specific names a service flag may also be written as.
+#[cfg(any(test, feature = "serde"))]
 pub(crate) const SERVICE_ALIASES: &[(u32, &str)] = &[
     (ServiceFlags::SCHED1.bits(), "sh-fallback"),
     (ServiceFlags::SCHED2.bits(), "sh-port"),

@@ -7,9 +7,13 @@ pub(crate) mod entry;
 pub(crate) mod family;
 pub(crate) mod flag_names;
 pub(crate) mod scheduler;
+#[cfg(feature = "serde")]
+mod serde_impls;
 pub(crate) mod service;
 pub(crate) mod stats;
 pub(crate) mod unknown;
 
 #[cfg(test)]
 mod display_tests;
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests;

@@ -19,6 +19,8 @@ use crate::{AddressFamily, Error, Protocol, Scheduler};
 /// assert_eq!(mark.family(), AddressFamily::Inet6);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum ServiceKey {
     /// A service on a protocol, virtual address and port.
@@ -156,6 +158,8 @@ bitflags! {
 /// For IPv4 it is a mask; for IPv6 a prefix length (1 to 128). On the wire
 /// the two are encoded differently; this type hides that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum Netmask {
     /// An IPv4 mask, e.g. 255.255.255.0.
@@ -222,6 +226,11 @@ impl fmt::Display for Netmask {
 /// svc.validate().unwrap();
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(from = "crate::model::serde_impls::ServiceSpec")
+)]
 #[non_exhaustive]
 pub struct Service {
     /// What identifies it.

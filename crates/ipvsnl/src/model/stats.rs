@@ -5,6 +5,8 @@
 /// Filled from the kernel's `STATS64` nest, or from the 32-bit `STATS`
 /// nest on kernels before 4.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct Stats {
     /// Connections scheduled.
