@@ -90,6 +90,7 @@ impl Target {
     }
 
     /// The same, naming the scheduler and engine of a service add or edit.
+    #[must_use]
     pub fn with_modules(mut self, scheduler: &str, engine: Option<&str>) -> Self {
         self.scheduler = Some(scheduler.to_owned());
         self.engine = engine.map(str::to_owned);

@@ -97,30 +97,35 @@ impl SyncDaemon {
     }
 
     /// Sets the sync id.
+    #[must_use]
     pub fn with_sync_id(mut self, id: u32) -> Self {
         self.sync_id = id;
         self
     }
 
     /// Sets the maximum sync message length.
+    #[must_use]
     pub fn with_max_len(mut self, len: u16) -> Self {
         self.max_len = Some(len);
         self
     }
 
     /// Sets the multicast group (IPv4 or IPv6).
+    #[must_use]
     pub fn with_group(mut self, group: IpAddr) -> Self {
         self.group = Some(group);
         self
     }
 
     /// Sets the multicast UDP port.
+    #[must_use]
     pub fn with_port(mut self, port: u16) -> Self {
         self.port = Some(port);
         self
     }
 
     /// Sets the multicast TTL (1 to 255).
+    #[must_use]
     pub fn with_ttl(mut self, ttl: u8) -> Self {
         self.ttl = Some(ttl);
         self

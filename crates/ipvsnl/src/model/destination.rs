@@ -120,6 +120,7 @@ impl Tunnel {
     }
 
     /// Sets the checksum flags.
+    #[must_use]
     pub fn with_flags(mut self, flags: TunnelFlags) -> Self {
         self.flags = flags;
         self
@@ -289,18 +290,21 @@ impl Destination {
     }
 
     /// Sets the forwarding method.
+    #[must_use]
     pub fn with_forward(mut self, forward: Forward) -> Self {
         self.forward = forward;
         self
     }
 
     /// Sets the weight.
+    #[must_use]
     pub fn with_weight(mut self, weight: u32) -> Self {
         self.weight = weight;
         self
     }
 
     /// Sets the upper and lower connection thresholds.
+    #[must_use]
     pub fn with_thresholds(mut self, upper: u32, lower: u32) -> Self {
         self.upper_threshold = upper;
         self.lower_threshold = lower;

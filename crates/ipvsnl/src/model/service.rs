@@ -264,12 +264,14 @@ impl Service {
     }
 
     /// Sets the scheduler.
+    #[must_use]
     pub fn with_scheduler(mut self, scheduler: Scheduler) -> Self {
         self.scheduler = scheduler;
         self
     }
 
     /// Makes the service persistent with a timeout in seconds.
+    #[must_use]
     pub fn with_persistence(mut self, timeout: u32) -> Self {
         self.flags |= ServiceFlags::PERSISTENT;
         self.timeout = timeout;
@@ -277,18 +279,21 @@ impl Service {
     }
 
     /// Sets the persistence netmask.
+    #[must_use]
     pub fn with_netmask(mut self, netmask: Netmask) -> Self {
         self.netmask = netmask;
         self
     }
 
     /// Adds flags.
+    #[must_use]
     pub fn with_flags(mut self, flags: ServiceFlags) -> Self {
         self.flags |= flags;
         self
     }
 
     /// Sets the persistence engine.
+    #[must_use]
     pub fn with_persistence_engine(mut self, name: impl Into<String>) -> Self {
         self.persistence_engine = Some(name.into());
         self
