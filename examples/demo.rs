@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use ipvsnl::{
     AddressFamily, Client, Destination, Forward, Netmask, Request, Scheduler, Service,
-    ServiceFlags, ServiceKey, TableEntry, Tunnel, TunnelFlags,
+    ServiceEntry, ServiceFlags, ServiceKey, Tunnel, TunnelFlags,
 };
 
 fn main() -> ExitCode {
@@ -115,11 +115,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         table.iter().map(|t| t.destinations.len()).sum::<usize>(),
         started.elapsed().as_secs_f64()
     );
-    let mut shown: Vec<&TableEntry> = table
+    let mut shown: Vec<&ServiceEntry> = table
         .iter()
-        .filter(|t| !matches!(t.service.service.key, ServiceKey::Inet { port: 443, .. }))
+        .filter(|t| !matches!(t.service.key, ServiceKey::Inet { port: 443, .. }))
         .collect();
-    shown.sort_by_key(|t| t.service.service.key);
+    shown.sort_by_key(|t| t.service.key);
     for t in shown {
         print_entry(t);
     }
@@ -129,11 +129,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn print_entry(t: &TableEntry) {
-    let s = &t.service.service;
+fn print_entry(t: &ServiceEntry) {
+    let s = &t.service;
     print!("{}  {}", s.key, s.scheduler);
     if !s.flags.is_empty() {
-        print!("  flags {:?}", s.flags);
+        print!("  flags {}", s.flags.display_for(&s.scheduler));
     }
     if s.flags.contains(ServiceFlags::PERSISTENT) {
         print!("  persistent {} s, netmask {}", s.timeout, s.netmask);
@@ -143,7 +143,7 @@ fn print_entry(t: &TableEntry) {
         let dest = &d.destination;
         print!("  -> {} port {}  {}", dest.addr, dest.port, dest.forward);
         if let Some(tun) = dest.forward.tunnel() {
-            print!(" ({:?} port {} {:?})", tun.kind, tun.port, tun.flags);
+            print!(" ({tun})");
         }
         println!(
             "  weight {}  active {} inactive {}",

@@ -122,7 +122,7 @@ fn sync_daemons_master_and_backup() {
     let e = c.start_sync_daemon(&v6).unwrap_err();
     assert_eq!(e.errno(), Some(libc::ENETUNREACH), "{e}");
     assert!(
-        e.to_string().starts_with("start sync daemon Master on lo"),
+        e.to_string().starts_with("start sync daemon master on lo"),
         "{e}"
     );
     assert!(c.sync_daemons().unwrap().is_empty());

@@ -11,8 +11,8 @@ use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::socket::NlSocket;
 use crate::{
-    DaemonRole, Destination, DestinationEntry, Error, Info, Object, Request, RequestKind, Service,
-    ServiceEntry, ServiceKey, Stats, SyncDaemon, Target, Timeouts,
+    DaemonRole, Destination, Error, Info, Object, Request, RequestKind, Service, ServiceKey, Stats,
+    SyncDaemon, Target, Timeouts,
 };
 
 /// How a client talks to the kernel.
@@ -54,6 +54,7 @@ fn default_recv_buffer() -> usize {
 impl ClientOptions {
     /// How long one receive may wait for the kernel (default 30 s; at
     /// least 1 ms: a zero socket timeout would mean "wait forever").
+    #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.max(Duration::from_millis(1));
         self
@@ -66,18 +67,21 @@ impl ClientOptions {
 
     /// The socket receive buffer (`SO_RCVBUF`, default 4 MiB). It bounds
     /// how many replies a batch may queue; batches are sized to fit it.
+    #[must_use]
     pub fn with_socket_buffer(mut self, bytes: usize) -> Self {
         self.socket_buffer = bytes.max(4096);
         self
     }
 
     /// The most request bytes sent in one `sendmsg` (default 64 KiB).
+    #[must_use]
     pub fn with_batch_bytes(mut self, bytes: usize) -> Self {
         self.batch_bytes = bytes.max(256);
         self
     }
 
     /// The user-space buffer one receive reads into (default: a page).
+    #[must_use]
     pub fn with_recv_buffer(mut self, bytes: usize) -> Self {
         self.recv_buffer = bytes.clamp(4096, 1 << 20);
         self
@@ -131,16 +135,6 @@ impl std::fmt::Debug for Client {
 /// Estimated kernel memory one queued reply takes from the socket buffer
 /// (an skb's truesize for a small message).
 const REPLY_TRUESIZE: usize = 1024;
-
-/// A service and its destinations, as listed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TableEntry {
-    /// The service.
-    pub service: ServiceEntry,
-    /// Its destinations.
-    pub destinations: Vec<DestinationEntry>,
-}
 
 impl Client {
     /// A client in the caller's network namespace, with default options.

@@ -84,13 +84,10 @@ pub(crate) fn service_reply(attrs: &[u8], detail: Detail) -> DecodeResult<Servic
 
 /// A service entry to be filled by [`fill_service`].
 pub(crate) fn empty_service() -> ServiceEntry {
-    ServiceEntry {
-        service: Service::new(ServiceKey::Fwmark {
-            mark: 0,
-            family: AddressFamily::Inet,
-        }),
-        stats: Stats::default(),
-    }
+    ServiceEntry::new(Service::new(ServiceKey::Fwmark {
+        mark: 0,
+        family: AddressFamily::Inet,
+    }))
 }
 
 /// Fills `e` (as [`empty_service`] made it) from a service dump part's or
@@ -152,13 +149,9 @@ pub(crate) fn push_destination(
         .map_err(wire)?
         .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
     let at = out.len();
-    out.push(DestinationEntry {
-        destination: Destination::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0).with_weight(0),
-        active_conns: 0,
-        inactive_conns: 0,
-        persistent_conns: 0,
-        stats: Stats::default(),
-    });
+    out.push(DestinationEntry::new(
+        Destination::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0).with_weight(0),
+    ));
     let filled = fill_destination(nest, service_family, detail, &mut out[at]);
     if filled.is_err() {
         out.truncate(at);

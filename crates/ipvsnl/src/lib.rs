@@ -16,6 +16,12 @@
 //! - The protocol core, [`proto`]: pure state machines (no socket), which
 //!   the blocking [`Client`] drives; another driver can too.
 //!
+//! - Listings as one row type, [`ServiceEntry`] (service, counters,
+//!   destinations), with constructors for test fixtures; every enum and
+//!   flag set prints in ipvsadm's words ([`std::fmt::Display`]).
+//! - Feature `serde`: Serialize/Deserialize for the model types and for
+//!   [`sync::Table`] (flags as lists of names, unknown values as numbers).
+//!
 //! The wire format lives in the sans-IO crate `ipvsnl_wire`.
 //!
 //! ```no_run
@@ -31,7 +37,7 @@
 //!     ipvs.add_destination(&key, &dest)?;
 //! }
 //! for row in ipvs.table()? {
-//!     println!("{}: {} destinations", row.service.service.key, row.destinations.len());
+//!     println!("{}: {} destinations", row.key(), row.destinations.len());
 //! }
 //! # Ok::<(), ipvsnl::Error>(())
 //! ```
@@ -58,17 +64,17 @@ pub mod sync;
 mod target;
 mod transport;
 
-pub use client::{Client, ClientOptions, TableEntry};
+pub use client::{Client, ClientOptions};
 pub use error::Error;
 pub use model::config::{Info, Timeouts};
 pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX};
 pub use model::destination::{
-    Destination, DestinationEntry, Forward, Tunnel, TunnelFlags, TunnelKind, THRESHOLD_MAX,
-    WEIGHT_MAX,
+    Destination, Forward, Tunnel, TunnelFlags, TunnelKind, THRESHOLD_MAX, WEIGHT_MAX,
 };
+pub use model::entry::{DestinationEntry, ServiceEntry};
 pub use model::family::{AddressFamily, Protocol};
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
-pub use model::service::{Netmask, Service, ServiceEntry, ServiceFlags, ServiceKey, PE_NAME_MAX};
+pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
 pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
 pub use pipeline::ApplyOptions;

@@ -24,17 +24,20 @@ use crate::proto::repeats::keep_first;
 use crate::proto::{CallKind, Replies};
 use crate::request::push_service_nest;
 use crate::{
-    Client, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, TableEntry,
-    Target,
+    Client, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target,
 };
 
 impl Client {
-    /// Every service, in the kernel's order.
+    /// Every service, in the kernel's order, each with its counters and an
+    /// empty [`ServiceEntry::destinations`]: this lists no destination (see
+    /// [`Client::table`] for a listing with them).
     pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
         self.list_services(1, Detail::Full)
     }
 
-    /// One service; [`Error::is_not_found`] if there is none.
+    /// One service, with its counters and an empty
+    /// [`ServiceEntry::destinations`] (see [`Client::destinations`]);
+    /// [`Error::is_not_found`] if there is none.
     pub fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
         key.validate()?;
         let kind = RequestKind::GetService;
@@ -52,7 +55,8 @@ impl Client {
     }
 
     /// Visits every service in the kernel's order, each once, without
-    /// building a list; `visit` returns [`ControlFlow::Break`] to stop
+    /// building a list (each entry's [`ServiceEntry::destinations`] is
+    /// empty); `visit` returns [`ControlFlow::Break`] to stop
     /// early. The rest of a dump stopped early is read out (and dropped)
     /// by the client's next call, so nothing of it reaches that call.
     ///
@@ -100,22 +104,30 @@ impl Client {
 
     /// Every service with its destinations: one service dump, then one
     /// destination dump per service, all on this client's socket.
-    pub fn table(&mut self) -> Result<Vec<TableEntry>, Error> {
+    ///
+    /// ```no_run
+    /// let mut ipvs = ipvsnl::Client::new()?;
+    /// for row in ipvs.table()? {
+    ///     println!("{} {} ({} destinations)", row.key(), row.service.scheduler, row.destinations.len());
+    /// }
+    /// # Ok::<(), ipvsnl::Error>(())
+    /// ```
+    pub fn table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
         self.list_table_where(|_| true)
     }
 
     /// The same as [`Client::table`] (the name the sync engine's listing
     /// had when it was the faster of two).
-    pub fn list_table(&mut self) -> Result<Vec<TableEntry>, Error> {
+    pub fn list_table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
         self.table()
     }
 
     /// Every service, and the destinations of those `wanted` accepts (the
-    /// others are listed with none).
+    /// others are listed with an empty [`ServiceEntry::destinations`]).
     pub fn list_table_where(
         &mut self,
         wanted: impl FnMut(&ServiceKey) -> bool,
-    ) -> Result<Vec<TableEntry>, Error> {
+    ) -> Result<Vec<ServiceEntry>, Error> {
         self.list_entries(1, Detail::Full, wanted)
     }
 
@@ -127,10 +139,10 @@ impl Client {
         passes: usize,
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
-    ) -> Result<Vec<TableEntry>, Error> {
-        let mut entries: Vec<TableEntry> = self.list_services(passes, detail)?;
+    ) -> Result<Vec<ServiceEntry>, Error> {
+        let mut entries = self.list_services(passes, detail)?;
         for entry in &mut entries {
-            let key = &entry.service.service.key;
+            let key = &entry.service.key;
             if wanted(key) {
                 entry.destinations = self.list_destinations(key, detail)?;
             }
@@ -141,11 +153,7 @@ impl Client {
     /// Every service, each once, from `passes` service dumps merged (see
     /// [`keep_first`] for why a resumed dump can miss or repeat entries:
     /// a second pass catches what one missed, at the cost of a dump).
-    fn list_services<T: ListedService>(
-        &mut self,
-        passes: usize,
-        detail: Detail,
-    ) -> Result<Vec<T>, Error> {
+    fn list_services(&mut self, passes: usize, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
         let mut services = self.dump_services(detail)?;
         for _ in 1..passes {
             if services.len() <= ONE_PART_SERVICES {
@@ -154,11 +162,11 @@ impl Client {
             let again = self.dump_services(detail)?;
             services.extend(again);
         }
-        keep_first(&mut services, |s: &T| s.service().service.key);
+        keep_first(&mut services, |s: &ServiceEntry| s.service.key);
         Ok(services)
     }
 
-    fn dump_services<T: ListedService>(&mut self, detail: Detail) -> Result<Vec<T>, Error> {
+    fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
         self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
@@ -241,56 +249,18 @@ impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visit<F> {
     }
 }
 
-/// What a service dump lists each service into: the service alone, or a
-/// table entry (whose destinations come next).
-pub(crate) trait ListedService {
-    /// An entry to be filled.
-    fn empty() -> Self;
-    /// Its service.
-    fn service(&self) -> &ServiceEntry;
-    /// Its service, to be filled.
-    fn service_mut(&mut self) -> &mut ServiceEntry;
-}
-
-impl ListedService for ServiceEntry {
-    fn empty() -> Self {
-        decode::empty_service()
-    }
-    fn service(&self) -> &ServiceEntry {
-        self
-    }
-    fn service_mut(&mut self) -> &mut ServiceEntry {
-        self
-    }
-}
-
-impl ListedService for TableEntry {
-    fn empty() -> Self {
-        TableEntry {
-            service: decode::empty_service(),
-            destinations: Vec::new(),
-        }
-    }
-    fn service(&self) -> &ServiceEntry {
-        &self.service
-    }
-    fn service_mut(&mut self) -> &mut ServiceEntry {
-        &mut self.service
-    }
-}
-
 /// Appends the service of a service dump part's attribute bytes to `out`
-/// (nothing on error), filled where it lies: a listing decodes tens of
+/// (nothing on error; no destinations), filled where it lies: a listing decodes tens of
 /// thousands, and under emulation every copy of an entry costs.
-pub(crate) fn push_service<T: ListedService>(
+pub(crate) fn push_service(
     attrs: &[u8],
     detail: Detail,
-    out: &mut Vec<T>,
+    out: &mut Vec<ServiceEntry>,
 ) -> DecodeResult<()> {
     let at = out.len();
-    out.push(T::empty());
+    out.push(decode::empty_service());
     let filled = match out.last_mut() {
-        Some(last) => decode::fill_service(attrs, detail, last.service_mut()),
+        Some(last) => decode::fill_service(attrs, detail, last),
         None => Ok(()),
     };
     if filled.is_err() {
@@ -320,7 +290,7 @@ mod tests {
     fn a_listed_service_is_filled_in_place_and_a_refused_one_not_kept() {
         use super::push_service;
         use crate::decode::Detail;
-        use crate::{AddressFamily, Scheduler, ServiceKey, TableEntry};
+        use crate::{AddressFamily, Scheduler, ServiceEntry, ServiceKey};
         use ipvsnl_wire::ServiceAttr;
         let good = service_attrs(vec![
             ServiceAttr::AddressFamily(2),
@@ -328,14 +298,14 @@ mod tests {
             ServiceAttr::Scheduler("wlc".into()),
             ServiceAttr::Timeout(30),
         ]);
-        let mut out: Vec<TableEntry> = Vec::new();
+        let mut out: Vec<ServiceEntry> = Vec::new();
         push_service(&good, Detail::Full, &mut out).unwrap();
         // No family: refused, and nothing of it is left in the list.
         let bad = service_attrs(vec![ServiceAttr::Fwmark(5)]);
         let err = push_service(&bad, Detail::Full, &mut out).unwrap_err();
         assert!(err.contains("IPVS_SVC_ATTR_AF"), "{err}");
         assert_eq!(out.len(), 1);
-        let s = &out[0].service.service;
+        let s = &out[0].service;
         assert_eq!(s.key, ServiceKey::fwmark(4, AddressFamily::Inet));
         assert_eq!(s.scheduler, Scheduler::WeightedLeastConnection);
         assert_eq!(s.timeout, 30);

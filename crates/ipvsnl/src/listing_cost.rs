@@ -17,7 +17,7 @@ use crate::decode::{self, Detail};
 use crate::listing::push_service;
 use crate::proto::frame::{self, Reply};
 use crate::request::push_service_nest;
-use crate::{AddressFamily, DestinationEntry, Protocol, ServiceKey, TableEntry};
+use crate::{AddressFamily, DestinationEntry, Protocol, ServiceEntry, ServiceKey};
 
 /// The blocks of hex lines of a capture file, as bytes.
 fn datagrams(hex: &str) -> Vec<Vec<u8>> {
@@ -118,7 +118,7 @@ fn run(which: &str, n: usize) {
             // IPVS_SVC_ATTR_ADDR: 20 bytes, attribute 3.
             let (msg, family, at) = first_message(hex, [20, 0, 3, 0]);
             let mut datagram = Vec::new();
-            let mut out: Vec<TableEntry> = Vec::with_capacity(n);
+            let mut out: Vec<ServiceEntry> = Vec::with_capacity(n);
             for i in 0..n as u32 {
                 datagram.clear();
                 datagram.extend_from_slice(&msg);

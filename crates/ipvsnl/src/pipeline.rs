@@ -27,6 +27,7 @@ impl ApplyOptions {
     /// client derives from its socket buffer. A bound above what the
     /// buffer holds lets a batch full of failures overflow it: useful only
     /// to exercise the `ENOBUFS` recovery, or to measure.
+    #[must_use]
     pub fn with_max_batch_requests(mut self, n: usize) -> Self {
         self.max_batch_requests = Some(n.max(1));
         self
@@ -51,11 +52,13 @@ impl Client {
     /// have been applied; later batches are made smaller); after a time-out
     /// or a socket failure the batch in flight is unknown where unanswered
     /// and the rest [`Error::NotSent`].
+    #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
     pub fn apply(&mut self, requests: &[Request]) -> Vec<Result<(), Error>> {
         self.apply_with(requests, &ApplyOptions::default())
     }
 
     /// [`Client::apply`] with tuning.
+    #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
     pub fn apply_with(
         &mut self,
         requests: &[Request],

@@ -3,7 +3,7 @@
 //! text.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use crate::{DaemonRole, RequestKind, ServiceKey};
 
@@ -90,6 +90,7 @@ impl Target {
     }
 
     /// The same, naming the scheduler and engine of a service add or edit.
+    #[must_use]
     pub fn with_modules(mut self, scheduler: &str, engine: Option<&str>) -> Self {
         self.scheduler = Some(scheduler.to_owned());
         self.engine = engine.map(str::to_owned);
@@ -97,31 +98,50 @@ impl Target {
     }
 
     /// The object in words, as error messages show it (empty for
-    /// [`Object::Table`]).
+    /// [`Object::Table`]); a destination is `to` its service when added,
+    /// `from` it when deleted.
     pub fn object_text(&self) -> String {
         match &self.object {
-            Object::Table => String::new(),
-            Object::Family => ipvsnl_wire::IPVS_GENL_NAME.to_owned(),
-            Object::Service(k) => k.to_string(),
             Object::Destination {
                 service,
                 addr,
                 port,
             } => {
-                let dest = match addr {
-                    IpAddr::V4(a) => format!("{a}:{port}"),
-                    IpAddr::V6(a) => format!("[{a}]:{port}"),
-                };
                 let word = match self.kind {
                     RequestKind::AddDestination => "to",
                     RequestKind::DeleteDestination => "from",
                     _ => "of",
                 };
-                format!("{dest} {word} {service}")
+                format!("{} {word} {service}", SocketAddr::new(*addr, *port))
             }
+            other => other.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Object {
+    /// The object in words: nothing for [`Object::Table`], the family's
+    /// name, a service key, `10.0.1.1:8080 of TCP 10.0.0.1:80`,
+    /// `master on eth0`.
+    ///
+    /// ```
+    /// use ipvsnl::{DaemonRole, Object};
+    /// let o = Object::Daemon { role: DaemonRole::Backup, interface: Some("eth1".into()) };
+    /// assert_eq!(o.to_string(), "backup on eth1");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Object::Table => Ok(()),
+            Object::Family => f.write_str(ipvsnl_wire::IPVS_GENL_NAME),
+            Object::Service(k) => write!(f, "{k}"),
+            Object::Destination {
+                service,
+                addr,
+                port,
+            } => write!(f, "{} of {service}", SocketAddr::new(*addr, *port)),
             Object::Daemon { role, interface } => match interface {
-                Some(i) => format!("{role:?} on {i}"),
-                None => format!("{role:?}"),
+                Some(i) => write!(f, "{role} on {i}"),
+                None => write!(f, "{role}"),
             },
         }
     }

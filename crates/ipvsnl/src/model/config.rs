@@ -4,6 +4,8 @@
 ///
 /// When setting, 0 means "leave this one unchanged".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct Timeouts {
     /// Established TCP connections (kernel default 900).
@@ -29,6 +31,8 @@ impl Timeouts {
 /// assert_eq!(info.version_string(), "1.2.1");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct Info {
     /// IPVS version code, e.g. 0x010201 for 1.2.1.

@@ -1,11 +1,14 @@
 //! The connection synchronisation daemon.
 
+use std::fmt;
 use std::net::IpAddr;
 
 use crate::Error;
 
 /// The role of a sync daemon. Both may run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum DaemonRole {
     /// Sends connection state (1).
@@ -33,6 +36,16 @@ impl DaemonRole {
     }
 }
 
+impl fmt::Display for DaemonRole {
+    /// ipvsadm's word: `master` or `backup`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DaemonRole::Master => "master",
+            DaemonRole::Backup => "backup",
+        })
+    }
+}
+
 /// The longest interface name the kernel accepts.
 pub const IFNAME_MAX: usize = 15;
 
@@ -45,6 +58,7 @@ pub const IFNAME_MAX: usize = 15;
 /// d.validate().unwrap();
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct SyncDaemon {
     /// Master or backup.
@@ -52,14 +66,19 @@ pub struct SyncDaemon {
     /// Multicast interface.
     pub interface: String,
     /// Sync id (0..=255).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sync_id: u32,
     /// Maximum sync message length (kernel default: from the MTU).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max_len: Option<u16>,
     /// Multicast group (default 224.0.0.81).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub group: Option<IpAddr>,
     /// UDP port (default 8848).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub port: Option<u16>,
     /// Multicast TTL (default 1).
+    #[cfg_attr(feature = "serde", serde(default))]
     pub ttl: Option<u8>,
 }
 
@@ -78,30 +97,35 @@ impl SyncDaemon {
     }
 
     /// Sets the sync id.
+    #[must_use]
     pub fn with_sync_id(mut self, id: u32) -> Self {
         self.sync_id = id;
         self
     }
 
     /// Sets the maximum sync message length.
+    #[must_use]
     pub fn with_max_len(mut self, len: u16) -> Self {
         self.max_len = Some(len);
         self
     }
 
     /// Sets the multicast group (IPv4 or IPv6).
+    #[must_use]
     pub fn with_group(mut self, group: IpAddr) -> Self {
         self.group = Some(group);
         self
     }
 
     /// Sets the multicast UDP port.
+    #[must_use]
     pub fn with_port(mut self, port: u16) -> Self {
         self.port = Some(port);
         self
     }
 
     /// Sets the multicast TTL (1 to 255).
+    #[must_use]
     pub fn with_ttl(mut self, ttl: u8) -> Self {
         self.ttl = Some(ttl);
         self

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use bitflags::bitflags;
 
 use super::unknown::{UnknownForward, UnknownTunnelKind};
-use crate::{AddressFamily, Error, ServiceKey, Stats};
+use crate::{AddressFamily, Error, ServiceKey};
 
 /// The tunnel encapsulation of a tunnelled destination.
 ///
@@ -55,6 +55,19 @@ impl TunnelKind {
     }
 }
 
+impl fmt::Display for TunnelKind {
+    /// ipvsadm's word (`ipip`, `gue`, `gre`), or the number of an unknown
+    /// type.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TunnelKind::Ipip => f.write_str("ipip"),
+            TunnelKind::Gue => f.write_str("gue"),
+            TunnelKind::Gre => f.write_str("gre"),
+            TunnelKind::Other(n) => write!(f, "{n}"),
+        }
+    }
+}
+
 bitflags! {
     /// Tunnel checksum flags (`IP_VS_TUNNEL_ENCAP_FLAG_*`); empty means no
     /// checksum.
@@ -70,6 +83,8 @@ bitflags! {
 
 /// Tunnel parameters: they exist only on [`Forward::Tunnel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 #[non_exhaustive]
 pub struct Tunnel {
     /// Encapsulation.
@@ -105,9 +120,29 @@ impl Tunnel {
     }
 
     /// Sets the checksum flags.
+    #[must_use]
     pub fn with_flags(mut self, flags: TunnelFlags) -> Self {
         self.flags = flags;
         self
+    }
+}
+
+impl fmt::Display for Tunnel {
+    /// The kind, the port for GUE, and the checksum flags:
+    /// `gue port 6080 csum`, `ipip nocsum`.
+    ///
+    /// ```
+    /// use ipvsnl::{Tunnel, TunnelFlags};
+    /// let t = Tunnel::gue(6080).with_flags(TunnelFlags::CSUM);
+    /// assert_eq!(t.to_string(), "gue port 6080 csum");
+    /// assert_eq!(Tunnel::gre().to_string(), "gre nocsum");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if self.kind == TunnelKind::Gue || self.port != 0 {
+            write!(f, " port {}", self.port)?;
+        }
+        write!(f, " {}", self.flags)
     }
 }
 
@@ -125,6 +160,8 @@ impl Tunnel {
 /// assert_eq!(Forward::from_raw(8), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Forward {
     /// NAT (0): ipvsadm `-m`.
@@ -214,6 +251,7 @@ pub const THRESHOLD_MAX: u32 = i32::MAX as u32;
 /// assert_eq!(d.forward.tunnel().unwrap().port, 6080);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct Destination {
     /// Real server address (its family may differ from the service's only
@@ -222,12 +260,19 @@ pub struct Destination {
     /// Real server port.
     pub port: u16,
     /// Forwarding method.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub forward: Forward,
     /// Weight, 0 to [`WEIGHT_MAX`]; 0 takes no new connections.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default = "crate::model::serde_impls::default_weight")
+    )]
     pub weight: u32,
     /// Upper connection threshold; 0 means none.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub upper_threshold: u32,
     /// Lower connection threshold; must not exceed a non-zero upper one.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub lower_threshold: u32,
 }
 
@@ -245,18 +290,21 @@ impl Destination {
     }
 
     /// Sets the forwarding method.
+    #[must_use]
     pub fn with_forward(mut self, forward: Forward) -> Self {
         self.forward = forward;
         self
     }
 
     /// Sets the weight.
+    #[must_use]
     pub fn with_weight(mut self, weight: u32) -> Self {
         self.weight = weight;
         self
     }
 
     /// Sets the upper and lower connection thresholds.
+    #[must_use]
     pub fn with_thresholds(mut self, upper: u32, lower: u32) -> Self {
         self.upper_threshold = upper;
         self.lower_threshold = lower;
@@ -332,23 +380,6 @@ impl Destination {
         }
         Ok(())
     }
-}
-
-/// A destination as listed by the kernel: configuration, connection counts
-/// and counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DestinationEntry {
-    /// The configuration.
-    pub destination: Destination,
-    /// Active connections.
-    pub active_conns: u32,
-    /// Inactive connections.
-    pub inactive_conns: u32,
-    /// Persistent connection templates.
-    pub persistent_conns: u32,
-    /// Counters and rates since the last zero.
-    pub stats: Stats,
 }
 
 #[cfg(test)]

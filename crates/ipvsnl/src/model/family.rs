@@ -14,6 +14,8 @@ use super::unknown::UnknownProtocol;
 /// assert_eq!(AddressFamily::Inet.to_raw(), 2);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum AddressFamily {
     /// IPv4 (`AF_INET`, 2).

@@ -3,8 +3,17 @@
 pub(crate) mod config;
 pub(crate) mod daemon;
 pub(crate) mod destination;
+pub(crate) mod entry;
 pub(crate) mod family;
+pub(crate) mod flag_names;
 pub(crate) mod scheduler;
+#[cfg(feature = "serde")]
+mod serde_impls;
 pub(crate) mod service;
 pub(crate) mod stats;
 pub(crate) mod unknown;
+
+#[cfg(test)]
+mod display_tests;
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests;

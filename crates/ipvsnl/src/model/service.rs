@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use bitflags::bitflags;
 
-use crate::{AddressFamily, Error, Protocol, Scheduler, Stats};
+use crate::{AddressFamily, Error, Protocol, Scheduler};
 
 /// What identifies a virtual service in the kernel's table.
 ///
@@ -19,6 +19,8 @@ use crate::{AddressFamily, Error, Protocol, Scheduler, Stats};
 /// assert_eq!(mark.family(), AddressFamily::Inet6);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum ServiceKey {
     /// A service on a protocol, virtual address and port.
@@ -156,6 +158,8 @@ bitflags! {
 /// For IPv4 it is a mask; for IPv6 a prefix length (1 to 128). On the wire
 /// the two are encoded differently; this type hides that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum Netmask {
     /// An IPv4 mask, e.g. 255.255.255.0.
@@ -222,6 +226,11 @@ impl fmt::Display for Netmask {
 /// svc.validate().unwrap();
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(from = "crate::model::serde_impls::ServiceSpec")
+)]
 #[non_exhaustive]
 pub struct Service {
     /// What identifies it.
@@ -255,12 +264,14 @@ impl Service {
     }
 
     /// Sets the scheduler.
+    #[must_use]
     pub fn with_scheduler(mut self, scheduler: Scheduler) -> Self {
         self.scheduler = scheduler;
         self
     }
 
     /// Makes the service persistent with a timeout in seconds.
+    #[must_use]
     pub fn with_persistence(mut self, timeout: u32) -> Self {
         self.flags |= ServiceFlags::PERSISTENT;
         self.timeout = timeout;
@@ -268,18 +279,21 @@ impl Service {
     }
 
     /// Sets the persistence netmask.
+    #[must_use]
     pub fn with_netmask(mut self, netmask: Netmask) -> Self {
         self.netmask = netmask;
         self
     }
 
     /// Adds flags.
+    #[must_use]
     pub fn with_flags(mut self, flags: ServiceFlags) -> Self {
         self.flags |= flags;
         self
     }
 
     /// Sets the persistence engine.
+    #[must_use]
     pub fn with_persistence_engine(mut self, name: impl Into<String>) -> Self {
         self.persistence_engine = Some(name.into());
         self
@@ -320,16 +334,6 @@ impl Service {
         }
         Ok(())
     }
-}
-
-/// A service as listed by the kernel: its configuration and its counters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ServiceEntry {
-    /// The configuration.
-    pub service: Service,
-    /// Counters and rates since the last zero.
-    pub stats: Stats,
 }
 
 #[cfg(test)]

@@ -93,6 +93,7 @@ impl Session {
     /// an ACK) or a dump (parts, then `NLMSG_DONE`). `write` appends the
     /// request given the family id, sequence number and flags; `replies`
     /// takes each IPVS message of the answer.
+    #[must_use = "a machine sends nothing until driven"]
     pub fn call<W, S>(&mut self, kind: CallKind, write: W, replies: S) -> Call<'_, W, S>
     where
         W: Fn(&mut Vec<u8>, u16, u32, u16),
@@ -103,6 +104,7 @@ impl Session {
 
     /// A machine that applies `requests` pipelined, those with `skip[i]`
     /// set left out, reporting every other one's outcome to `outcomes`.
+    #[must_use = "a machine sends nothing until driven"]
     pub fn apply<'r, R, O>(
         &mut self,
         requests: &'r [R],

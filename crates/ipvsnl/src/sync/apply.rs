@@ -56,6 +56,7 @@ impl Syncer {
     }
 
     /// Batch tuning for the applier.
+    #[must_use]
     pub fn with_apply_options(mut self, apply: ApplyOptions) -> Self {
         self.apply = apply;
         self

@@ -15,6 +15,8 @@ mod outcomes;
 mod plan;
 mod report;
 mod table;
+#[cfg(feature = "serde")]
+mod table_serde;
 mod view;
 
 pub use apply::Syncer;

@@ -89,6 +89,7 @@ impl Drain {
     }
 
     /// Drains UDP and SCTP destinations too.
+    #[must_use]
     pub fn with_datagrams(mut self, yes: bool) -> Self {
         self.datagrams = yes;
         self
@@ -114,6 +115,7 @@ impl PlanOptions {
     /// Removes destinations gracefully: weight 0 first, delete once their
     /// active and inactive connections reach 0 (on a later sync), or after
     /// the drain's maximum.
+    #[must_use]
     pub fn with_drain(mut self, drain: Drain) -> Self {
         self.drain = Some(drain);
         self
@@ -133,6 +135,7 @@ pub type DrainLedger = HashMap<DestinationId, Instant>;
 /// add, edit services), then destination requests. The applier sends the
 /// second phase only for services whose first-phase request succeeded.
 #[derive(Debug, Clone, Default)]
+#[must_use = "a plan changes nothing until applied"]
 #[non_exhaustive]
 pub struct Plan {
     requests: Vec<Request>,

@@ -50,6 +50,7 @@ impl fmt::Display for Found {
 
 /// Every planned request with its outcome.
 #[derive(Debug)]
+#[must_use = "a report holds the requests that failed or whose outcome is unknown"]
 #[non_exhaustive]
 pub struct Report {
     pub(crate) requests: Vec<Request>,

@@ -4,26 +4,34 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::{Destination, Forward, Service, ServiceFlags, ServiceKey, TableEntry};
+use crate::{Destination, Forward, Service, ServiceEntry, ServiceFlags, ServiceKey};
 
 /// A destination as the planner sees it: its settings and, when it was
 /// listed from the kernel, how many connections it still holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct TableDestination {
     /// The settings.
+    #[cfg_attr(feature = "serde", serde(flatten))]
     pub destination: Destination,
     /// Active plus inactive connections when listed (0 for a wanted one).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "crate::sync::table_serde::is_zero")
+    )]
     pub connections: u64,
 }
 
 /// A service and its destinations, sorted by address and port.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct TableService {
     /// The service's settings.
     pub service: Service,
     /// Its destinations, sorted by (address, port), no duplicates.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub destinations: Vec<TableDestination>,
 }
 
@@ -70,8 +78,8 @@ pub(crate) fn dest_id(d: &Destination) -> (IpAddr, u16) {
 /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
 /// let mut want = Table::new();
 /// want.insert(
-///     Service::new(key),
-///     [Destination::new("172.16.0.1".parse().unwrap(), 80)],
+///    Service::new(key),
+///    [Destination::new("172.16.0.1".parse().unwrap(), 80)],
 /// );
 /// assert_eq!(want.len(), 1);
 /// assert_eq!(want.destination_count(), 1);
@@ -79,6 +87,28 @@ pub(crate) fn dest_id(d: &Destination) -> (IpAddr, u16) {
 ///
 /// Entries are shared, copied on write: cloning a table (as the sync
 /// engine does to remember what it wrote) copies no service.
+///
+/// With the `serde` feature a table is data: a list of services, each with
+/// its destinations, read back as [`Table::insert`] takes them (sorted, a
+/// destination or service given twice keeps its last settings; left-out
+/// fields take the defaults of [`Service::new`] and [`Destination::new`]).
+///
+/// ```
+/// # #[cfg(feature = "serde")] {
+/// use ipvsnl::sync::Table;
+/// let json = r#"[
+///   { "service": { "key": { "inet": { "protocol": "TCP", "addr": "10.0.0.1", "port": 80 } },
+///                  "scheduler": "rr" },
+///     "destinations": [ { "addr": "10.1.0.2", "port": 80, "weight": 2 },
+///                       { "addr": "10.1.0.1", "port": 80 } ] }
+/// ]"#;
+/// let t: Table = serde_json::from_str(json).unwrap();
+/// let svc = t.iter().next().unwrap();
+/// assert_eq!(svc.service.scheduler, ipvsnl::Scheduler::RoundRobin);
+/// assert_eq!(svc.destinations[0].destination.weight, 1, "sorted, weight defaults to 1");
+/// assert_eq!(serde_json::from_str::<Table>(&serde_json::to_string(&t).unwrap()).unwrap(), t);
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Table {
@@ -98,13 +128,22 @@ impl Table {
         service: Service,
         destinations: impl IntoIterator<Item = Destination>,
     ) {
-        let mut dests: Vec<TableDestination> = destinations
+        let dests: Vec<TableDestination> = destinations
             .into_iter()
             .map(|destination| TableDestination {
                 destination,
                 connections: 0,
             })
             .collect();
+        self.insert_table_destinations(service, dests);
+    }
+
+    /// [`Table::insert`] of destinations with their connection counts.
+    pub(crate) fn insert_table_destinations(
+        &mut self,
+        service: Service,
+        mut dests: Vec<TableDestination>,
+    ) {
         // Stable sort, then keep the last of equal ids.
         dests.sort_by_key(|d| dest_id(&d.destination));
         let mut out: Vec<TableDestination> = Vec::with_capacity(dests.len());
@@ -180,7 +219,7 @@ impl Table {
 
     /// The table listed from the kernel ([`crate::Client::table`]), with
     /// each destination's active plus inactive connections.
-    pub fn from_entries(entries: impl IntoIterator<Item = TableEntry>) -> Self {
+    pub fn from_entries(entries: impl IntoIterator<Item = ServiceEntry>) -> Self {
         let mut t = Table::new();
         for e in entries {
             t.put(service_from_entry(e));
@@ -221,7 +260,7 @@ impl Table {
     }
 }
 
-pub(crate) fn service_from_entry(e: TableEntry) -> TableService {
+pub(crate) fn service_from_entry(e: ServiceEntry) -> TableService {
     let mut destinations: Vec<TableDestination> = e
         .destinations
         .into_iter()
@@ -233,7 +272,7 @@ pub(crate) fn service_from_entry(e: TableEntry) -> TableService {
     destinations.sort_by_key(|d| dest_id(&d.destination));
     destinations.dedup_by_key(|d| dest_id(&d.destination));
     TableService {
-        service: e.service.service,
+        service: e.service,
         destinations,
     }
 }

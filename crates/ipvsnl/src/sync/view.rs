@@ -7,7 +7,7 @@ use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::table::{
     dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
 };
-use crate::{Client, Error, Request, ServiceKey, TableEntry};
+use crate::{Client, Error, Request, ServiceKey};
 
 pub(crate) fn result_outcome(r: Result<(), Error>) -> Outcome {
     match r {
@@ -150,12 +150,9 @@ pub(crate) fn holds(t: &Table, r: &Request) -> bool {
 /// view (removing it if the kernel has none).
 pub(crate) fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
     match client.service(key) {
-        Ok(service) => {
-            let destinations = client.list_destinations(key, Detail::Settings)?;
-            t.put(service_from_entry(TableEntry {
-                service,
-                destinations,
-            }));
+        Ok(mut service) => {
+            service.destinations = client.list_destinations(key, Detail::Settings)?;
+            t.put(service_from_entry(service));
             Ok(())
         }
         Err(e) if e.is_not_found() => {
