@@ -1,5 +1,10 @@
+//! The grammar and `-R`'s reading of rules against ipvsadm's messages,
+//! exit statuses and quirks.
+
 use super::*;
-use crate::{Forward, Netmask, Request, ServiceFlags, ServiceKey, TunnelKind};
+use crate::restore::{parse_rules, tokenize};
+use ipvsnl::rules::{destination_rule, service_rule, Names, Numeric};
+use ipvsnl::{Forward, Netmask, Request, ServiceFlags, ServiceKey, TunnelKind};
 
 fn args(line: &str) -> Result<Command, ArgError> {
     let mut argv = vec!["ipvsadm"];
