@@ -41,13 +41,7 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
             if let Some(arg) = &e.sched_flags {
                 e.flags |= parse_sched_flags(&e.sched, arg)?;
             }
-            // ipvsadm leaves the name to the kernel; the library checks it
-            // the way the kernel would. The name is at most 15 bytes and
-            // never empty here, so only white space inside it (possible in
-            // argv, never in a rules line) is refused: with the message and
-            // status ipvsadm gives when the kernel does not know the name.
-            let scheduler = Scheduler::new(&e.sched)
-                .map_err(|_| ArgError::popt("Scheduler or persistence engine not found"))?;
+            let scheduler = scheduler_of(&e.sched)?;
             let mut svc = Service::new(e.key());
             svc.scheduler = scheduler;
             svc.flags = ServiceFlags::from_bits_retain(e.flags);
@@ -149,4 +143,20 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
         Cmd::Restore => Ok(Command::Restore),
         Cmd::Save => Ok(Command::Save(e.format)),
     }
+}
+
+/// The scheduler named on the command line, for the kernel to judge as
+/// ipvsadm leaves it to the kernel. The library's [`Scheduler::new`]
+/// refuses white space in a name (which argv can hold, a rules line never),
+/// where ipvsadm sends it and the kernel answers ENOENT, after its checks
+/// that the service does (`-E`) or does not (`-A`) exist. To keep that
+/// order and those answers, white space is sent as `/`: a name no kernel
+/// module can have, so the kernel does not know it either. The name is at
+/// most 15 bytes and never empty here, so nothing else is refused.
+fn scheduler_of(name: &str) -> Result<Scheduler, ArgError> {
+    let unknowable: String = name
+        .chars()
+        .map(|c| if c.is_ascii_whitespace() { '/' } else { c })
+        .collect();
+    Scheduler::new(&unknowable).map_err(|e| ArgError::fail(format!("{e}")))
 }

@@ -24,8 +24,7 @@ impl ArgError {
         }
     }
 
-    /// A refusal with status 255 (popt's errors, and a scheduler name the
-    /// kernel would not know).
+    /// A refusal with status 255 (popt's errors).
     pub(crate) fn popt(message: impl Into<String>) -> Self {
         ArgError {
             message: message.into(),

@@ -18,18 +18,9 @@ use crate::c_text::{atoi, inet_aton, inet_pton6, number_in};
 /// Parses one ipvsadm command line (`argv[0]` is the program name, used in
 /// the "Try `...' -h" message) with ipvsadm 1.31's grammar and checks.
 ///
-/// `names` resolves host and service names (use [`super::Numeric`] for
-/// none). The result is the command, or ipvsadm's message and exit status.
-///
-/// ```
-/// use ipvsnl::rules::{parse_args, Command, Numeric};
-/// use ipvsnl::Request;
-/// let c = parse_args(&["ipvsadm", "-A", "-t", "10.0.0.1:80", "-s", "rr"], &Numeric).unwrap();
-/// assert!(matches!(c, Command::Apply(Request::AddService(_))));
-/// let e = parse_args(&["ipvsadm", "-A", "-t", "10.0.0.1:80", "-o"], &Numeric).unwrap_err();
-/// assert_eq!(e.message, "One-Packet Scheduling is only for UDP virtual services");
-/// assert_eq!(e.status, 2);
-/// ```
+/// `names` resolves host and service names ([`ipvsnl::rules::Numeric`]
+/// for none). The result is the command, or ipvsadm's message and exit
+/// status (see the unit tests in `grammar/tests.rs` for both).
 pub fn parse_args(argv: &[&str], names: &dyn Names) -> Result<Command, ArgError> {
     let program = argv.first().copied().unwrap_or("ipvsadm");
     let mut sc = Scanner::new(argv);
