@@ -279,7 +279,7 @@ fn doctor_unprivileged() {
     assert_eq!(field("errors"), "no_cap_net_admin");
 
     // The ipvs-doctor binary says the same, with exit status 1.
-    let bin = example("ipvs-doctor");
+    let bin = tool("ipvs-doctor");
     if !bin.is_file() {
         eprintln!("{} not staged; binary check skipped", bin.display());
         return;

@@ -1,4 +1,5 @@
-//! Differential tests: our `ipvsadm` example against Debian's ipvsadm 1.31,
+//! Differential tests: our `ipvsadm` (crates/ipvsnl-ipvsadm, installed by
+//! `.ci/kernel-tests` with `cargo install`) against Debian's ipvsadm 1.31,
 //! on the real kernel (in the VM, via .ci/kernel-tests).
 //!
 //! Each case is a sequence of commands run once with the reference and once
@@ -162,7 +163,7 @@ fn parse_cases(text: &str) -> Vec<Case> {
 /// "ipvsadm" in the current thread's namespace.
 fn run_side(ours: bool, args: &[String], stdin: Option<&str>, nobody: bool) -> Outcome {
     let mut cmd = if ours {
-        let mut c = Command::new(common::example("ipvsadm"));
+        let mut c = Command::new(common::tool("ipvsadm"));
         c.arg0("ipvsadm");
         c
     } else {
@@ -526,7 +527,8 @@ fn diff_thousand_services() {
 /// A restore with bad lines: where ipvsadm stops at the first bad line
 /// (after applying the lines before it), ours reports every bad line with
 /// its number and changes nothing. The expectations are ours (see
-/// examples/ipvsadm.md); the reference's behaviour is shown for contrast.
+/// crates/ipvsnl-ipvsadm/src/main.rs, `restore`); the reference's
+/// behaviour is shown for contrast.
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn restore_bad_lines_change_nothing() {

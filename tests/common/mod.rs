@@ -40,19 +40,46 @@ pub fn in_vm() -> bool {
     std::env::var_os("IPVSNL_IN_VM").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The path of an example binary (`ipvsadm`, `ipvs-doctor`, ...): staged by
-/// `.ci/kernel-tests` under `IPVSNL_EXAMPLES` in the VM; on the host, beside
-/// the test binary's own target directory (`target/debug/examples`).
-pub fn example(name: &str) -> PathBuf {
-    if let Some(dir) = std::env::var_os("IPVSNL_EXAMPLES") {
-        return PathBuf::from(dir).join(name);
+/// The path of one of the project's programs (`ipvsadm`, `ipvs-doctor`,
+/// `demo`...), wherever it was put:
+///
+/// * in the VM, the tools `.ci/kernel-tests` installed with `cargo install`
+///   (crates with a `[[bin]]`) under `IPVSNL_TOOLS`, then the example
+///   binaries it staged under `IPVSNL_EXAMPLES`;
+/// * on the host, beside the test binary: `target/<profile>/<name>` (a
+///   `[[bin]]`, after `cargo build`), then `target/<profile>/examples/<name>`.
+///
+/// The first of these that exists is returned, so a program is found
+/// whether it is a crate's `[[bin]]` or still an example. Panics, naming
+/// every place it looked, if none does.
+pub fn tool(name: &str) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = ["IPVSNL_TOOLS", "IPVSNL_EXAMPLES"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
+    if dirs.is_empty() {
+        let exe = std::env::current_exe().expect("current_exe");
+        // target/<profile>/deps/<test> -> target/<profile>
+        let profile = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("test binary is not under target/<profile>/deps");
+        dirs.push(profile.to_path_buf());
+        dirs.push(profile.join("examples"));
     }
-    let exe = std::env::current_exe().expect("current_exe");
-    // target/debug/deps/<test> -> target/debug/examples/<name>
-    exe.parent()
-        .and_then(|deps| deps.parent())
-        .map(|profile| profile.join("examples").join(name))
-        .expect("test binary is not under target/<profile>/deps")
+    let candidates: Vec<PathBuf> = dirs.iter().map(|d| d.join(name)).collect();
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return found.clone();
+    }
+    panic!(
+        "program {name:?} not found; looked at {} (build it: `cargo build --workspace --bins --examples`)",
+        candidates
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// The running kernel's release (`uname -r`), e.g. `6.1.0-57-cloud-amd64`.

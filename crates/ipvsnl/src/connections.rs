@@ -149,7 +149,9 @@ pub fn parse_row(row: &str) -> Option<Connection> {
             _ => IpAddr::V4(Ipv4Addr::from(hex_u32(f[3]))),
         },
     };
-    let expires = crate::rules::text::strtol_full(f[8]).unwrap_or(0) as u32;
+    // A whole signed decimal (fields are split on white space, so none is
+    // left around it); anything else reads as 0.
+    let expires = f[8].parse::<i64>().unwrap_or(0) as u32;
     Some(Connection {
         protocol: f[0].to_owned(),
         client_addr,

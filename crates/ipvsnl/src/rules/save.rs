@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use super::text::ntop;
+use super::ntop::ntop;
 use super::Names;
 use crate::{
     AddressFamily, Destination, Forward, Netmask, Protocol, Scheduler, Service, ServiceFlags,

@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-use ipvsnl::rules::{self, addr_port, lookup_protocol, sched_flag_names, ListFormat, Names};
+use ipvsnl::rules::{self, addr_port, lookup_protocol, sched_flag_names, Names};
+
+use crate::grammar::ListFormat;
 use ipvsnl::{
     AddressFamily, DestinationEntry, Forward, Netmask, Protocol, ServiceEntry, ServiceFlags,
     ServiceKey, TunnelKind,

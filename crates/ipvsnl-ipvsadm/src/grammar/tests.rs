@@ -1,5 +1,10 @@
+//! The grammar and `-R`'s reading of rules against ipvsadm's messages,
+//! exit statuses and quirks.
+
 use super::*;
-use crate::{Forward, Netmask, Request, ServiceFlags, ServiceKey, TunnelKind};
+use crate::restore::{parse_rules, tokenize};
+use ipvsnl::rules::{destination_rule, service_rule, Names, Numeric};
+use ipvsnl::{Forward, Netmask, Request, ServiceFlags, ServiceKey, TunnelKind};
 
 fn args(line: &str) -> Result<Command, ArgError> {
     let mut argv = vec!["ipvsadm"];
@@ -7,9 +12,51 @@ fn args(line: &str) -> Result<Command, ArgError> {
     parse_args(&argv, &Numeric)
 }
 
+/// Like [`args`], for words that hold white space.
+fn args_v(words: &[&str]) -> Result<Command, ArgError> {
+    let mut argv = vec!["ipvsadm"];
+    argv.extend(words);
+    parse_args(&argv, &Numeric)
+}
+
 fn err(line: &str) -> (String, i32) {
     let e = args(line).unwrap_err();
     (e.message, e.status)
+}
+
+#[test]
+fn one_command_line_parses_or_is_refused_with_a_status() {
+    let c = parse_args(
+        &["ipvsadm", "-A", "-t", "10.0.0.1:80", "-s", "rr"],
+        &Numeric,
+    )
+    .unwrap();
+    assert!(matches!(c, Command::Apply(Request::AddService(_))));
+    let e = parse_args(&["ipvsadm", "-A", "-t", "10.0.0.1:80", "-o"], &Numeric).unwrap_err();
+    assert_eq!(
+        e.message,
+        "One-Packet Scheduling is only for UDP virtual services"
+    );
+    assert_eq!(e.status, 2);
+    let e = parse_args(&["ipvsadm", "-A", "-t", "10.0.0.1:80", "--bogus"], &Numeric).unwrap_err();
+    assert_eq!(e.status, 255);
+}
+
+#[test]
+fn a_scheduler_name_with_white_space_goes_to_the_kernel_as_an_unknown_name() {
+    let Ok(Command::Apply(Request::EditService(s))) =
+        args_v(&["-E", "-t", "10.0.0.1:80", "-s", "r r"])
+    else {
+        panic!("-s 'r r' must parse, as ipvsadm leaves the name to the kernel")
+    };
+    assert_eq!(s.scheduler.name(), "r/r");
+    assert!(ipvsnl::Scheduler::named().all(|k| k.name() != "r/r"));
+    let Ok(Command::Apply(Request::AddService(s))) =
+        args_v(&["-A", "-t", "1.1.1.1:1", "-s", "\tx"])
+    else {
+        panic!("a tab parses too")
+    };
+    assert_eq!(s.scheduler.name(), "/x");
 }
 
 #[test]

@@ -1,28 +1,29 @@
 //! `ipvsadm`, byte for byte: a drop-in for Debian's ipvsadm 1.31 built on
 //! the ipvsnl library.
 //!
-//! Grammar and rules printing come from `ipvsnl::rules`, connections from
-//! `ipvsnl::connections`; this file does name resolution, listings, error
-//! texts and exit statuses. `-R` checks the whole input before changing
-//! anything, then applies it in pipelined batches (see examples/ipvsadm.md).
+//! The command-line grammar is this crate's (`grammar`, `restore`, with the
+//! C library's text conventions in `c_text`); rules printing comes from
+//! `ipvsnl::rules`, connections from `ipvsnl::connections`. This file runs
+//! commands and owns error texts and exit statuses. `-R` checks the whole
+//! input before changing anything, then applies it in pipelined batches.
 //!
-//!     cargo build --release --example ipvsadm
+//!     cargo install --path crates/ipvsnl-ipvsadm
 
 use std::io::{Read, Write};
 use std::process::exit;
 
-use ipvsnl::rules::{self, ArgError, Command, ListFormat, ListWhat, Names, Numeric};
+use ipvsnl::rules::{self, Names, Numeric};
 use ipvsnl::{Client, Info, Request, RequestKind};
 
-#[path = "ipvsadm/conn.rs"]
+mod c_text;
 mod conn;
-#[path = "ipvsadm/kernel.rs"]
+mod grammar;
 mod kernel;
-#[path = "ipvsadm/list.rs"]
 mod list;
-#[path = "ipvsadm/names.rs"]
 mod names;
+mod restore;
 
+use grammar::{ArgError, Command, ListFormat, ListWhat};
 use names::LibcNames;
 
 /// `eprintln!` that never panics (a closed or broken stderr is ignored).
@@ -63,7 +64,7 @@ impl Out {
 }
 
 fn usage(program: &str) -> String {
-    include_str!("ipvsadm/usage.txt").replace("{PROGRAM}", program)
+    include_str!("usage.txt").replace("{PROGRAM}", program)
 }
 
 /// Connects and reads the IPVS info, as `ipvs_init` does (loading the
@@ -217,7 +218,7 @@ impl Ctx {
                             s.push_str(&format!(", maxlen={n}"));
                         }
                         if let Some(g) = d.group {
-                            s.push_str(&format!(", group={}", rules::text::ntop(&g)));
+                            s.push_str(&format!(", group={}", rules::ntop(&g)));
                         }
                         if let Some(n) = d.port.filter(|n| *n != 0) {
                             s.push_str(&format!(", port={n}"));
@@ -231,7 +232,6 @@ impl Ctx {
                 }
                 Err(_) => self.out.exit(1),
             },
-            _ => {}
         }
     }
 
@@ -268,7 +268,6 @@ impl Ctx {
                 self.out.exit(0)
             }
             Command::Restore => self.restore(),
-            _ => 0,
         }
     }
 
@@ -280,7 +279,7 @@ impl Ctx {
         let _ = std::io::stdin().read_to_end(&mut raw);
         let text = String::from_utf8_lossy(&raw);
         let program = self.program.clone();
-        let parsed = rules::parse_rules(&text, &program, &LibcNames);
+        let parsed = restore::parse_rules(&text, &program, &LibcNames);
         let rules = match parsed {
             Ok(r) => r,
             Err(errors) => {
@@ -358,7 +357,7 @@ fn main() {
         ctx.out.exit(0);
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let cmd = match rules::parse_args(&argv, &LibcNames) {
+    let cmd = match grammar::parse_args(&argv, &LibcNames) {
         Ok(c) => c,
         Err(ArgError { message, status }) => {
             errln!("{message}");

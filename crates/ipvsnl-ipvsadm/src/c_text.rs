@@ -1,8 +1,10 @@
-//! The C-library text conventions ipvsadm relies on, re-implemented in pure
-//! Rust so that parsing and printing give the same results: `strtol`-style
-//! integers, `inet_aton`'s legacy IPv4 forms and `inet_ntop`'s IPv6 form.
+//! The C-library text conventions ipvsadm's parsing relies on,
+//! re-implemented in pure Rust so that the drop-in accepts what ipvsadm
+//! accepts: `strtol`-style integers, `atoi`, `inet_aton`'s legacy IPv4
+//! forms and `inet_pton`'s IPv6 form. (Printing addresses the way
+//! `inet_ntop` does is the library's `ipvsnl::rules::ntop`.)
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// White space as C's `isspace` sees it in the "C" locale.
 pub(crate) fn c_space(b: u8) -> bool {
@@ -37,6 +39,26 @@ pub(crate) fn strtol_full(s: &str) -> Option<i64> {
     }
     let v = if neg { -v } else { v };
     i64::try_from(v).ok()
+}
+
+/// C's `atoi`: optional white space and sign, then leading digits.
+pub(crate) fn atoi(s: &str) -> i64 {
+    let t = s.trim_start_matches(|c: char| c.is_ascii() && c_space(c as u8));
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let end = digits
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let v = strtol_full(&digits[..end]).unwrap_or(0);
+    if neg {
+        -v
+    } else {
+        v
+    }
 }
 
 /// ipvsadm's `string_to_number`: a whole-string decimal in `[min, max]`.
@@ -76,7 +98,7 @@ fn strtoul0(b: &[u8]) -> (Option<u64>, usize) {
 /// glibc's `inet_aton`: `a.b.c.d`, `a.b.c`, `a.b` or `a`, each part
 /// decimal, octal (leading 0) or hex (0x); anything after white space is
 /// ignored.
-pub fn inet_aton(s: &str) -> Option<Ipv4Addr> {
+pub(crate) fn inet_aton(s: &str) -> Option<Ipv4Addr> {
     let b = s.as_bytes();
     let mut parts: Vec<u64> = Vec::with_capacity(4);
     let mut i = 0;
@@ -119,71 +141,11 @@ pub fn inet_aton(s: &str) -> Option<Ipv4Addr> {
 }
 
 /// glibc's `inet_pton(AF_INET6, ...)`.
-pub fn inet_pton6(s: &str) -> Option<Ipv6Addr> {
+pub(crate) fn inet_pton6(s: &str) -> Option<Ipv6Addr> {
     // Rust's parser accepts the same forms as glibc for what matters here
     // (hex groups of up to four digits, one "::", a trailing dotted quad).
     // It rejects a scope suffix, as glibc does.
     s.parse::<Ipv6Addr>().ok()
-}
-
-/// glibc's `inet_ntop(AF_INET6, ...)`: the longest run (first on a tie) of
-/// two or more zero groups becomes "::"; an IPv4-compatible or IPv4-mapped
-/// address ends in a dotted quad.
-pub fn inet_ntop6(a: &Ipv6Addr) -> String {
-    let w = a.segments();
-    let (mut best_base, mut best_len) = (usize::MAX, 0);
-    let mut i = 0;
-    while i < 8 {
-        if w[i] == 0 {
-            let start = i;
-            while i < 8 && w[i] == 0 {
-                i += 1;
-            }
-            let len = i - start;
-            if len > best_len {
-                best_base = start;
-                best_len = len;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    if best_len < 2 {
-        best_base = usize::MAX;
-    }
-    let mut out = String::with_capacity(40);
-    let mut i = 0;
-    while i < 8 {
-        if best_base != usize::MAX && i >= best_base && i < best_base + best_len {
-            if i == best_base {
-                out.push(':');
-            }
-            i += 1;
-            continue;
-        }
-        if i != 0 {
-            out.push(':');
-        }
-        if i == 6 && best_base == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)) {
-            let o = a.octets();
-            out.push_str(&format!("{}.{}.{}.{}", o[12], o[13], o[14], o[15]));
-            return out;
-        }
-        out.push_str(&format!("{:x}", w[i]));
-        i += 1;
-    }
-    if best_base != usize::MAX && best_base + best_len == 8 {
-        out.push(':');
-    }
-    out
-}
-
-/// An address as `inet_ntop` prints it.
-pub fn ntop(addr: &IpAddr) -> String {
-    match addr {
-        IpAddr::V4(a) => a.to_string(),
-        IpAddr::V6(a) => inet_ntop6(a),
-    }
 }
 
 #[cfg(test)]
@@ -216,19 +178,5 @@ mod tests {
         assert_eq!(inet_aton(""), None);
         assert_eq!(inet_aton("a.b"), None);
         assert_eq!(inet_aton("1.2.65535"), Some(Ipv4Addr::new(1, 2, 255, 255)));
-    }
-
-    #[test]
-    fn ntop_like_glibc() {
-        let t = |s: &str| inet_ntop6(&s.parse().unwrap());
-        assert_eq!(t("2001:db8::1"), "2001:db8::1");
-        assert_eq!(t("::"), "::");
-        assert_eq!(t("::1"), "::1");
-        assert_eq!(t("::1.2.3.4"), "::1.2.3.4");
-        assert_eq!(t("::ffff:1.2.3.4"), "::ffff:1.2.3.4");
-        assert_eq!(t("1:0:0:1:0:0:0:1"), "1:0:0:1::1");
-        assert_eq!(t("1:0:1:1:1:1:1:1"), "1:0:1:1:1:1:1:1");
-        assert_eq!(t("1::"), "1::");
-        assert_eq!(t("fe80::1"), "fe80::1");
     }
 }

@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 
 use ipvsnl::connections::{parse_row, PROC_PATH};
-use ipvsnl::rules::{addr_port, ListFormat, Names};
+use ipvsnl::rules::{addr_port, Names};
+
+use crate::grammar::ListFormat;
 
 /// Prints the connection listing, or returns ipvsadm's message and status.
 pub fn list(out: &mut String, f: &ListFormat, names: &dyn Names) -> Result<(), (String, i32)> {

@@ -1,0 +1,82 @@
+//! ipvsadm's checks of a whole command line: the option matrix
+//! (`generic_opt_check`) and the tunnel options (`tunnel_opt_check`).
+
+use super::command::ArgError;
+use super::entry::Entry;
+use super::options::*;
+
+/// ipvsadm's `generic_opt_check`.
+pub(super) fn check_options(e: &Entry) -> Result<(), ArgError> {
+    let row = table_row(e.cmd);
+    let cmd = e.cmd.name();
+    let mut last = None;
+    for (j, &mark) in row.iter().enumerate() {
+        if !e.has(j) {
+            if mark == b'+' {
+                return Err(ArgError::fail(format!(
+                    "You need to supply the '{}' option for the '{cmd}' command",
+                    OPT_NAMES[j]
+                )));
+            }
+            continue;
+        }
+        if mark == b'x' {
+            return Err(ArgError::fail(format!(
+                "Illegal '{}' option with the '{cmd}' command",
+                OPT_NAMES[j]
+            )));
+        }
+        if mark == b'1' {
+            match last {
+                None => last = Some(j),
+                Some(l) => {
+                    return Err(ArgError::fail(format!(
+                        "The option '{}' conflicts with the '{}' option in the '{cmd}' command",
+                        OPT_NAMES[j], OPT_NAMES[l]
+                    )))
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ipvsadm's `tunnel_opt_check`.
+pub(super) fn check_tunnel(e: &Entry) -> Result<(), ArgError> {
+    const OPTS: [usize; 4] = [TUN_PORT, TUN_NOCSUM, TUN_CSUM, TUN_REMCSUM];
+    let (name, row): (&str, &[u8; 4]) = match e.tun_type {
+        0 => ("ipip", b"xxxx"),
+        1 => ("gue", b"+111"),
+        _ => ("gre", b"x11x"),
+    };
+    let mut last = None;
+    for (j, &opt) in OPTS.iter().enumerate() {
+        if !e.has(opt) {
+            if row[j] == b'+' {
+                return Err(ArgError::fail(format!(
+                    "You need to supply the '{}' option for the '{name}' tunnel type",
+                    OPT_NAMES[opt]
+                )));
+            }
+            continue;
+        }
+        if row[j] == b'x' {
+            return Err(ArgError::fail(format!(
+                "Illegal '{}' option with the '{name}' tunnel type",
+                OPT_NAMES[opt]
+            )));
+        }
+        if row[j] == b'1' {
+            match last {
+                None => last = Some(opt),
+                Some(l) => {
+                    return Err(ArgError::fail(format!(
+                    "The option '{}' conflicts with the '{}' option in the '{name}' tunnel type",
+                    OPT_NAMES[opt], OPT_NAMES[l]
+                )))
+                }
+            }
+        }
+    }
+    Ok(())
+}

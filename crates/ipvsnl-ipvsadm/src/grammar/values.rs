@@ -1,0 +1,114 @@
+//! Option values: service addresses (`host:port`, `[v6]:port`, names),
+//! timeouts, scheduler flags, and C's fixed-size string copies.
+
+use std::net::IpAddr;
+
+use ipvsnl::rules::Names;
+use ipvsnl::ServiceFlags;
+
+use super::command::ArgError;
+use crate::c_text::{inet_aton, inet_pton6, number_in};
+
+/// Copies at most `max` bytes of `s` (C's strncpy into a fixed buffer),
+/// never splitting a character.
+pub(super) fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+/// Parsed address of `parse_service`: address, family, and the port if the
+/// text had one.
+pub(super) struct Parsed {
+    pub(super) addr: IpAddr,
+    pub(super) port: Option<u16>,
+}
+
+pub(super) fn protocol_name(protocol: u16) -> Option<&'static str> {
+    match protocol {
+        6 => Some("tcp"),
+        17 => Some("udp"),
+        132 => Some("sctp"),
+        _ => None,
+    }
+}
+
+/// ipvsadm's `parse_service`: `host[:port]`, `[ipv6]:port`, or a bare IPv6
+/// literal (which never carries a port).
+pub(super) fn parse_service(text: &str, protocol: u16, names: &dyn Names) -> Option<Parsed> {
+    if text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut host = text;
+    let mut port_text: Option<&str> = None;
+    if let Some(inner) = text.strip_prefix('[') {
+        let close = inner.find(']')?;
+        let after = &inner[close + 1..];
+        let p = after.strip_prefix(':')?;
+        host = &inner[..close];
+        port_text = Some(p);
+    }
+    let addr = if let Some(a6) = inet_pton6(host) {
+        IpAddr::V6(a6)
+    } else {
+        // A bracketed non-IPv6 text loses its port here, as in ipvsadm.
+        port_text = None;
+        if let Some(i) = host.rfind(':') {
+            port_text = Some(&host[i + 1..]);
+            host = &host[..i];
+        }
+        let a4 = inet_aton(host).or_else(|| names.host_v4(host))?;
+        IpAddr::V4(a4)
+    };
+    let port = match port_text {
+        None => None,
+        Some(p) => {
+            if let Some(n) = number_in(p, 0, 65535) {
+                Some(n as u16)
+            } else {
+                let proto = protocol_name(protocol)?;
+                Some(names.port(p, proto)?)
+            }
+        }
+    };
+    Some(Parsed { addr, port })
+}
+
+pub(super) fn parse_timeout(text: Option<&str>, min: i64) -> Result<u32, ArgError> {
+    match text {
+        None => Ok(360),
+        Some(t) => number_in(t, min, 2_678_400)
+            .map(|v| v as u32)
+            .ok_or_else(|| ArgError::fail(format!("invalid timeout value `{t}' specified"))),
+    }
+}
+
+pub(super) fn parse_sched_flags(sched: &str, arg: &str) -> Result<u32, ArgError> {
+    let mut flags = 0u32;
+    for flag in arg.split(',').filter(|f| !f.is_empty()) {
+        let (bit, needs) = match flag {
+            "flag-1" => (ServiceFlags::SCHED1, None),
+            "flag-2" => (ServiceFlags::SCHED2, None),
+            "flag-3" => (ServiceFlags::SCHED3, None),
+            "sh-fallback" => (ServiceFlags::SH_FALLBACK, Some("sh")),
+            "sh-port" => (ServiceFlags::SH_PORT, Some("sh")),
+            "mh-fallback" => (ServiceFlags::MH_FALLBACK, Some("mh")),
+            "mh-port" => (ServiceFlags::MH_PORT, Some("mh")),
+            _ => return Err(ArgError::fail(format!("invalid scheduler flag `{flag}'"))),
+        };
+        flags |= bit.bits();
+        if let Some(s) = needs {
+            if sched != s {
+                return Err(ArgError::fail(format!(
+                    "incompatible scheduler flag `{flag}'"
+                )));
+            }
+        }
+    }
+    Ok(flags)
+}
