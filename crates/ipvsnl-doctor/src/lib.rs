@@ -37,17 +37,23 @@ pub mod cli;
 mod inspect;
 pub mod load;
 pub mod modfile;
+mod options;
 pub mod parse;
 mod probe;
 mod render;
 mod report;
+mod roots;
+mod snapshot;
+mod sysctls;
 
-pub use inspect::{diagnose, diagnose_with, HostRoots, Options};
+pub use inspect::{diagnose, diagnose_with};
+pub use options::Options;
 pub use probe::{NetlinkProbe, Probe};
 pub use report::{
     LoadAttempt, ModuleFile, ModuleReport, ModuleState, ModulesTree, Privileges, ProbeOutcome,
     Problem, ProblemKind, Report, Severity, Sysctl, SysctlValue,
 };
+pub use roots::HostRoots;
 
 /// The scheduler modules kube-proxy's IPVS mode needs: round robin,
 /// weighted round robin, source hashing.
