@@ -32,6 +32,14 @@
 
 #![deny(missing_docs)]
 
+// It reads /proc and /sys, enters namespaces with setns(2) and asks the
+// kernel's IPVS family over netlink: all Linux.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "ipvsnl-doctor builds only for target_os = \"linux\": it inspects the Linux kernel's \
+     modules, sysctls and IPVS netlink family"
+);
+
 mod assess;
 pub mod cli;
 mod inspect;
@@ -69,3 +77,8 @@ pub fn scheduler_module_name(name: &str) -> String {
         format!("ip_vs_{name}")
     }
 }
+
+/// The crate README's examples, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
