@@ -1,5 +1,5 @@
-//! Command-line parsing for the `ipvs-doctor` example binary, kept here so
-//! it is tested with the rest of the crate.
+//! Command-line parsing for the `ipvs-doctor` binary (src/main.rs), kept in
+//! the library so it is tested with the rest of the crate.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

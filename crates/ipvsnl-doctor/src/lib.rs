@@ -32,22 +32,36 @@
 
 #![deny(missing_docs)]
 
+// It reads /proc and /sys, enters namespaces with setns(2) and asks the
+// kernel's IPVS family over netlink: all Linux.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "ipvsnl-doctor builds only for target_os = \"linux\": it inspects the Linux kernel's \
+     modules, sysctls and IPVS netlink family"
+);
+
 mod assess;
 pub mod cli;
 mod inspect;
 pub mod load;
 pub mod modfile;
+mod options;
 pub mod parse;
 mod probe;
 mod render;
 mod report;
+mod roots;
+mod snapshot;
+mod sysctls;
 
-pub use inspect::{diagnose, diagnose_with, HostRoots, Options};
+pub use inspect::{diagnose, diagnose_with};
+pub use options::Options;
 pub use probe::{NetlinkProbe, Probe};
 pub use report::{
     LoadAttempt, ModuleFile, ModuleReport, ModuleState, ModulesTree, Privileges, ProbeOutcome,
     Problem, ProblemKind, Report, Severity, Sysctl, SysctlValue,
 };
+pub use roots::HostRoots;
 
 /// The scheduler modules kube-proxy's IPVS mode needs: round robin,
 /// weighted round robin, source hashing.
@@ -63,3 +77,8 @@ pub fn scheduler_module_name(name: &str) -> String {
         format!("ip_vs_{name}")
     }
 }
+
+/// The crate README's examples, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -46,6 +46,8 @@
 //! ```
 
 #![warn(missing_docs)]
+// Pure byte handling: no syscall, so no reason for unsafe code.
+#![forbid(unsafe_code)]
 
 mod attr;
 mod bytes;
@@ -76,3 +78,8 @@ pub use walk::find_attr;
 pub use netlink_packet_core;
 /// Re-exported so users need not name the matching versions themselves.
 pub use netlink_packet_generic;
+
+/// The crate README's example, compiled as a doctest so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -44,6 +44,13 @@
 
 #![warn(missing_docs)]
 
+// Netlink sockets, setns(2) and the IPVS family exist only on Linux.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "ipvsnl builds only for target_os = \"linux\": it drives the Linux kernel's IPVS over \
+     netlink sockets and setns(2); the sans-IO wire format (ipvsnl-wire) builds anywhere"
+);
+
 mod client;
 pub mod connections;
 mod decode;
@@ -84,7 +91,7 @@ pub use target::{Object, Target};
 /// The sans-IO wire crate this client is built on.
 pub use ipvsnl_wire as wire;
 
-/// The README's examples, compiled as doctests so they stay true.
+/// The crate README's examples, compiled as doctests so they stay true.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

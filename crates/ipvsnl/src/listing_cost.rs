@@ -51,7 +51,7 @@ fn first_message(hex: &str, header: [u8; 4]) -> (Vec<u8>, u16, usize) {
 
 /// A datagram of five destinations of distinct addresses.
 fn destination_datagram() -> (Vec<u8>, u16) {
-    let hex = include_str!("../../ipvsnl-wire/tests/data/6.1/dest-dump.hex");
+    let hex = include_str!("../tests/data/6.1/dest-dump.hex");
     // IPVS_DEST_ATTR_ADDR: 20 bytes, attribute 1.
     let (msg, family, at) = first_message(hex, [20, 0, 1, 0]);
     let mut out = Vec::new();
@@ -114,7 +114,7 @@ fn run(which: &str, n: usize) {
         // Decode one service message into a table entry (kept), as a
         // listing does.
         "service" => {
-            let hex = include_str!("../../ipvsnl-wire/tests/data/6.1/service-dump.hex");
+            let hex = include_str!("../tests/data/6.1/service-dump.hex");
             // IPVS_SVC_ATTR_ADDR: 20 bytes, attribute 3.
             let (msg, family, at) = first_message(hex, [20, 0, 3, 0]);
             let mut datagram = Vec::new();

@@ -140,7 +140,7 @@ pub(crate) fn holds(t: &Table, r: &Request) -> bool {
             .and_then(|e| e.destination(&d.addr, d.port))
             .is_some_and(|found| dest_matches(&found.destination, d)),
         Request::DeleteDestination(k, a, p) => {
-            t.get(k).is_none_or(|e| e.destination(a, *p).is_none())
+            t.get(k).and_then(|e| e.destination(a, *p)).is_none()
         }
         _ => false,
     }
