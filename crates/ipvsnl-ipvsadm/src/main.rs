@@ -206,10 +206,7 @@ impl Ctx {
             ListWhat::Daemons => match self.client.sync_daemons() {
                 Ok(ds) => {
                     for d in ds {
-                        let role = match d.role {
-                            ipvsnl::DaemonRole::Master => "master",
-                            _ => "backup",
-                        };
+                        let role = d.role;
                         let mut s = format!(
                             "{role} sync daemon (mcast={}, syncid={}",
                             d.interface, d.sync_id as i32
