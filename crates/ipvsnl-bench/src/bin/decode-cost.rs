@@ -1,23 +1,41 @@
-//! The listing's per-service decode work, replayed on captured kernel bytes
-//! for measuring (not a timed test: `.ci/decode-cost` runs it under
-//! valgrind and prints data accesses and instructions per service).
+//! The listing's decode work per service, replayed on captured kernel
+//! bytes through the library's public protocol core (not a timed run:
+//! `.ci/decode-cost` runs it under valgrind and prints data accesses and
+//! instructions per service).
 //!
-//! Under qemu TCG, where the kernel benches run, a guest's cost follows its
-//! memory accesses more than its instructions, so both are counted. Each
-//! workload handles one service's worth of a 10,000 x 5 listing: a
-//! destination dump datagram of five destinations (the captured 6.1 dump's
-//! first destination, five addresses), or one service message.
+//! `decode-cost WORKLOAD N` runs `WORKLOAD` N times:
+//!
+//! * `destinations`: split a destination dump datagram of five
+//!   destinations (the captured 6.1 dump's first destination, five
+//!   addresses) with `proto::frame::frames` and decode each message with
+//!   `proto::frame::decode`;
+//! * `listing`: what a listing does per service through the public
+//!   machines: a `Session::call` dump of the service's destinations
+//!   (request encoded by the machine's writer, the captured datagram and
+//!   `NLMSG_DONE` fed back), each message decoded as above and kept;
+//! * `service`: one service message split and decoded.
+//!
+//! The library's own listing decode (into `DestinationEntry` and
+//! `TableEntry`) is not public, so these count the public decode path,
+//! not `Client::table`'s.
+//!
+//! Under qemu TCG, where the kernel benches run, a guest's cost follows
+//! its memory accesses more than its instructions, so `.ci/decode-cost`
+//! counts both.
 
 use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::Duration;
 
-use ipvsnl_wire::write::{begin_ipvs_message, end_message};
-use ipvsnl_wire::IpvsCommand;
-
-use crate::decode::{self, Detail};
-use crate::listing::push_service;
-use crate::proto::frame::{self, Reply};
-use crate::request::push_service_nest;
-use crate::{AddressFamily, DestinationEntry, Protocol, ServiceKey, TableEntry};
+use ipvsnl::proto::frame::{self, Reply};
+use ipvsnl::proto::{CallKind, Input, Machine, Poll, Replies, Session};
+use ipvsnl::wire::netlink_packet_core::{NLMSG_DONE, NLMSG_ERROR};
+use ipvsnl::wire::write::{begin_ipvs_message, end_message};
+use ipvsnl::wire::{
+    IpvsCommand, IpvsMessage, IPVS_CMD_ATTR_SERVICE, IPVS_SVC_ATTR_ADDR, IPVS_SVC_ATTR_AF,
+    IPVS_SVC_ATTR_PORT, IPVS_SVC_ATTR_PROTOCOL,
+};
+use ipvsnl_bench::plain::attrs::{begin_nest, end_nest, put_attr};
 
 /// The blocks of hex lines of a capture file, as bytes.
 fn datagrams(hex: &str) -> Vec<Vec<u8>> {
@@ -51,7 +69,7 @@ fn first_message(hex: &str, header: [u8; 4]) -> (Vec<u8>, u16, usize) {
 
 /// A datagram of five destinations of distinct addresses.
 fn destination_datagram() -> (Vec<u8>, u16) {
-    let hex = include_str!("../../ipvsnl-wire/tests/data/6.1/dest-dump.hex");
+    let hex = include_str!("../../../ipvsnl-wire/tests/data/6.1/dest-dump.hex");
     // IPVS_DEST_ATTR_ADDR: 20 bytes, attribute 1.
     let (msg, family, at) = first_message(hex, [20, 0, 1, 0]);
     let mut out = Vec::new();
@@ -63,109 +81,185 @@ fn destination_datagram() -> (Vec<u8>, u16) {
     (out, family)
 }
 
-/// Decodes every destination of a datagram into `out`, as a listing does.
-fn decode_destinations(datagram: &[u8], family: u16, out: &mut Vec<DestinationEntry>) {
+/// Decodes every data message of a datagram into `out`.
+fn decode_all(datagram: &[u8], family: u16, out: &mut Vec<IpvsMessage>) {
     for f in frame::frames(datagram, family) {
-        if let Ok(Reply::Data { attrs, .. }) = f.map(|f| f.reply) {
-            decode::push_destination(attrs, AddressFamily::Inet, Detail::Full, out)
-                .expect("captured bytes decode");
+        if let Ok(Reply::Data { command, attrs }) = f.map(|f| f.reply) {
+            out.push(frame::decode(command, attrs).expect("captured bytes decode"));
         }
     }
 }
 
+/// The replies of one dump, decoded and kept.
+#[derive(Default)]
+struct Decoded(Vec<IpvsMessage>);
+
+impl Replies for Decoded {
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String> {
+        self.0.push(frame::decode(command, attrs)?);
+        Ok(())
+    }
+    fn restart(&mut self) {
+        self.0.clear();
+    }
+    fn datagram(&mut self, datagram: &[u8]) {
+        self.0.reserve(frame::data_message_count(datagram));
+    }
+}
+
+/// `datagram` with every message's sequence number set to `seq`.
+fn renumbered(datagram: &[u8], seq: u32, into: &mut Vec<u8>) {
+    into.clear();
+    into.extend_from_slice(datagram);
+    let mut at = 0;
+    while at + 16 <= into.len() {
+        let len = u32::from_ne_bytes([into[at], into[at + 1], into[at + 2], into[at + 3]]) as usize;
+        into[at + 8..at + 12].copy_from_slice(&seq.to_ne_bytes());
+        at += (len.max(16) + 3) & !3;
+    }
+}
+
+/// A netlink message of `kind` with a 4-byte code as its payload (an ACK
+/// or `NLMSG_DONE`), and `extra` before it (a family reply).
+fn control(kind: u16, seq: u32, extra: &[u8]) -> Vec<u8> {
+    let mut out = extra.to_vec();
+    let pad = if kind == NLMSG_ERROR { 16 } else { 0 };
+    out.extend_from_slice(&(20u32 + pad).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(&2u16.to_ne_bytes()); // NLM_F_MULTI
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    out.extend_from_slice(&0i32.to_ne_bytes());
+    out.resize(out.len() + pad as usize, 0);
+    out
+}
+
+/// Resolves the family in `session` from a scripted controller reply.
+fn resolve(session: &mut Session, family: u16) {
+    let mut lookup = session.resolve_family();
+    let mut seq = 0;
+    loop {
+        match lookup.poll() {
+            Poll::Transmit(bytes) => {
+                seq = u32::from_ne_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                lookup.handle(Input::Sent);
+            }
+            Poll::Receive(_) => {
+                // CTRL_CMD_NEWFAMILY with CTRL_ATTR_FAMILY_ID, then the ACK.
+                let mut reply = Vec::new();
+                reply.extend_from_slice(&28u32.to_ne_bytes());
+                reply.extend_from_slice(&frame::GENL_ID_CTRL.to_ne_bytes());
+                reply.extend_from_slice(&0u16.to_ne_bytes());
+                reply.extend_from_slice(&seq.to_ne_bytes());
+                reply.extend_from_slice(&0u32.to_ne_bytes());
+                reply.extend_from_slice(&[1, 2, 0, 0, 6, 0, 1, 0]);
+                reply.extend_from_slice(&family.to_ne_bytes());
+                reply.extend_from_slice(&[0, 0]);
+                let datagram = control(NLMSG_ERROR, seq, &reply);
+                lookup.handle(Input::Datagram(&datagram));
+            }
+            _ => break,
+        }
+    }
+    assert_eq!(lookup.result().map(|r| r.ok()), Some(Some(family)));
+}
+
 /// The per-service work of `which` (see the module), `n` times.
-fn run(which: &str, n: usize) {
-    let key = ServiceKey::Inet {
-        protocol: Protocol::Tcp,
-        addr: [10, 0, 0, 1].into(),
-        port: 80,
-    };
+fn run(which: &str, n: usize) -> Result<(), String> {
     let (dests, family) = destination_datagram();
     match which {
-        // Decode five destinations, counters included, into a list reused
-        // from service to service.
         "destinations" => {
-            let mut sum = 0u64;
             let mut out = Vec::with_capacity(5);
             for _ in 0..n {
                 out.clear();
-                decode_destinations(black_box(&dests), family, &mut out);
-                sum += out.iter().map(|d| d.stats.conns).sum::<u64>();
+                decode_all(black_box(&dests), family, &mut out);
+                black_box(&out);
             }
-            black_box(sum);
         }
-        // What a listing does per service: encode the dump request, decode
-        // the destinations into the service's list, keep the lists.
         "listing" => {
-            let mut tx = Vec::new();
-            let mut all: Vec<Vec<DestinationEntry>> = Vec::with_capacity(n);
+            let mut session = Session::new(Duration::from_secs(1));
+            resolve(&mut session, family);
+            let mut all: Vec<Vec<IpvsMessage>> = Vec::with_capacity(n);
+            let mut rx = Vec::new();
+            let write = |out: &mut Vec<u8>, family: u16, seq: u32, flags: u16| {
+                let m = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetDest);
+                let nest = begin_nest(out, IPVS_CMD_ATTR_SERVICE);
+                put_attr(out, IPVS_SVC_ATTR_AF, &2u16.to_ne_bytes());
+                put_attr(out, IPVS_SVC_ATTR_PROTOCOL, &6u16.to_ne_bytes());
+                put_attr(
+                    out,
+                    IPVS_SVC_ATTR_ADDR,
+                    &[10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                );
+                put_attr(out, IPVS_SVC_ATTR_PORT, &80u16.to_be_bytes());
+                end_nest(out, nest);
+                end_message(out, m);
+            };
             for _ in 0..n {
-                tx.clear();
-                let m = begin_ipvs_message(&mut tx, family, 0x301, 7, IpvsCommand::GetDest);
-                push_service_nest(&mut tx, &key, None);
-                end_message(&mut tx, m);
-                black_box(&tx);
-                let mut out = Vec::with_capacity(frame::data_message_count(&dests));
-                decode_destinations(black_box(&dests), family, &mut out);
-                all.push(out);
+                let mut call = session.call(CallKind::Dump, write, Decoded::default());
+                let mut seq = 0;
+                let mut fed = 0;
+                loop {
+                    match call.poll() {
+                        Poll::Transmit(bytes) => {
+                            seq = u32::from_ne_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+                            black_box(bytes);
+                            call.handle(Input::Sent);
+                        }
+                        Poll::Receive(_) => {
+                            if fed == 0 {
+                                renumbered(black_box(&dests), seq, &mut rx);
+                            } else {
+                                rx = control(NLMSG_DONE, seq, &[]);
+                            }
+                            fed += 1;
+                            call.handle(Input::Datagram(&rx));
+                        }
+                        _ => break,
+                    }
+                }
+                call.result()
+                    .unwrap_or(Err(ipvsnl::proto::Failure::Overrun))
+                    .map_err(|e| format!("replayed dump: {e:?}"))?;
+                all.push(std::mem::take(&mut call.replies().0));
+            }
+            if all.iter().any(|d| d.len() != 5) {
+                return Err("a replayed dump did not give five destinations".into());
             }
             black_box(&all);
         }
-        // Decode one service message into a table entry (kept), as a
-        // listing does.
         "service" => {
-            let hex = include_str!("../../ipvsnl-wire/tests/data/6.1/service-dump.hex");
+            let hex = include_str!("../../../ipvsnl-wire/tests/data/6.1/service-dump.hex");
             // IPVS_SVC_ATTR_ADDR: 20 bytes, attribute 3.
             let (msg, family, at) = first_message(hex, [20, 0, 3, 0]);
             let mut datagram = Vec::new();
-            let mut out: Vec<TableEntry> = Vec::with_capacity(n);
+            let mut out = Vec::with_capacity(n);
             for i in 0..n as u32 {
                 datagram.clear();
                 datagram.extend_from_slice(&msg);
                 datagram[at + 4..at + 8].copy_from_slice(&i.to_be_bytes());
-                for f in frame::frames(black_box(&datagram), family) {
-                    if let Ok(Reply::Data { attrs, .. }) = f.map(|f| f.reply) {
-                        push_service(attrs, Detail::Full, &mut out).expect("captured bytes decode");
-                    }
-                }
+                decode_all(black_box(&datagram), family, &mut out);
             }
             black_box(&out);
         }
-        other => panic!("unknown workload {other:?}: destinations, listing or service"),
+        other => {
+            return Err(format!(
+                "unknown workload {other:?}: destinations, listing or service"
+            ))
+        }
     }
+    Ok(())
 }
 
-/// Runs `IPVSNL_COST_WORKLOAD` (destinations, listing or service)
-/// `IPVSNL_COST_N` times; `.ci/decode-cost` takes the difference of two
-/// counts under valgrind, so the fixed costs cancel.
-#[test]
-#[ignore = "a measurement: run by .ci/decode-cost"]
-fn listing_decode_cost() {
-    let which = std::env::var("IPVSNL_COST_WORKLOAD").unwrap_or_else(|_| "listing".into());
-    let n = std::env::var("IPVSNL_COST_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
-    run(&which, n);
-}
-
-#[test]
-fn every_workload_runs_on_the_captured_bytes() {
-    for which in ["destinations", "listing", "service"] {
-        run(which, 2);
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let which = args.next().unwrap_or_else(|| "listing".into());
+    let n = args.next().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    match run(&which, n) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("decode-cost: {e}");
+            ExitCode::FAILURE
+        }
     }
-    let (dests, family) = destination_datagram();
-    let decoded: Vec<DestinationEntry> = frame::frames(&dests, family)
-        .filter_map(|f| match f.map(|f| f.reply) {
-            Ok(Reply::Data { attrs, .. }) => {
-                decode::destination_reply(attrs, AddressFamily::Inet, Detail::Full).ok()
-            }
-            _ => None,
-        })
-        .collect();
-    // Five distinct destinations, as the workloads assume.
-    assert_eq!(decoded.len(), 5);
-    let mut addrs: Vec<_> = decoded.iter().map(|d| d.destination.addr).collect();
-    addrs.dedup();
-    assert_eq!(addrs.len(), 5);
 }
