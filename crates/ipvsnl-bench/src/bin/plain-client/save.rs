@@ -129,7 +129,7 @@ pub fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write) -> io:
                 }
             })
         })?;
-        dests.sort_by(|a, b| (a.addr, a.port).cmp(&(b.addr, b.port)));
+        dests.sort_by_key(|d| (d.addr, d.port));
         for dst in &dests {
             let af = if dst.af == 0 { s.key.af } else { dst.af };
             let forward = match dst.fwd_method & 7 {
