@@ -1,4 +1,5 @@
-//! The workloads of the sync benches and of `examples/bulk-compare.rs`
+//! The workloads of the sync benches and of the bulk comparison
+//! (`crates/ipvsnl-bench/src/bin/bulk-compare`)
 //! (included with `#[path]`): services 10.0.0.1, 10.0.0.2, ... port
 //! 80, rr, each with distinct masquerading real servers 172.16.0.1, ...;
 //! or, for the kernel's worst case, every service in one hash bucket

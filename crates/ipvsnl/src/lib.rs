@@ -59,8 +59,6 @@ mod error;
 mod failures;
 mod fixed_attrs;
 mod listing;
-#[cfg(test)]
-mod listing_cost;
 mod model;
 mod pipeline;
 pub mod proto;
