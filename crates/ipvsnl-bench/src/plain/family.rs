@@ -31,7 +31,10 @@ pub fn resolve(sock: &netlink_sys::Socket) -> io::Result<u16> {
     put_attr(&mut req, CTRL_ATTR_FAMILY_NAME, b"IPVS\0");
     end_message(&mut req, m);
     sock.send(&req, 0)?;
-    let mut buf = vec![0u8; 8192];
+    // The listing's 4 KiB: the kernel sizes a socket's dump datagrams by
+    // the largest read it saw, so a bigger buffer here would make later
+    // dump parts too big for the listing's buffer.
+    let mut buf = vec![0u8; 4096];
     let mut family = None;
     loop {
         let n = sock.recv(&mut &mut buf[..], 0)?;

@@ -241,22 +241,7 @@ impl Bench {
         // The whole-process -R rows, each in a fresh namespace.
         m.cli_restore = self.cli_restore(&name, &want, &rules, &mut rows);
 
-        for r in &rows {
-            let t = r.runs.median();
-            let (lo, hi) = r.runs.range();
-            let range = if r.runs.0.len() > 1 {
-                format!("{lo:.3}-{hi:.3} ({} runs)", r.runs.0.len())
-            } else {
-                "(1 run)".to_string()
-            };
-            let ratio = r.base.as_ref().map_or(String::new(), |(n, b)| {
-                format!("{:.2}x {n}", t.wall / b.median().wall.max(1e-9))
-            });
-            println!(
-                "| {name} | {} | {} | {:.3} | {:.3} | {:.3} | {range} | {ratio} |",
-                r.op, r.who, t.wall, t.user, t.sys
-            );
-        }
+        rows::print(&name, &rows);
         m.create_sync = sync;
         m.create_apply = apply;
         m.create_plain = plain;
