@@ -19,6 +19,7 @@
 
 #![allow(dead_code)]
 
+pub mod ops;
 pub mod tables;
 
 use std::ffi::OsStr;

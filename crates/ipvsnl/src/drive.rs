@@ -1,9 +1,17 @@
-//! The blocking driver: runs a protocol machine over the client's socket
-//! until it finishes. All protocol decisions are the machine's; this only
-//! sends, receives and says what happened.
+//! The driver: runs a protocol machine over a client's transport until it
+//! finishes. All protocol decisions are the machine's; this only sends,
+//! receives and says what happened. It is written once, as an async
+//! function over [`Transport`]: the blocking client runs it with
+//! [`crate::block_on`] over a transport whose calls wait, the async client
+//! awaits it over tokio's.
+//!
+//! Dropping the future between two of its awaits is safe: every datagram
+//! the transport took is handed to the machine before the next await, and
+//! a machine dropped unfinished leaves its session consistent (see
+//! [`crate::proto`]).
 
-use crate::proto::{Failure, Input, Machine, Poll, Wait};
-use crate::transport::socket::{NlSocket, Received};
+use crate::proto::{Failure, Input, Machine, Poll};
+use crate::transport::{Received, Transport};
 use crate::{Error, Target};
 
 /// The most datagrams one receive call takes (a short dump's data and its
@@ -11,14 +19,19 @@ use crate::{Error, Target};
 /// errors).
 pub(crate) const DATAGRAMS: usize = 2;
 
-/// Runs `machine` over `sock` to its end, receiving into `rx` (room for
+/// Runs `machine` over `io` to its end, receiving into `rx` (room for
 /// [`DATAGRAMS`] segments of `segment` bytes).
-pub(crate) fn drive(sock: &NlSocket, rx: &mut [u8], segment: usize, machine: &mut impl Machine) {
+pub(crate) async fn drive<T: Transport, M: Machine>(
+    io: &mut T,
+    rx: &mut [u8],
+    segment: usize,
+    machine: &mut M,
+) {
     let mut got = [Received::default(); DATAGRAMS];
     loop {
         let wait = match machine.poll() {
             Poll::Transmit(bytes) => {
-                let input = match sock.send(bytes) {
+                let input = match io.send(bytes).await {
                     Ok(()) => Input::Sent,
                     Err(e) => Input::SendFailed(e),
                 };
@@ -28,17 +41,7 @@ pub(crate) fn drive(sock: &NlSocket, rx: &mut [u8], segment: usize, machine: &mu
             Poll::Receive(wait) => wait,
             _ => return,
         };
-        let dont_wait = match wait {
-            Wait::Up(timeout) => {
-                if let Err(e) = sock.set_timeout(timeout) {
-                    machine.handle(Input::ReceiveFailed(e));
-                    continue;
-                }
-                false
-            }
-            _ => true,
-        };
-        match sock.recv_many(rx, segment, &mut got, dont_wait) {
+        match io.receive(rx, segment, &mut got, wait).await {
             Ok(n) => {
                 for (slot, r) in got[..n].iter().enumerate() {
                     if r.truncated {
@@ -78,7 +81,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::proto::{Failure, Session};
+    use crate::block_on::block_on;
+    use crate::proto::{Failure, Session, Wait};
+    use crate::transport::blocking::Blocking;
+    use crate::transport::socket::NlSocket;
 
     /// A machine that asks for the receives of a script, then finishes;
     /// it records what it was told.
@@ -101,15 +107,17 @@ mod tests {
     }
 
     /// A generic-netlink socket exists on any Linux host, IPVS or not.
-    fn socket() -> NlSocket {
-        NlSocket::open().expect("a generic netlink socket")
+    fn socket() -> Blocking {
+        Blocking {
+            sock: NlSocket::open().expect("a generic netlink socket"),
+        }
     }
 
     #[test]
     fn the_receive_timeout_is_the_machines_on_every_receive() {
-        let sock = socket();
+        let mut sock = socket();
         let mut rx = vec![0; 4096 * DATAGRAMS];
-        sock.set_timeout(Duration::from_secs(30)).unwrap();
+        sock.sock.set_timeout(Duration::from_secs(30)).unwrap();
         // A read-out without waiting leaves the timeout alone; a wait sets
         // its own, and nothing is left over for the next call.
         let mut m = Script {
@@ -120,24 +128,24 @@ mod tests {
             ],
             told: Vec::new(),
         };
-        drive(&sock, &mut rx, 4096, &mut m);
+        block_on(drive(&mut sock, &mut rx, 4096, &mut m));
         assert_eq!(m.told, ["TimedOut", "TimedOut", "TimedOut"]);
-        assert_eq!(sock.timeout(), Some(Duration::from_millis(5)));
+        assert_eq!(sock.sock.timeout(), Some(Duration::from_millis(5)));
         let mut m = Script {
             waits: vec![Wait::Up(Duration::from_millis(7))],
             told: Vec::new(),
         };
-        drive(&sock, &mut rx, 4096, &mut m);
-        assert_eq!(sock.timeout(), Some(Duration::from_millis(7)));
+        block_on(drive(&mut sock, &mut rx, 4096, &mut m));
+        assert_eq!(sock.sock.timeout(), Some(Duration::from_millis(7)));
     }
 
     #[test]
     fn a_family_lookup_runs_over_a_real_socket() {
-        let sock = socket();
+        let mut sock = socket();
         let mut rx = vec![0; 4096 * DATAGRAMS];
         let mut session = Session::new(Duration::from_secs(5));
         let mut lookup = session.resolve_family();
-        drive(&sock, &mut rx, 4096, &mut lookup);
+        block_on(drive(&mut sock, &mut rx, 4096, &mut lookup));
         match lookup.result() {
             // A host with IPVS has an id; one without says so.
             Some(Ok(id)) => assert!(id >= 0x10),
@@ -145,6 +153,6 @@ mod tests {
             other => panic!("{other:?}"),
         }
         drop(lookup);
-        assert_eq!(sock.timeout(), Some(Duration::from_secs(5)));
+        assert_eq!(sock.sock.timeout(), Some(Duration::from_secs(5)));
     }
 }

@@ -51,7 +51,11 @@ compile_error!(
      netlink sockets and setns(2); the sans-IO wire format (ipvsnl-wire) builds anywhere"
 );
 
+#[cfg(feature = "tokio")]
+mod async_client;
+mod block_on;
 mod client;
+mod conn;
 pub mod connections;
 mod decode;
 mod drive;
@@ -60,6 +64,7 @@ mod failures;
 mod fixed_attrs;
 mod listing;
 mod model;
+mod options;
 mod pipeline;
 pub mod proto;
 mod reason;
@@ -69,7 +74,9 @@ pub mod sync;
 mod target;
 mod transport;
 
-pub use client::{Client, ClientOptions};
+#[cfg(feature = "tokio")]
+pub use async_client::AsyncClient;
+pub use client::Client;
 pub use error::Error;
 pub use model::config::{Info, Timeouts};
 pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX};
@@ -82,6 +89,7 @@ pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
 pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
+pub use options::ClientOptions;
 pub use pipeline::ApplyOptions;
 pub use request::{Request, RequestKind};
 pub use target::{Object, Target};

@@ -1,5 +1,5 @@
 //! Listing: services and destinations, one dump (or get) at a time on the
-//! client's one socket, each reply decoded in place from the kernel's bytes
+//! client's one socket (over either transport), each reply decoded in place from the kernel's bytes
 //! (the wire crate's one-pass values, then [`crate::decode`]) without an
 //! intermediate attribute list.
 //!
@@ -18,33 +18,29 @@ use std::ops::ControlFlow;
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
 
+use crate::conn::Conn;
 use crate::decode::{self, DecodeResult, Detail};
 use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
 use crate::proto::{CallKind, Replies};
 use crate::request::push_service_nest;
-use crate::{
-    Client, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target,
-};
+use crate::transport::Transport;
+use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
 
-impl Client {
-    /// Every service, in the kernel's order, each with its counters and an
-    /// empty [`ServiceEntry::destinations`]: this lists no destination (see
-    /// [`Client::table`] for a listing with them).
-    pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_services(1, Detail::Full)
-    }
+#[cfg(doc)]
+use crate::Client;
 
-    /// One service, with its counters and an empty
-    /// [`ServiceEntry::destinations`] (see [`Client::destinations`]);
-    /// [`Error::is_not_found`] if there is none.
-    pub fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
+impl<T: Transport> Conn<T> {
+    /// One service, or not found (see [`Client::service`]).
+    pub(crate) async fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
         key.validate()?;
         let kind = RequestKind::GetService;
-        let mut replies = self.fetch(kind, IpvsCommand::GetService, Some(key), |attrs, out| {
-            out.push(decode::service_reply(attrs, Detail::Full)?);
-            Ok(())
-        })?;
+        let mut replies = self
+            .fetch(kind, IpvsCommand::GetService, Some(key), |attrs, out| {
+                out.push(decode::service_reply(attrs, Detail::Full)?);
+                Ok(())
+            })
+            .await?;
         if replies.is_empty() {
             return Err(Error::decode(
                 Target::new(kind, Object::Service(*key)),
@@ -54,26 +50,8 @@ impl Client {
         Ok(replies.swap_remove(0))
     }
 
-    /// Visits every service in the kernel's order, each once, without
-    /// building a list (each entry's [`ServiceEntry::destinations`] is
-    /// empty); `visit` returns [`ControlFlow::Break`] to stop
-    /// early. The rest of a dump stopped early is read out (and dropped)
-    /// by the client's next call, so nothing of it reaches that call.
-    ///
-    /// ```no_run
-    /// use std::ops::ControlFlow;
-    /// let mut ipvs = ipvsnl::Client::new()?;
-    /// let mut first_rr = None;
-    /// ipvs.for_each_service(|s| {
-    ///     if s.service.scheduler == ipvsnl::Scheduler::RoundRobin {
-    ///         first_rr = Some(s.service.key);
-    ///         return ControlFlow::Break(());
-    ///     }
-    ///     ControlFlow::Continue(())
-    /// })?;
-    /// # Ok::<(), ipvsnl::Error>(())
-    /// ```
-    pub fn for_each_service(
+    /// Visits every service once (see [`Client::for_each_service`]).
+    pub(crate) async fn for_each_service(
         &mut self,
         visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
@@ -91,60 +69,24 @@ impl Client {
                 stopped: false,
             },
         );
-        drive(&self.sock, &mut self.rx, self.opts.recv_buffer, &mut call);
+        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
         outcome(call.result(), || Target::new(kind, Object::Table))
-    }
-
-    /// The destinations of a service, newest first (the kernel's order).
-    /// An unknown service has none (the kernel does not say it is unknown).
-    pub fn destinations(&mut self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> {
-        key.validate()?;
-        self.list_destinations(key, Detail::Full)
-    }
-
-    /// Every service with its destinations: one service dump, then one
-    /// destination dump per service, all on this client's socket.
-    ///
-    /// ```no_run
-    /// let mut ipvs = ipvsnl::Client::new()?;
-    /// for row in ipvs.table()? {
-    ///     println!("{} {} ({} destinations)", row.key(), row.service.scheduler, row.destinations.len());
-    /// }
-    /// # Ok::<(), ipvsnl::Error>(())
-    /// ```
-    pub fn table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_table_where(|_| true)
-    }
-
-    /// The same as [`Client::table`] (the name the sync engine's listing
-    /// had when it was the faster of two).
-    pub fn list_table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.table()
-    }
-
-    /// Every service, and the destinations of those `wanted` accepts (the
-    /// others are listed with an empty [`ServiceEntry::destinations`]).
-    pub fn list_table_where(
-        &mut self,
-        wanted: impl FnMut(&ServiceKey) -> bool,
-    ) -> Result<Vec<ServiceEntry>, Error> {
-        self.list_entries(1, Detail::Full, wanted)
     }
 
     /// Every service from `passes` service dumps merged, each listed into
     /// the entry it stays in, and the destinations of those `wanted`
     /// accepts (one dump each; the others get none).
-    pub(crate) fn list_entries(
+    pub(crate) async fn list_entries(
         &mut self,
         passes: usize,
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut entries = self.list_services(passes, detail)?;
+        let mut entries = self.list_services(passes, detail).await?;
         for entry in &mut entries {
             let key = &entry.service.key;
             if wanted(key) {
-                entry.destinations = self.list_destinations(key, detail)?;
+                entry.destinations = self.list_destinations(key, detail).await?;
             }
         }
         Ok(entries)
@@ -153,54 +95,61 @@ impl Client {
     /// Every service, each once, from `passes` service dumps merged (see
     /// [`keep_first`] for why a resumed dump can miss or repeat entries:
     /// a second pass catches what one missed, at the cost of a dump).
-    fn list_services(&mut self, passes: usize, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
-        let mut services = self.dump_services(detail)?;
+    pub(crate) async fn list_services(
+        &mut self,
+        passes: usize,
+        detail: Detail,
+    ) -> Result<Vec<ServiceEntry>, Error> {
+        let mut services = self.dump_services(detail).await?;
         for _ in 1..passes {
             if services.len() <= ONE_PART_SERVICES {
                 break;
             }
-            let again = self.dump_services(detail)?;
+            let again = self.dump_services(detail).await?;
             services.extend(again);
         }
         keep_first(&mut services, |s: &ServiceEntry| s.service.key);
         Ok(services)
     }
 
-    fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
+    async fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
         self.fetch(
             RequestKind::ListServices,
             IpvsCommand::GetService,
             None,
             |attrs, out| push_service(attrs, detail, out),
         )
+        .await
     }
 
     /// The destinations of one service (one dump), unchecked key.
-    pub(crate) fn list_destinations(
+    pub(crate) async fn list_destinations(
         &mut self,
         key: &ServiceKey,
         detail: Detail,
     ) -> Result<Vec<DestinationEntry>, Error> {
         let family = key.family();
-        let mut dests = self.fetch(
-            RequestKind::ListDestinations,
-            IpvsCommand::GetDest,
-            Some(key),
-            |attrs, out| decode::push_destination(attrs, family, detail, out),
-        )?;
+        let mut dests = self
+            .fetch(
+                RequestKind::ListDestinations,
+                IpvsCommand::GetDest,
+                Some(key),
+                |attrs, out| decode::push_destination(attrs, family, detail, out),
+            )
+            .await?;
         keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
         Ok(dests)
     }
 
     /// Sends a get (or, for a list kind, a dump) of `command` with the
     /// service key nest of `key`, and decodes each reply's attribute bytes.
-    fn fetch<T>(
+    async fn fetch<R>(
         &mut self,
         kind: RequestKind,
         command: IpvsCommand,
         key: Option<&ServiceKey>,
-        decode: impl Fn(&[u8], &mut Vec<T>) -> DecodeResult<()>,
-    ) -> Result<Vec<T>, Error> {
+        decode: impl Fn(&[u8], &mut Vec<R>) -> DecodeResult<()>,
+    ) -> Result<Vec<R>, Error> {
         let target = || key.map_or(Object::Table, |k| Object::Service(*k));
         self.exchange(
             kind,
@@ -214,6 +163,7 @@ impl Client {
             },
             |_, attrs, out| decode(attrs, out),
         )
+        .await
     }
 }
 

@@ -1,14 +1,19 @@
-//! Pipelined batches from the blocking client: many requests per
+//! Pipelined batches: many requests per
 //! `sendmsg`, one ACK per batch, every outcome accounted for. The protocol
 //! (batching, ACK accounting, the barrier after `ENOBUFS`, the family id
 //! looked up again after a reload) is the sans-IO machine
-//! [`crate::proto::Apply`]; this drives it over the socket and turns its
-//! outcomes into errors that name their requests.
+//! [`crate::proto::Apply`]; this drives it over the client's transport and
+//! turns its outcomes into errors that name their requests.
 
+use crate::conn::Conn;
 use crate::drive::drive;
 use crate::failures::Failures;
 use crate::proto::{Limits, Outcome};
-use crate::{Client, Error, Request};
+use crate::transport::Transport;
+use crate::{Error, Request};
+
+#[cfg(doc)]
+use crate::Client;
 
 /// Tuning of one [`Client::apply_with`] call.
 ///
@@ -39,38 +44,11 @@ impl ApplyOptions {
     }
 }
 
-impl Client {
-    /// Applies many requests, pipelined: as many as fit in a batch go out in
-    /// one `sendmsg`, with one acknowledgement asked for per batch; a
-    /// refused request still gets its own error. Returns one outcome per
-    /// request, in order. Invalid requests are refused locally and not
-    /// sent; the others still apply.
-    ///
-    /// What is not known is said so: if the kernel drops replies
-    /// (`ENOBUFS`: the socket buffer overflowed), the requests of that
-    /// batch whose reply could not be seen are [`Error::Unknown`] (they may
-    /// have been applied; later batches are made smaller); after a time-out
-    /// or a socket failure the batch in flight is unknown where unanswered
-    /// and the rest [`Error::NotSent`].
-    #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
-    pub fn apply(&mut self, requests: &[Request]) -> Vec<Result<(), Error>> {
-        self.apply_with(requests, &ApplyOptions::default())
-    }
-
-    /// [`Client::apply`] with tuning.
-    #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
-    pub fn apply_with(
-        &mut self,
-        requests: &[Request],
-        options: &ApplyOptions,
-    ) -> Vec<Result<(), Error>> {
-        self.apply_failures(requests, options)
-            .into_results(requests.len())
-    }
-
-    /// [`Client::apply_with`], returning the failures only (what the sync
-    /// engine keeps: memory for the exceptions, not for every request).
-    pub(crate) fn apply_failures(
+impl<T: Transport> Conn<T> {
+    /// Applies `requests` pipelined (see [`Client::apply`]), returning the
+    /// failures only (what the sync engine keeps: memory for the
+    /// exceptions, not for every request).
+    pub(crate) async fn apply_failures(
         &mut self,
         requests: &[Request],
         options: &ApplyOptions,
@@ -100,11 +78,12 @@ impl Client {
         };
         let mut machine = self.session.apply(requests, &skip, limits, &mut record);
         drive(
-            &self.sock,
+            &mut self.io,
             &mut self.rx,
             self.opts.recv_buffer,
             &mut machine,
-        );
+        )
+        .await;
         drop(machine);
         failures
     }

@@ -4,6 +4,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+use crate::block_on::block_on;
+use crate::conn::Conn;
 use crate::decode::Detail;
 use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
@@ -12,6 +14,7 @@ use crate::sync::table::Table;
 use crate::sync::view::{
     apply_done, apply_to, holds, is_unknown, refresh, request_key, result_outcome,
 };
+use crate::transport::Transport;
 use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 
 /// Keeps one manager's services of one namespace converged to a desired
@@ -93,15 +96,45 @@ impl Syncer {
     /// taken twice and the two merged; a service still missed is found
     /// when adding it fails (`EEXIST`) and corrected in the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
-        // Settings and connection counts are all the planner reads.
-        let scope = &self.options.scope;
-        let entries = client.list_entries(2, Detail::Settings, |k| scope.contains(k))?;
-        Ok(Table::from_entries(entries))
+        block_on(self.list_in(&mut client.conn))
     }
 
     /// Dry run: lists the table and plans, applying nothing.
     pub fn plan(&self, client: &mut Client, desired: &Table) -> Result<Plan, Error> {
-        let current = self.list(client)?;
+        block_on(self.plan_in(&mut client.conn, desired))
+    }
+
+    /// Lists the kernel's table, plans and applies. `Err` only when the
+    /// listing fails; every request's outcome is in the report.
+    pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
+        block_on(self.sync_in(&mut client.conn, desired))
+    }
+
+    /// Plans from the cached view (listing only if there is none) and
+    /// applies. For a caller that promises no one else writes the services
+    /// in scope. With a drain, the services with destinations draining or
+    /// leaving are read back first, for their live connection counts.
+    pub fn sync_cached(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
+        block_on(self.sync_cached_in(&mut client.conn, desired))
+    }
+
+    /// [`Syncer::list`] over any transport.
+    pub(crate) async fn list_in<T: Transport>(&self, conn: &mut Conn<T>) -> Result<Table, Error> {
+        // Settings and connection counts are all the planner reads.
+        let scope = &self.options.scope;
+        let entries = conn
+            .list_entries(2, Detail::Settings, |k| scope.contains(k))
+            .await?;
+        Ok(Table::from_entries(entries))
+    }
+
+    /// [`Syncer::plan`] over any transport.
+    pub(crate) async fn plan_in<T: Transport>(
+        &self,
+        conn: &mut Conn<T>,
+        desired: &Table,
+    ) -> Result<Plan, Error> {
+        let current = self.list_in(conn).await?;
         Ok(plan(
             &current,
             desired,
@@ -111,20 +144,25 @@ impl Syncer {
         ))
     }
 
-    /// Lists the kernel's table, plans and applies. `Err` only when the
-    /// listing fails; every request's outcome is in the report.
-    pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
-        let current = self.list(client)?;
-        Ok(self.run(client, current, desired, true))
+    /// [`Syncer::sync`] over any transport.
+    pub(crate) async fn sync_in<T: Transport>(
+        &mut self,
+        conn: &mut Conn<T>,
+        desired: &Table,
+    ) -> Result<Report, Error> {
+        let current = self.list_in(conn).await?;
+        Ok(self.run(conn, current, desired, true).await)
     }
 
-    /// Plans from the cached view (listing only if there is none) and
-    /// applies. For a caller that promises no one else writes the services
-    /// in scope. With a drain, the services with destinations draining or
-    /// leaving are read back first, for their live connection counts.
-    pub fn sync_cached(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
+    /// [`Syncer::sync_cached`] over any transport. Dropped unfinished, it
+    /// leaves no cached view: the next sync lists.
+    pub(crate) async fn sync_cached_in<T: Transport>(
+        &mut self,
+        conn: &mut Conn<T>,
+        desired: &Table,
+    ) -> Result<Report, Error> {
         let Some(mut current) = self.cache.take() else {
-            return self.sync(client, desired);
+            return self.sync_in(conn, desired).await;
         };
         // Connection counts in the view are as old as its listing: read
         // back the services whose destinations drain or are about to be
@@ -146,17 +184,17 @@ impl Syncer {
             }
         }
         for key in draining {
-            if let Err(e) = refresh(client, &mut current, &key) {
+            if let Err(e) = refresh(conn, &mut current, &key).await {
                 self.cache = Some(current);
                 return Err(e);
             }
         }
-        Ok(self.run(client, current, desired, false))
+        Ok(self.run(conn, current, desired, false).await)
     }
 
-    fn run(
+    async fn run<T: Transport>(
         &mut self,
-        client: &mut Client,
+        conn: &mut Conn<T>,
         mut current: Table,
         desired: &Table,
         listed: bool,
@@ -174,7 +212,7 @@ impl Syncer {
         let mut outcomes = Outcomes::all_done(requests.len());
 
         // Phase one: services. Then destinations of the services that exist.
-        let first = client.apply_failures(&requests[..phase], &self.apply);
+        let first = conn.apply_failures(&requests[..phase], &self.apply).await;
         let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
         for (i, e) in first {
             if let Request::AddService(s) = &requests[i] {
@@ -184,7 +222,8 @@ impl Syncer {
         }
         if failed_adds.is_empty() {
             // The common case: every destination request goes out as planned.
-            for (i, e) in client.apply_failures(&requests[phase..], &self.apply) {
+            let rest = conn.apply_failures(&requests[phase..], &self.apply).await;
+            for (i, e) in rest {
                 outcomes.set(phase + i, Outcome::Failed(e));
             }
         } else {
@@ -201,7 +240,7 @@ impl Syncer {
                     }
                 }
             }
-            let failures = client.apply_failures(&send, &self.apply);
+            let failures = conn.apply_failures(&send, &self.apply).await;
             drop(send);
             for (j, e) in failures {
                 outcomes.set(sent_at[j], Outcome::Failed(e));
@@ -230,25 +269,28 @@ impl Syncer {
         }
         let mut unread: HashSet<ServiceKey> = HashSet::new();
         for key in &stale {
-            if refresh(client, &mut current, key).is_err() {
+            if refresh(conn, &mut current, key).await.is_err() {
                 unread.insert(*key);
             }
         }
         let mut requests = requests;
-        let unknown = self.settle_unknown(
-            client,
-            &mut current,
-            desired,
-            &mut requests,
-            &mut outcomes,
-            &unread,
-        );
+        let unknown = self
+            .settle_unknown(
+                conn,
+                &mut current,
+                desired,
+                &mut requests,
+                &mut outcomes,
+                &unread,
+            )
+            .await;
         // The listing can miss services (the kernel's dump resumes by a
         // position counted over every namespace's services): adding one
         // then fails with EEXIST. It was read back above; plan it again
         // and apply, once.
         if unread.is_empty() {
-            self.repair(client, &mut current, desired, &mut requests, &mut outcomes);
+            self.repair(conn, &mut current, desired, &mut requests, &mut outcomes)
+                .await;
         }
         self.cache = unread.is_empty().then_some(current);
         Report {
@@ -286,9 +328,9 @@ impl Syncer {
     /// read back (unless in `unread`). Those found applied are done; the
     /// services of the others are planned again and corrected in this
     /// sync, the requests that do it appended to the report.
-    fn settle_unknown(
+    async fn settle_unknown<T: Transport>(
         &mut self,
-        client: &mut Client,
+        conn: &mut Conn<T>,
         current: &mut Table,
         desired: &Table,
         requests: &mut Vec<Request>,
@@ -330,13 +372,14 @@ impl Syncer {
             matches!(o, Outcome::Skipped { .. })
                 && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
         });
-        self.replan(client, current, desired, &again, requests, outcomes);
+        self.replan(conn, current, desired, &again, requests, outcomes)
+            .await;
         found
     }
 
-    fn repair(
+    async fn repair<T: Transport>(
         &mut self,
-        client: &mut Client,
+        conn: &mut Conn<T>,
         current: &mut Table,
         desired: &Table,
         requests: &mut Vec<Request>,
@@ -358,14 +401,15 @@ impl Syncer {
             (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains(k),
             _ => false,
         });
-        self.replan(client, current, desired, &missed, requests, outcomes);
+        self.replan(conn, current, desired, &missed, requests, outcomes)
+            .await;
     }
 
     /// Plans the services `keys` again from the view (read back) and
     /// applies the plan, appending its requests and outcomes.
-    fn replan(
+    async fn replan<T: Transport>(
         &mut self,
-        client: &mut Client,
+        conn: &mut Conn<T>,
         current: &mut Table,
         desired: &Table,
         keys: &HashSet<ServiceKey>,
@@ -388,14 +432,17 @@ impl Syncer {
         let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
         let (extra, _, ledger) = p.into_parts();
         self.ledger.extend(ledger);
-        let results = client.apply_with(&extra, &self.apply);
+        let results = conn
+            .apply_failures(&extra, &self.apply)
+            .await
+            .into_results(extra.len());
         for (r, res) in extra.into_iter().zip(results) {
             let o = result_outcome(res);
             match &o {
                 Outcome::Done => apply_to(current, &r),
                 _ => {
                     if let Some(k) = request_key(&r) {
-                        let _ = refresh(client, current, &k);
+                        let _ = refresh(conn, current, &k).await;
                     }
                 }
             }

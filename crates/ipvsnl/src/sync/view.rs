@@ -2,12 +2,14 @@
 //! remembers, and services read back from the kernel where a request
 //! failed or its outcome is unknown.
 
+use crate::conn::Conn;
 use crate::decode::Detail;
 use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::table::{
     dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
 };
-use crate::{Client, Error, Request, ServiceKey};
+use crate::transport::Transport;
+use crate::{Error, Request, ServiceKey};
 
 pub(crate) fn result_outcome(r: Result<(), Error>) -> Outcome {
     match r {
@@ -148,10 +150,14 @@ pub(crate) fn holds(t: &Table, r: &Request) -> bool {
 
 /// Reads one service and its destinations back from the kernel into the
 /// view (removing it if the kernel has none).
-pub(crate) fn refresh(client: &mut Client, t: &mut Table, key: &ServiceKey) -> Result<(), Error> {
-    match client.service(key) {
+pub(crate) async fn refresh<T: Transport>(
+    conn: &mut Conn<T>,
+    t: &mut Table,
+    key: &ServiceKey,
+) -> Result<(), Error> {
+    match conn.service(key).await {
         Ok(mut service) => {
-            service.destinations = client.list_destinations(key, Detail::Settings)?;
+            service.destinations = conn.list_destinations(key, Detail::Settings).await?;
             t.put(service_from_entry(service));
             Ok(())
         }

@@ -1,5 +1,39 @@
 //! The I/O layer: one netlink socket (the framing is the protocol core's,
-//! [`crate::proto::frame`]).
+//! [`crate::proto::frame`]) and the two ways of waiting on it: blocking
+//! system calls ([`blocking::Blocking`]) and tokio's readiness
+//! ([`tokio::Tokio`], with the `tokio` feature). The one driver loop
+//! ([`crate::drive`]) runs over either through [`Transport`].
 
+use std::future::Future;
+use std::io;
+
+use crate::proto::Wait;
+
+pub(crate) mod blocking;
 pub(crate) mod netns;
 pub(crate) mod socket;
+#[cfg(feature = "tokio")]
+pub(crate) mod tokio;
+
+pub(crate) use socket::Received;
+
+/// Sends and receives datagrams on a client's socket.
+///
+/// Both methods are cancel-safe at their await points: a datagram is
+/// either sent (received) and reported, or not touched. A future dropped
+/// while it waits did nothing to the socket.
+pub(crate) trait Transport {
+    /// Sends one datagram whole.
+    fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send;
+
+    /// Receives up to `got.len()` datagrams, the i-th into the i-th
+    /// `segment` bytes of `rx`, waiting as `wait` says for the first.
+    /// Nothing within the wait is an `EAGAIN` error.
+    fn receive(
+        &mut self,
+        rx: &mut [u8],
+        segment: usize,
+        got: &mut [Received],
+        wait: Wait,
+    ) -> impl Future<Output = io::Result<usize>> + Send;
+}

@@ -29,6 +29,15 @@ impl NetnsHandle {
         })
     }
 
+    /// A second handle on the same namespace (for a read on another
+    /// thread).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn try_clone(&self) -> io::Result<Self> {
+        Ok(NetnsHandle {
+            file: self.file.try_clone()?,
+        })
+    }
+
     /// Whether the calling thread is in this namespace already.
     fn is_current(&self) -> io::Result<bool> {
         let mine = std::fs::metadata("/proc/thread-self/ns/net")?;

@@ -20,7 +20,7 @@ pub(crate) struct NlSocket {
     sock: Socket,
     /// The receive timeout set on the socket (so it is set only when it
     /// changes).
-    timeout: std::cell::Cell<Option<Duration>>,
+    timeout: Option<Duration>,
 }
 
 /// One datagram of a [`NlSocket::recv_many`]: its length, and whether it
@@ -42,7 +42,7 @@ impl NlSocket {
         let _ = sock.set_cap_ack(true);
         Ok(NlSocket {
             sock,
-            timeout: std::cell::Cell::new(None),
+            timeout: None,
         })
     }
 
@@ -73,25 +73,32 @@ impl NlSocket {
 
     /// Sets the receive timeout, so that no call waits forever (a system
     /// call only when it differs from the one in force).
-    pub(crate) fn set_timeout(&self, timeout: Duration) -> io::Result<()> {
-        if self.timeout.get() == Some(timeout) {
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
+        if self.timeout == Some(timeout) {
             return Ok(());
         }
         // Unknown until the call succeeds.
-        self.timeout.set(None);
+        self.timeout = None;
         let tv = libc::timeval {
             tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
             tv_usec: timeout.subsec_micros() as libc::suseconds_t,
         };
         setsockopt(&self.sock, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv)?;
-        self.timeout.set(Some(timeout));
+        self.timeout = Some(timeout);
         Ok(())
     }
 
     /// The receive timeout in force, as last set.
     #[cfg(test)]
     pub(crate) fn timeout(&self) -> Option<Duration> {
-        self.timeout.get()
+        self.timeout
+    }
+
+    /// Makes every call on the socket return `EAGAIN` instead of waiting
+    /// (for a driver that waits on readiness instead).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn set_non_blocking(&self) -> io::Result<()> {
+        self.sock.set_non_blocking(true)
     }
 
     /// Sets the receive buffer; tries the privileged variant first so the
@@ -183,6 +190,12 @@ impl NlSocket {
             };
         }
         Ok(n)
+    }
+}
+
+impl AsRawFd for NlSocket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.sock.as_raw_fd()
     }
 }
 

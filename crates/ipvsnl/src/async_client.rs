@@ -1,0 +1,335 @@
+//! The async client (feature `tokio`): the blocking client's operations as
+//! futures, over the same socket code, the same protocol machines and the
+//! same operations ([`crate::conn`]); only the transport differs (tokio's
+//! reactor instead of waiting system calls).
+//!
+//! Every future is cancel-safe: dropped at any await, it leaves the client
+//! usable, and the next call does not read the abandoned call's replies
+//! (the protocol session reads an abandoned dump out, and drops replies
+//! to numbers it no longer waits for). A request whose future was dropped
+//! after it was sent may have been applied: its outcome is not known.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use crate::conn::{read_totals, setup_error, Conn};
+use crate::decode::Detail;
+use crate::sync::{Plan, Report, Syncer, Table};
+use crate::transport::netns::NetnsHandle;
+use crate::transport::socket::NlSocket;
+use crate::transport::tokio::Tokio;
+use crate::{
+    ApplyOptions, ClientOptions, DaemonRole, Destination, DestinationEntry, Error, Info, Object,
+    Request, RequestKind, Service, ServiceEntry, ServiceKey, Stats, SyncDaemon, Target, Timeouts,
+};
+
+/// A client of the kernel's IPVS table in one network namespace, for
+/// tokio: the operations of [`Client`](crate::Client), each a future.
+///
+/// It must be made inside a tokio runtime (its socket is registered with
+/// that runtime's reactor); the runtime needs its I/O and time drivers
+/// (`enable_all`, or `#[tokio::main]`). Its futures are `Send`.
+///
+/// ```no_run
+/// use ipvsnl::{AsyncClient, Destination, Request, Scheduler, Service, ServiceKey};
+/// # async fn run() -> Result<(), ipvsnl::Error> {
+/// let mut ipvs = AsyncClient::new()?;
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// ipvs.add_service(&Service::new(key).with_scheduler(Scheduler::RoundRobin)).await?;
+/// let outcomes = ipvs
+///     .apply(&[Request::AddDestination(key, Destination::new("10.0.1.1".parse().unwrap(), 80))])
+///     .await;
+/// assert!(outcomes.iter().all(|o| o.is_ok()));
+/// for row in ipvs.table().await? {
+///     println!("{} {} destinations", row.key(), row.destinations.len());
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub struct AsyncClient {
+    pub(crate) conn: Conn<Tokio>,
+}
+
+impl std::fmt::Debug for AsyncClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.conn.fmt(f)
+    }
+}
+
+/// Runs `work` on tokio's blocking pool (for what only blocking system
+/// calls can do: entering a namespace, reading its `/proc/net`).
+async fn off_runtime<R: Send + 'static>(
+    work: impl FnOnce() -> Result<R, Error> + Send + 'static,
+    target: impl FnOnce() -> Target,
+) -> Result<R, Error> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) => Err(Error::io(target(), std::io::Error::other(e))),
+    }
+}
+
+impl AsyncClient {
+    /// A client in the calling thread's network namespace, with default
+    /// options (an error outside a tokio runtime).
+    pub fn new() -> Result<Self, Error> {
+        AsyncClient::with_options(ClientOptions::default())
+    }
+
+    /// A client in the calling thread's network namespace.
+    pub fn with_options(opts: ClientOptions) -> Result<Self, Error> {
+        let sock = NlSocket::open().map_err(setup_error)?;
+        AsyncClient::from_socket(sock, opts, NetnsHandle::current().ok())
+    }
+
+    /// A client bound to the network namespace of `path`
+    /// (`/var/run/netns/NAME`, `/proc/PID/ns/net`), without moving any
+    /// thread of the caller (the socket is made on tokio's blocking pool).
+    pub async fn in_namespace(path: impl AsRef<Path>) -> Result<Self, Error> {
+        AsyncClient::in_namespace_with_options(path, ClientOptions::default()).await
+    }
+
+    /// [`AsyncClient::in_namespace`] with options.
+    pub async fn in_namespace_with_options(
+        path: impl AsRef<Path>,
+        opts: ClientOptions,
+    ) -> Result<Self, Error> {
+        let path: PathBuf = path.as_ref().to_path_buf();
+        let (sock, netns) = off_runtime(
+            move || {
+                let sock = NlSocket::open_in(&path)?;
+                let netns =
+                    NetnsHandle::open(&path).map_err(|source| Error::Namespace { path, source })?;
+                Ok((sock, netns))
+            },
+            || Target::new(RequestKind::ResolveFamily, Object::Family),
+        )
+        .await?;
+        AsyncClient::from_socket(sock, opts, Some(netns))
+    }
+
+    fn from_socket(
+        sock: NlSocket,
+        opts: ClientOptions,
+        netns: Option<NetnsHandle>,
+    ) -> Result<Self, Error> {
+        let granted = sock
+            .set_receive_buffer(opts.socket_buffer)
+            .map_err(setup_error)?;
+        let io = Tokio::new(sock).map_err(setup_error)?;
+        Ok(AsyncClient {
+            conn: Conn::new(io, granted, opts, netns),
+        })
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &ClientOptions {
+        &self.conn.opts
+    }
+
+    /// The IPVS family id, resolved on first use.
+    pub async fn family_id(&mut self) -> Result<u16, Error> {
+        self.conn.family_id().await
+    }
+
+    /// Adds a service.
+    pub async fn add_service(&mut self, service: &Service) -> Result<(), Error> {
+        self.conn.set(Request::AddService(service.clone())).await
+    }
+
+    /// Replaces a service's scheduler, flags and persistence.
+    pub async fn edit_service(&mut self, service: &Service) -> Result<(), Error> {
+        self.conn.set(Request::EditService(service.clone())).await
+    }
+
+    /// Deletes a service and its destinations.
+    pub async fn delete_service(&mut self, key: &ServiceKey) -> Result<(), Error> {
+        self.conn.set(Request::DeleteService(*key)).await
+    }
+
+    /// Adds a destination to a service.
+    pub async fn add_destination(
+        &mut self,
+        service: &ServiceKey,
+        dest: &Destination,
+    ) -> Result<(), Error> {
+        self.conn
+            .set(Request::AddDestination(*service, *dest))
+            .await
+    }
+
+    /// Replaces a destination's forwarding, weight and thresholds.
+    pub async fn edit_destination(
+        &mut self,
+        service: &ServiceKey,
+        dest: &Destination,
+    ) -> Result<(), Error> {
+        self.conn
+            .set(Request::EditDestination(*service, *dest))
+            .await
+    }
+
+    /// Deletes a destination.
+    pub async fn delete_destination(
+        &mut self,
+        service: &ServiceKey,
+        addr: std::net::IpAddr,
+        port: u16,
+    ) -> Result<(), Error> {
+        let request = Request::DeleteDestination(*service, addr, port);
+        self.conn.set(request).await
+    }
+
+    /// Zeroes the counters of one service, or of every service and the
+    /// totals.
+    pub async fn zero(&mut self, service: Option<&ServiceKey>) -> Result<(), Error> {
+        self.conn.set(Request::Zero(service.copied())).await
+    }
+
+    /// Deletes every service.
+    pub async fn flush(&mut self) -> Result<(), Error> {
+        self.conn.set(Request::Flush).await
+    }
+
+    /// Sets connection timeouts (0 leaves a value unchanged).
+    pub async fn set_timeouts(&mut self, timeouts: &Timeouts) -> Result<(), Error> {
+        self.conn.set(Request::SetTimeouts(*timeouts)).await
+    }
+
+    /// Starts a sync daemon.
+    pub async fn start_sync_daemon(&mut self, daemon: &SyncDaemon) -> Result<(), Error> {
+        self.conn.set(Request::StartDaemon(daemon.clone())).await
+    }
+
+    /// Stops the sync daemon of a role.
+    pub async fn stop_sync_daemon(&mut self, role: DaemonRole) -> Result<(), Error> {
+        self.conn.set(Request::StopDaemon(role)).await
+    }
+
+    /// The version and connection table size.
+    pub async fn info(&mut self) -> Result<Info, Error> {
+        self.conn.info().await
+    }
+
+    /// The connection timeouts.
+    pub async fn timeouts(&mut self) -> Result<Timeouts, Error> {
+        self.conn.timeouts().await
+    }
+
+    /// The running sync daemons (master first).
+    pub async fn sync_daemons(&mut self) -> Result<Vec<SyncDaemon>, Error> {
+        self.conn.sync_daemons().await
+    }
+
+    /// The totals of the client's namespace (see
+    /// [`Client::totals`](crate::Client::totals)), read on tokio's
+    /// blocking pool.
+    pub async fn totals(&self) -> Result<Stats, Error> {
+        let netns = match &self.conn.netns {
+            Some(ns) => Some(ns.try_clone().map_err(|source| {
+                Error::io(Target::new(RequestKind::Totals, Object::Table), source)
+            })?),
+            None => None,
+        };
+        off_runtime(
+            move || read_totals(netns.as_ref()),
+            || Target::new(RequestKind::Totals, Object::Table),
+        )
+        .await
+    }
+
+    /// Every service with its counters, no destinations (see
+    /// [`Client::services`](crate::Client::services)).
+    pub async fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+        self.conn.list_services(1, Detail::Full).await
+    }
+
+    /// One service, or [`Error::is_not_found`].
+    pub async fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
+        self.conn.service(key).await
+    }
+
+    /// Visits every service once (see
+    /// [`Client::for_each_service`](crate::Client::for_each_service)).
+    pub async fn for_each_service(
+        &mut self,
+        visit: impl FnMut(&ServiceEntry) -> ControlFlow<()> + Send,
+    ) -> Result<(), Error> {
+        self.conn.for_each_service(visit).await
+    }
+
+    /// The destinations of a service, newest first.
+    pub async fn destinations(&mut self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> {
+        key.validate()?;
+        self.conn.list_destinations(key, Detail::Full).await
+    }
+
+    /// Every service with its destinations (see
+    /// [`Client::table`](crate::Client::table)).
+    pub async fn table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
+        self.conn.list_entries(1, Detail::Full, |_| true).await
+    }
+
+    /// Every service, and the destinations of those `wanted` accepts.
+    pub async fn list_table_where(
+        &mut self,
+        wanted: impl FnMut(&ServiceKey) -> bool + Send,
+    ) -> Result<Vec<ServiceEntry>, Error> {
+        self.conn.list_entries(1, Detail::Full, wanted).await
+    }
+
+    /// Applies many requests, pipelined (see
+    /// [`Client::apply`](crate::Client::apply)).
+    pub async fn apply(&mut self, requests: &[Request]) -> Vec<Result<(), Error>> {
+        self.apply_with(requests, &ApplyOptions::default()).await
+    }
+
+    /// [`AsyncClient::apply`] with tuning.
+    pub async fn apply_with(
+        &mut self,
+        requests: &[Request],
+        options: &ApplyOptions,
+    ) -> Vec<Result<(), Error>> {
+        self.conn
+            .apply_failures(requests, options)
+            .await
+            .into_results(requests.len())
+    }
+}
+
+/// The sync engine from async code: the same engine as
+/// [`Syncer::sync`], its listing and batches awaited on the async client
+/// (the planning between them is CPU work of the calling task).
+impl Syncer {
+    /// [`Syncer::list`] on an async client.
+    pub async fn list_async(&self, client: &mut AsyncClient) -> Result<Table, Error> {
+        self.list_in(&mut client.conn).await
+    }
+
+    /// [`Syncer::plan`] on an async client.
+    pub async fn plan_async(
+        &self,
+        client: &mut AsyncClient,
+        desired: &Table,
+    ) -> Result<Plan, Error> {
+        self.plan_in(&mut client.conn, desired).await
+    }
+
+    /// [`Syncer::sync`] on an async client.
+    pub async fn sync_async(
+        &mut self,
+        client: &mut AsyncClient,
+        desired: &Table,
+    ) -> Result<Report, Error> {
+        self.sync_in(&mut client.conn, desired).await
+    }
+
+    /// [`Syncer::sync_cached`] on an async client. Dropped before it
+    /// finished, it leaves no cached view (the next sync lists).
+    pub async fn sync_cached_async(
+        &mut self,
+        client: &mut AsyncClient,
+        desired: &Table,
+    ) -> Result<Report, Error> {
+        self.sync_cached_in(&mut client.conn, desired).await
+    }
+}

@@ -1,0 +1,68 @@
+//! Running the driver's futures on the calling thread, for the blocking
+//! client: its transport does each system call when a future is made, so
+//! every future is ready at its first poll and nothing here ever parks.
+//! (Should one not be, the thread parks until woken, as any executor's.)
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::Thread;
+
+/// Wakes the thread that polls.
+struct Unpark(Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+thread_local! {
+    /// This thread's waker, made once (a listing runs thousands of calls).
+    static WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+}
+
+/// Polls `future` to its end on this thread.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    WAKER.with(|waker| {
+        let mut cx = Context::from_waker(waker);
+        loop {
+            match future.as_mut().poll(&mut cx) {
+                Poll::Ready(out) => return out,
+                Poll::Pending => std::thread::park(),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_on;
+
+    #[test]
+    fn a_ready_future_gives_its_value() {
+        assert_eq!(block_on(async { 6 * 7 }), 42);
+    }
+
+    #[test]
+    fn a_future_that_waits_is_woken_and_finished() {
+        // Pending once, waking itself from another thread.
+        let mut first = true;
+        let out = block_on(std::future::poll_fn(|cx| {
+            if std::mem::take(&mut first) {
+                let waker = cx.waker().clone();
+                std::thread::spawn(move || waker.wake());
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready("done")
+            }
+        }));
+        assert_eq!(out, "done");
+    }
+}

@@ -1,0 +1,78 @@
+//! How a client talks to the kernel: its receive timeout, socket buffer,
+//! batch size and receive buffer (the same for the blocking and the async
+//! client).
+
+use std::time::Duration;
+
+/// How a client talks to the kernel.
+///
+/// ```
+/// use std::time::Duration;
+/// let opts = ipvsnl::ClientOptions::default().with_timeout(Duration::from_secs(5));
+/// assert_eq!(opts.timeout(), Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    pub(crate) timeout: Duration,
+    pub(crate) socket_buffer: usize,
+    pub(crate) batch_bytes: usize,
+    pub(crate) recv_buffer: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(30),
+            socket_buffer: 4 << 20,
+            batch_bytes: 64 << 10,
+            recv_buffer: default_recv_buffer(),
+        }
+    }
+}
+
+/// The kernel sizes dump messages from the reader's buffer: a page-sized
+/// buffer keeps its allocations small (measured faster than 1 MiB), and no
+/// reply the kernel sends to this client is larger than a page.
+fn default_recv_buffer() -> usize {
+    // SAFETY: sysconf has no preconditions; it only reads a constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(page).unwrap_or(4096).clamp(4096, 65536)
+}
+
+impl ClientOptions {
+    /// How long one receive may wait for the kernel (default 30 s; at
+    /// least 1 ms: a zero socket timeout would mean "wait forever").
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The receive timeout in force.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The socket receive buffer (`SO_RCVBUF`, default 4 MiB). It bounds
+    /// how many replies a batch may queue; batches are sized to fit it.
+    #[must_use]
+    pub fn with_socket_buffer(mut self, bytes: usize) -> Self {
+        self.socket_buffer = bytes.max(4096);
+        self
+    }
+
+    /// The most request bytes sent in one `sendmsg` (default 64 KiB).
+    #[must_use]
+    pub fn with_batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes.max(256);
+        self
+    }
+
+    /// The user-space buffer one receive reads into (default: a page).
+    #[must_use]
+    pub fn with_recv_buffer(mut self, bytes: usize) -> Self {
+        self.recv_buffer = bytes.clamp(4096, 1 << 20);
+        self
+    }
+}

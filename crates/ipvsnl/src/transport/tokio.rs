@@ -1,0 +1,83 @@
+//! The tokio transport: the same socket, non-blocking, waited on through
+//! tokio's reactor ([`AsyncFd`]); a receive's wait is a tokio timer.
+
+use std::io;
+
+use tokio::io::unix::AsyncFd;
+
+use super::socket::{NlSocket, Received};
+use super::Transport;
+use crate::proto::Wait;
+
+/// A non-blocking socket registered with the current tokio runtime.
+#[derive(Debug)]
+pub(crate) struct Tokio {
+    fd: AsyncFd<NlSocket>,
+}
+
+impl Tokio {
+    /// Registers `sock` with the runtime of the calling thread: an error
+    /// outside a runtime (tokio itself would panic then). A runtime built
+    /// without its I/O driver makes tokio panic here; the client's docs
+    /// say to enable it.
+    pub(crate) fn new(sock: NlSocket) -> io::Result<Self> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(io::Error::other(
+                "the async client must be made inside a tokio runtime",
+            ));
+        }
+        sock.set_non_blocking()?;
+        // SAFETY: `NlSocket` owns its descriptor (netlink-sys closes it on
+        // drop, never before), and `as_raw_fd` returns that one descriptor
+        // for the socket's whole life; the `AsyncFd` owns the socket, so
+        // the descriptor stays open and the same until it is deregistered.
+        let fd = unsafe { AsyncFd::register(sock) }.map_err(io::Error::from)?;
+        Ok(Tokio { fd })
+    }
+}
+
+/// "Nothing came within the wait", as the blocking socket says it.
+fn timed_out() -> io::Error {
+    io::Error::from_raw_os_error(libc::EAGAIN)
+}
+
+impl Transport for Tokio {
+    async fn send(&mut self, datagram: &[u8]) -> io::Result<()> {
+        // A netlink send is processed in the sender's system call; it
+        // waits only when the kernel is out of memory for it.
+        loop {
+            let mut ready = self.fd.writable().await?;
+            if let Ok(sent) = ready.try_io(|fd| fd.get_ref().send(datagram)) {
+                return sent;
+            }
+        }
+    }
+
+    async fn receive(
+        &mut self,
+        rx: &mut [u8],
+        segment: usize,
+        got: &mut [Received],
+        wait: Wait,
+    ) -> io::Result<usize> {
+        let Wait::Up(limit) = wait else {
+            return self.fd.get_ref().recv_many(rx, segment, got, true);
+        };
+        let read = async {
+            loop {
+                let mut ready = self.fd.readable().await?;
+                // `try_io` clears the readiness when the read would block,
+                // so the next wait is a real one.
+                if let Ok(received) =
+                    ready.try_io(|fd| fd.get_ref().recv_many(rx, segment, got, true))
+                {
+                    return received;
+                }
+            }
+        };
+        match tokio::time::timeout(limit, read).await {
+            Ok(received) => received,
+            Err(_elapsed) => Err(timed_out()),
+        }
+    }
+}
