@@ -169,15 +169,16 @@ fn the_client_moves_into_a_task_of_a_multi_thread_runtime() {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_sync_of_a_big_table_lets_other_tasks_run() {
     fresh_netns();
+    // 1000 services of 4 destinations: the sync's listing alone is 1001
+    // dumps, some 2000 exchanges with the kernel, each answered at once.
+    let listed = fill(1000);
     let rt = ops::runtime();
     let ticks = Arc::new(AtomicUsize::new(0));
     rt.block_on(async {
         let mut c = AsyncClient::new().unwrap();
-        let mut want = Table::new();
-        for i in 0..1000u16 {
-            let k = ServiceKey::tcp(ip("10.9.0.1"), 1 + i);
-            want.insert(Service::new(k), [Destination::new(ip("10.10.0.1"), 80)]);
-        }
+        let mut want = Table::from_entries(listed);
+        let gone = ServiceKey::tcp(ip("10.6.0.1"), 1);
+        want.remove(&gone);
         // On this one-thread runtime another task runs only when the sync
         // yields.
         let t = ticks.clone();
@@ -194,14 +195,12 @@ fn a_sync_of_a_big_table_lets_other_tasks_run() {
         let during = ticks.load(Ordering::Relaxed) - before;
         ticker.abort();
         assert!(report.is_complete(), "{report}");
+        assert_eq!(report.requests().len(), 1, "{report}");
+        eprintln!("the other task ran {during} times during the sync");
         assert!(
-            during >= 10,
-            "the other task ran {during} times during a sync of 2000 requests"
+            during >= 3,
+            "the other task ran {during} times during a sync that listed 1000 services"
         );
-        assert!(syncer
-            .list_async(&mut c)
-            .await
-            .unwrap()
-            .same_settings(&want));
+        assert!(syncer.list_async(&mut c).await.unwrap().same_settings(&want));
     });
 }

@@ -21,6 +21,7 @@
 
 pub mod ops;
 pub mod tables;
+pub mod traffic;
 
 use std::ffi::OsStr;
 use std::io;

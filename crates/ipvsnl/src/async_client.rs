@@ -333,3 +333,89 @@ impl Syncer {
         self.sync_cached_in(&mut client.conn, desired).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::drive::{drive, DATAGRAMS};
+    use crate::proto::{Input, Machine, Poll, Wait};
+
+    #[test]
+    fn made_outside_a_runtime_it_is_an_error_not_a_panic() {
+        let e = AsyncClient::new().unwrap_err();
+        assert!(e.is_io(), "{e}");
+        assert!(e.to_string().contains("tokio runtime"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn the_family_lookup_runs_over_tokio() {
+        // A generic-netlink socket exists on any Linux host, IPVS or not.
+        let mut c = AsyncClient::new().unwrap();
+        match c.family_id().await {
+            Ok(id) => assert!(id >= 0x10),
+            Err(e) => assert!(e.is_unavailable(), "{e}"),
+        }
+        // The client is still usable for the next call.
+        match c.info().await {
+            Ok(info) => assert!(info.conn_tab_size > 0),
+            Err(e) => assert!(e.is_unavailable(), "{e}"),
+        }
+    }
+
+    /// A machine that waits once for a reply that never comes.
+    struct WaitOnce {
+        wait: Option<Wait>,
+        told: Vec<String>,
+    }
+
+    impl Machine for WaitOnce {
+        fn poll(&mut self) -> Poll<'_> {
+            match self.wait {
+                Some(w) => Poll::Receive(w),
+                None => Poll::Finished,
+            }
+        }
+        fn handle(&mut self, input: Input<'_>) {
+            self.told.push(format!("{input:?}"));
+            self.wait = None;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_receive_wait_is_a_timer_and_queued_does_not_wait() {
+        let mut io = Tokio::new(NlSocket::open().unwrap()).unwrap();
+        let mut rx = vec![0; 4096 * DATAGRAMS];
+        let start = Instant::now();
+        let mut m = WaitOnce {
+            wait: Some(Wait::Up(Duration::from_millis(30))),
+            told: Vec::new(),
+        };
+        drive(&mut io, &mut rx, 4096, &mut m).await;
+        assert_eq!(m.told, ["TimedOut"]);
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        let mut m = WaitOnce {
+            wait: Some(Wait::Queued),
+            told: Vec::new(),
+        };
+        drive(&mut io, &mut rx, 4096, &mut m).await;
+        assert_eq!(m.told, ["TimedOut"]);
+    }
+
+    #[test]
+    fn its_futures_are_send() {
+        fn send<T: Send>(_: &T) {}
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _in = rt.enter();
+        let mut c = AsyncClient::new().unwrap();
+        send(&c.table());
+        send(&c.apply(&[]));
+        let mut s = Syncer::default();
+        let t = Table::new();
+        send(&s.sync_async(&mut c, &t));
+    }
+}
