@@ -68,6 +68,8 @@ pub mod rules;
 pub mod sync;
 mod target;
 mod transport;
+#[cfg(feature = "tokio")]
+pub mod watch;
 
 pub use client::{Client, ClientOptions};
 pub use error::Error;
