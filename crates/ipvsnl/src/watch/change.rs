@@ -122,7 +122,11 @@ impl fmt::Display for Change {
             Change::DestinationRemoved {
                 service,
                 destination,
-            } => write!(f, "- {service} -> {}", real_server(&destination.destination)),
+            } => write!(
+                f,
+                "- {service} -> {}",
+                real_server(&destination.destination)
+            ),
             Change::DestinationChanged { service, old, new } => {
                 write!(f, "~ {service} -> {}", real_server(new))?;
                 destination_settings(&mut Differences::new(f), old, new)
