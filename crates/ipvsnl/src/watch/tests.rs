@@ -350,6 +350,13 @@ fn t1_to_t2() -> Vec<Change> {
     }]
 }
 
+/// [`Watcher::next`], but a test that waits a (paused) minute for a
+/// change fails instead of hanging.
+async fn next(w: &mut Watcher<Script>) -> Result<Changes, Error> {
+    let bounded = tokio::time::timeout(Duration::from_secs(60), w.next()).await;
+    bounded.expect("a tick found a change or failed within a minute")
+}
+
 #[test]
 fn a_watcher_is_made_outside_a_runtime_and_a_zero_period_is_a_millisecond() {
     let w = Watcher::new(Script::new([]), Duration::ZERO);
@@ -362,7 +369,7 @@ fn a_watcher_is_made_outside_a_runtime_and_a_zero_period_is_a_millisecond() {
 async fn the_first_listing_yields_every_service_as_added_at_once() {
     let start = Instant::now();
     let mut w = Watcher::new(Script::new([Step::Table(t1())]), PERIOD);
-    let got = w.next().await.unwrap();
+    let got = next(&mut w).await.unwrap();
     assert!(got.first);
     assert_eq!(got.changes, t1().iter().map(added).collect::<Vec<_>>());
     assert_eq!(w.snapshot(), Some(&t1()[..]));
@@ -372,7 +379,7 @@ async fn the_first_listing_yields_every_service_as_added_at_once() {
 #[tokio::test(start_paused = true)]
 async fn the_first_listing_of_an_empty_table_is_yielded_empty() {
     let mut w = Watcher::new(Script::new([Step::Table(vec![])]), PERIOD);
-    let got = w.next().await.unwrap();
+    let got = next(&mut w).await.unwrap();
     assert!(got.first);
     assert!(got.changes.is_empty());
     assert_eq!(w.snapshot(), Some(&[][..]));
@@ -383,8 +390,8 @@ async fn ticks_without_a_change_are_not_yielded() {
     let start = Instant::now();
     let steps = [t1(), t1(), t1(), t2()].map(Step::Table);
     let mut w = Watcher::new(Script::new(steps), PERIOD);
-    assert!(w.next().await.unwrap().first);
-    let got = w.next().await.unwrap();
+    assert!(next(&mut w).await.unwrap().first);
+    let got = next(&mut w).await.unwrap();
     assert!(!got.first);
     assert_eq!(got.changes, t1_to_t2());
     assert_eq!(Instant::now() - start, secs(3.0));
@@ -396,7 +403,7 @@ async fn ticks_without_a_change_are_not_yielded() {
 async fn exactly_one_listing_a_tick() {
     let start = Instant::now();
     let mut w = Watcher::new(Script::new([Step::Table(t1())]), PERIOD);
-    w.next().await.unwrap();
+    next(&mut w).await.unwrap();
     // Nothing changes: next() keeps waiting, one listing at each tick.
     let waited = tokio::time::timeout(secs(10.5), w.next()).await;
     assert!(waited.is_err(), "no change, nothing yielded: {waited:?}");
@@ -417,7 +424,7 @@ async fn a_slow_listing_delays_the_next_tick_without_a_burst() {
     ];
     let mut w = Watcher::new(Script::new(steps), PERIOD);
     for _ in 0..4 {
-        w.next().await.unwrap();
+        next(&mut w).await.unwrap();
     }
     // The tick due at 2 s comes at once when the slow listing ends at
     // 4.5 s, and the next one a period later: no catching up.
@@ -434,8 +441,8 @@ async fn a_failed_listing_yields_its_error_and_keeps_the_last_listing() {
         Step::Table(t2()),
     ];
     let mut w = Watcher::new(Script::new(steps), PERIOD);
-    w.next().await.unwrap();
-    let e = w.next().await.unwrap_err();
+    next(&mut w).await.unwrap();
+    let e = next(&mut w).await.unwrap_err();
     assert!(
         e.is_invalid_input() && e.to_string().contains("scripted failure"),
         "{e}"
@@ -443,7 +450,7 @@ async fn a_failed_listing_yields_its_error_and_keeps_the_last_listing() {
     assert_eq!(w.snapshot(), Some(&t1()[..]));
     assert_eq!(Instant::now() - start, secs(1.0));
     // Carries on: the unchanged tick is passed over, t1 -> t2 is found.
-    let got = w.next().await.unwrap();
+    let got = next(&mut w).await.unwrap();
     assert_eq!((got.first, got.changes), (false, t1_to_t2()));
     assert_eq!(call_times(&w, start), [0.0, 1.0, 2.0, 3.0].map(secs));
 }
@@ -451,9 +458,9 @@ async fn a_failed_listing_yields_its_error_and_keeps_the_last_listing() {
 #[tokio::test(start_paused = true)]
 async fn after_a_failed_first_listing_the_next_success_is_first() {
     let mut w = Watcher::new(Script::new([Step::Fail, Step::Table(t1())]), PERIOD);
-    assert!(w.next().await.is_err());
+    assert!(next(&mut w).await.is_err());
     assert!(w.snapshot().is_none());
-    let got = w.next().await.unwrap();
+    let got = next(&mut w).await.unwrap();
     assert!(got.first);
     assert_eq!(got.changes, t1().iter().map(added).collect::<Vec<_>>());
 }
@@ -484,7 +491,7 @@ async fn the_stream_yields_what_next_returns() {
     let mut w = Watcher::new(mixed_script(), PERIOD);
     let mut by_next: Vec<Seen> = Vec::new();
     for _ in 0..ITEMS {
-        let item = w.next().await.map_err(|e| e.to_string());
+        let item = next(&mut w).await.map_err(|e| e.to_string());
         by_next.push((item, Instant::now() - start));
     }
 
