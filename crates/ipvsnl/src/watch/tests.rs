@@ -36,6 +36,22 @@ fn added(e: &ServiceEntry) -> Change {
     Change::ServiceAdded(e.clone())
 }
 
+/// Destination `d` (at the defaults) added to service `s`.
+fn dest_added(s: u8, d: u8) -> Change {
+    Change::DestinationAdded {
+        service: key(s),
+        destination: DestinationEntry::new(dest(d)),
+    }
+}
+
+/// Destination `d` (at the defaults) removed from service `s`.
+fn dest_removed(s: u8, d: u8) -> Change {
+    Change::DestinationRemoved {
+        service: key(s),
+        destination: DestinationEntry::new(dest(d)),
+    }
+}
+
 // ---- diff ----
 
 #[test]
@@ -59,28 +75,16 @@ fn diff_reports_every_kind_in_its_documented_order() {
             new: changed_service,
         },
         // Destinations gone, in old's order (5 before 2).
-        Change::DestinationRemoved {
-            service: key(1),
-            destination: DestinationEntry::new(dest(5)),
-        },
-        Change::DestinationRemoved {
-            service: key(1),
-            destination: DestinationEntry::new(dest(2)),
-        },
+        dest_removed(1, 5),
+        dest_removed(1, 2),
         // Then added or changed, in new's order (7, 3, 6).
-        Change::DestinationAdded {
-            service: key(1),
-            destination: DestinationEntry::new(dest(7)),
-        },
+        dest_added(1, 7),
         Change::DestinationChanged {
             service: key(1),
             old: dest(3),
             new: dest(3).with_weight(4),
         },
-        Change::DestinationAdded {
-            service: key(1),
-            destination: DestinationEntry::new(dest(6)),
-        },
+        dest_added(1, 6),
         added(&svc(4, &[])),
     ];
     assert_eq!(diff(&old, &new), want);
@@ -179,19 +183,7 @@ fn counters_and_connection_counts_are_not_changes() {
 fn a_destination_moving_between_services_is_removed_then_added() {
     let old = [svc(1, &[1, 2]), svc(2, &[3])];
     let new = [svc(1, &[2]), svc(2, &[3, 1])];
-    assert_eq!(
-        diff(&old, &new),
-        vec![
-            Change::DestinationRemoved {
-                service: key(1),
-                destination: DestinationEntry::new(dest(1)),
-            },
-            Change::DestinationAdded {
-                service: key(2),
-                destination: DestinationEntry::new(dest(1)),
-            },
-        ]
-    );
+    assert_eq!(diff(&old, &new), vec![dest_removed(1, 1), dest_added(2, 1)]);
 }
 
 #[test]
@@ -252,13 +244,7 @@ fn changes_print_short_and_name_their_service() {
             },
             "+ TCP 10.0.0.1:80 -> [2001:db8::2]:8080 (Tunnel gue port 6080 nocsum, weight 3)",
         ),
-        (
-            Change::DestinationRemoved {
-                service: key(1),
-                destination: DestinationEntry::new(dest(2)),
-            },
-            "- TCP 10.0.0.1:80 -> 10.1.0.2:80",
-        ),
+        (dest_removed(1, 2), "- TCP 10.0.0.1:80 -> 10.1.0.2:80"),
         (
             Change::DestinationChanged {
                 service: key(1),
@@ -344,10 +330,7 @@ fn t2() -> Vec<ServiceEntry> {
 
 /// What t1 -> t2 is.
 fn t1_to_t2() -> Vec<Change> {
-    vec![Change::DestinationRemoved {
-        service: key(1),
-        destination: DestinationEntry::new(dest(1)),
-    }]
+    vec![dest_removed(1, 1)]
 }
 
 /// [`Watcher::next`], but a test that waits a (paused) minute for a
