@@ -85,7 +85,7 @@ pub fn diff(old: &[ServiceEntry], new: &[ServiceEntry]) -> Vec<Change> {
 }
 
 /// The destination changes of one service in both listings, in
-/// [`diff`]'s order.
+/// [`diff()`]'s order.
 fn diff_destinations(
     service: ServiceKey,
     old: &[DestinationEntry],

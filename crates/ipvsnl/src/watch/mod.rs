@@ -3,7 +3,7 @@
 //! IPVS sends no notifications (its generic-netlink family has no
 //! multicast groups), so a [`Watcher`] polls: every tick of an interval it
 //! lists the whole table once (every service with its destinations) and
-//! yields the [`Change`]s since the listing before, found by [`diff`].
+//! yields the [`Change`]s since the listing before, found by [`diff()`].
 //!
 //! What that means:
 //!

@@ -40,7 +40,7 @@ pub trait Lister {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Changes {
-    /// The changes, in [`diff`]'s order; never empty, but for the first
+    /// The changes, in [`diff()`]'s order; never empty, but for the first
     /// listing of an empty table.
     pub changes: Vec<Change>,
     /// Whether this is the first successful listing: then every service
@@ -121,9 +121,10 @@ impl<L: Lister> Watcher<L> {
     /// slow table never brings a burst of listings.
     ///
     /// Dropping the future (a `select!` that takes another branch) loses no
-    /// change: the last listing is replaced only together with returning
-    /// the changes found, so the next call finds whatever this one would
-    /// have.
+    /// change, as far as the lister's own future may be dropped: the last
+    /// listing is replaced only together with diffing against it, so the
+    /// next call finds whatever this one would have (a tick it spent is
+    /// not given back).
     pub async fn next(&mut self) -> Result<Changes, Error> {
         let period = self.period;
         let interval = self.interval.get_or_insert_with(|| {
@@ -143,7 +144,8 @@ impl<L: Lister> Watcher<L> {
         }
     }
 
-    /// The last successful listing, if there was one yet.
+    /// The last successful listing (its counters as of then), if there was
+    /// one yet: the table as the changes returned so far leave it.
     pub fn snapshot(&self) -> Option<&[ServiceEntry]> {
         self.snapshot.as_deref()
     }
