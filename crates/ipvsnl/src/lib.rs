@@ -73,6 +73,8 @@ pub mod rules;
 pub mod sync;
 mod target;
 mod transport;
+#[cfg(feature = "tokio")]
+pub mod watch;
 
 #[cfg(feature = "tokio")]
 pub use async_client::AsyncClient;
