@@ -201,6 +201,48 @@ fn a_sync_of_a_big_table_lets_other_tasks_run() {
             during >= 3,
             "the other task ran {during} times during a sync that listed 1000 services"
         );
-        assert!(syncer.list_async(&mut c).await.unwrap().same_settings(&want));
+        assert!(syncer
+            .list_async(&mut c)
+            .await
+            .unwrap()
+            .same_settings(&want));
+    });
+}
+
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn the_watcher_sees_what_another_client_changes() {
+    use ipvsnl::watch::Change;
+    fresh_netns();
+    let mut other = Client::new().unwrap();
+    ops::runtime().block_on(async {
+        let mut w = AsyncClient::new()
+            .unwrap()
+            .watch(std::time::Duration::from_millis(50));
+        let limit = std::time::Duration::from_secs(20);
+        let first = tokio::time::timeout(limit, w.next()).await.unwrap().unwrap();
+        assert!(first.first && first.changes.is_empty(), "{first:?}");
+
+        let k = ServiceKey::tcp(ip("10.11.0.1"), 80);
+        let d = Destination::new(ip("10.12.0.1"), 80);
+        other.add_service(&Service::new(k)).unwrap();
+        other.add_destination(&k, &d).unwrap();
+        let added = tokio::time::timeout(limit, w.next()).await.unwrap().unwrap();
+        assert!(
+            matches!(added.changes.as_slice(), [Change::ServiceAdded(e)] if *e.key() == k && e.destinations.len() == 1),
+            "{added:?}"
+        );
+        other.edit_destination(&k, &d.with_weight(5)).unwrap();
+        let edited = tokio::time::timeout(limit, w.next()).await.unwrap().unwrap();
+        assert!(
+            matches!(edited.changes.as_slice(), [Change::DestinationChanged { old, new, .. }] if old.weight == 1 && new.weight == 5),
+            "{edited:?}"
+        );
+        other.delete_service(&k).unwrap();
+        let removed = tokio::time::timeout(limit, w.next()).await.unwrap().unwrap();
+        assert!(
+            matches!(removed.changes.as_slice(), [Change::ServiceRemoved(e)] if *e.key() == k),
+            "{removed:?}"
+        );
     });
 }

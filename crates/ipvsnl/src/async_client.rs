@@ -296,6 +296,34 @@ impl AsyncClient {
     }
 }
 
+/// The watcher's listing: [`AsyncClient::table`], one per tick.
+impl crate::watch::Lister for AsyncClient {
+    fn list(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<Vec<ServiceEntry>, Error>> + Send + '_ {
+        self.table()
+    }
+}
+
+impl AsyncClient {
+    /// A [`Watcher`](crate::watch::Watcher) of this client's table: one
+    /// listing every `period`, yielding what changed between two.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ipvsnl::Error> {
+    /// let mut watcher = ipvsnl::AsyncClient::new()?.watch(std::time::Duration::from_secs(5));
+    /// loop {
+    ///     for change in watcher.next().await?.changes {
+    ///         println!("{change}");
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn watch(self, period: std::time::Duration) -> crate::watch::Watcher<AsyncClient> {
+        crate::watch::Watcher::new(self, period)
+    }
+}
+
 /// The sync engine from async code: the same engine as
 /// [`Syncer::sync`], its listing and batches awaited on the async client
 /// (the planning between them is CPU work of the calling task).

@@ -10,7 +10,7 @@ use tokio::time::{Interval, MissedTickBehavior};
 use super::{diff, Change};
 use crate::{Error, ServiceEntry};
 
-// AsyncClient implements Lister in async_client/.
+// AsyncClient implements Lister (src/async_client.rs): a listing a tick.
 
 /// Where a [`Watcher`] gets its listings: the whole table, each service
 /// with its destinations, as [`crate::Client::table`] lists it.
