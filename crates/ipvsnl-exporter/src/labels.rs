@@ -1,0 +1,115 @@
+//! The label sets of a service's and a destination's series, spelled as
+//! node_exporter's ipvs collector spells them where it has an opinion.
+//!
+//! node_exporter (1.5, through procfs reading `/proc/net/ip_vs`):
+//! `proto` is `TCP` or `UDP` (the kernel's word) and `FWM` for a
+//! firewall-mark service; a firewall-mark service has `local_address=""`,
+//! `local_port="0"` and `local_mark` the kernel's eight upper-case hex
+//! digits (`00000005`); an address-keyed one `local_mark=""`. Addresses are
+//! in their shortest form (`2001:db8::1`), ports in decimal.
+//!
+//! Ours besides (node_exporter has no opinion): `SCTP` for SCTP services
+//! (node_exporter skips them), `family` (`IPv4`, `IPv6`: two firewall-mark
+//! services of one mark differ only by it), `scheduler` on service series
+//! (the kernel's name, `wlc`), `forwarding_method` on destination series
+//! (`Masq`, `Route`, `Tunnel`, `Local`, `Bypass`).
+
+use ipvsnl::{DestinationEntry, Protocol, ServiceEntry, ServiceKey};
+
+use crate::text::{push_label, push_label_display};
+
+/// Appends the labels every series of `key` carries (no braces): the
+/// service's half of a destination's label set, and all but the scheduler
+/// of the service's own.
+fn push_service_key(out: &mut String, scratch: &mut String, key: &ServiceKey) {
+    match key {
+        ServiceKey::Inet {
+            protocol,
+            addr,
+            port,
+        } => {
+            push_label_display(out, scratch, true, "local_address", addr);
+            push_label_display(out, scratch, false, "local_port", port);
+            push_label(out, false, "local_mark", "");
+            match protocol {
+                Protocol::Tcp => push_label(out, false, "proto", "TCP"),
+                Protocol::Udp => push_label(out, false, "proto", "UDP"),
+                Protocol::Sctp => push_label(out, false, "proto", "SCTP"),
+                other => push_label_display(out, scratch, false, "proto", other),
+            }
+        }
+        ServiceKey::Fwmark { mark, .. } => {
+            push_label(out, true, "local_address", "");
+            push_label(out, false, "local_port", "0");
+            let mark = format_args!("{mark:08X}");
+            push_label_display(out, scratch, false, "local_mark", mark);
+            push_label(out, false, "proto", "FWM");
+        }
+        // A key kind this version does not know: only the family.
+        _ => push_label(out, true, "proto", ""),
+    }
+    push_label_display(out, scratch, false, "family", key.family());
+}
+
+/// Appends the whole label set of a service's series, braces included.
+pub(crate) fn push_service(out: &mut String, scratch: &mut String, entry: &ServiceEntry) {
+    out.push('{');
+    push_service_key(out, scratch, &entry.service.key);
+    push_label_display(out, scratch, false, "scheduler", &entry.service.scheduler);
+    out.push('}');
+}
+
+/// Appends the whole label set of a destination's series, braces included.
+pub(crate) fn push_destination(
+    out: &mut String,
+    scratch: &mut String,
+    key: &ServiceKey,
+    dest: &DestinationEntry,
+) {
+    out.push('{');
+    push_service_key(out, scratch, key);
+    let d = &dest.destination;
+    push_label_display(out, scratch, false, "remote_address", d.addr);
+    push_label_display(out, scratch, false, "remote_port", d.port);
+    push_label_display(out, scratch, false, "forwarding_method", d.forward);
+    out.push('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipvsnl::{AddressFamily, Destination, Forward, Scheduler, Service};
+
+    fn labels_of(entry: &ServiceEntry) -> String {
+        let mut s = String::new();
+        push_service(&mut s, &mut String::new(), entry);
+        s
+    }
+
+    #[test]
+    fn fwmark_services_are_spelled_as_node_exporter_spells_them() {
+        let e = ServiceEntry::new(
+            Service::new(ServiceKey::fwmark(0x1a, AddressFamily::Inet6))
+                .with_scheduler(Scheduler::RoundRobin),
+        );
+        assert_eq!(
+            labels_of(&e),
+            "{local_address=\"\",local_port=\"0\",local_mark=\"0000001A\",proto=\"FWM\",family=\"IPv6\",scheduler=\"rr\"}"
+        );
+    }
+
+    #[test]
+    fn destination_sets_add_the_real_server_and_method() {
+        let key = ServiceKey::udp("2001:db8::1".parse().unwrap(), 53);
+        let d = DestinationEntry::new(
+            Destination::new("2001:db8:0:0:0:0:0:a".parse().unwrap(), 5353)
+                .with_forward(Forward::Route),
+        );
+        let mut s = String::new();
+        push_destination(&mut s, &mut String::new(), &key, &d);
+        assert_eq!(
+            s,
+            "{local_address=\"2001:db8::1\",local_port=\"53\",local_mark=\"\",proto=\"UDP\",family=\"IPv6\",remote_address=\"2001:db8::a\",remote_port=\"5353\",forwarding_method=\"Route\"}"
+        );
+    }
+}
