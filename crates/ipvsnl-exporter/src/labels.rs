@@ -14,77 +14,88 @@
 //! (the kernel's name, `wlc`), `forwarding_method` on destination series
 //! (`Masq`, `Route`, `Tunnel`, `Local`, `Bypass`).
 
-use ipvsnl::{DestinationEntry, Protocol, ServiceEntry, ServiceKey};
+use ipvsnl::{AddressFamily, DestinationEntry, Forward, Protocol, ServiceEntry, ServiceKey};
 
-use crate::text::{push_label, push_label_display};
+use crate::text::{push_label, push_label_addr, push_label_plain, push_label_u64};
 
-/// Appends the labels every series of `key` carries (no braces): the
-/// service's half of a destination's label set, and all but the scheduler
-/// of the service's own.
-fn push_service_key(out: &mut String, scratch: &mut String, key: &ServiceKey) {
+/// Appends the labels every series of `key` carries, after `{` and
+/// without the closing brace: the service's half of a destination's label
+/// set, and all but the scheduler of the service's own.
+pub(crate) fn push_service_key(out: &mut String, key: &ServiceKey) {
+    out.push('{');
     match key {
         ServiceKey::Inet {
             protocol,
             addr,
             port,
         } => {
-            push_label_display(out, scratch, true, "local_address", addr);
-            push_label_display(out, scratch, false, "local_port", port);
+            push_label_addr(out, true, "local_address", *addr);
+            push_label_u64(out, false, "local_port", u64::from(*port));
             push_label(out, false, "local_mark", "");
             match protocol {
                 Protocol::Tcp => push_label(out, false, "proto", "TCP"),
                 Protocol::Udp => push_label(out, false, "proto", "UDP"),
                 Protocol::Sctp => push_label(out, false, "proto", "SCTP"),
-                other => push_label_display(out, scratch, false, "proto", other),
+                other => push_label_plain(out, false, "proto", other),
             }
         }
         ServiceKey::Fwmark { mark, .. } => {
             push_label(out, true, "local_address", "");
             push_label(out, false, "local_port", "0");
-            let mark = format_args!("{mark:08X}");
-            push_label_display(out, scratch, false, "local_mark", mark);
+            push_label_plain(out, false, "local_mark", format_args!("{mark:08X}"));
             push_label(out, false, "proto", "FWM");
         }
         // A key kind this version does not know: only the family.
         _ => push_label(out, true, "proto", ""),
     }
-    push_label_display(out, scratch, false, "family", key.family());
+    // The model's words (its `Display`), without `core::fmt`.
+    match key.family() {
+        AddressFamily::Inet => push_label(out, false, "family", "IPv4"),
+        AddressFamily::Inet6 => push_label(out, false, "family", "IPv6"),
+        other => push_label_plain(out, false, "family", other),
+    }
 }
 
-/// Appends the whole label set of a service's series, braces included.
+/// Appends the whole label set of a service's series, braces included;
+/// `scratch` holds the scheduler's name while it is escaped.
 pub(crate) fn push_service(out: &mut String, scratch: &mut String, entry: &ServiceEntry) {
-    out.push('{');
-    push_service_key(out, scratch, &entry.service.key);
-    push_label_display(out, scratch, false, "scheduler", &entry.service.scheduler);
+    use std::fmt::Write as _;
+    push_service_key(out, &entry.service.key);
+    scratch.clear();
+    // Writing into a String cannot fail.
+    let _ = write!(scratch, "{}", entry.service.scheduler);
+    // Any name the kernel reports is served: escaped.
+    push_label(out, false, "scheduler", scratch);
     out.push('}');
 }
 
-/// Appends the whole label set of a destination's series, braces included.
-pub(crate) fn push_destination(
-    out: &mut String,
-    scratch: &mut String,
-    key: &ServiceKey,
-    dest: &DestinationEntry,
-) {
-    out.push('{');
-    push_service_key(out, scratch, key);
+/// Appends the rest of a destination's label set after its service's
+/// half ([`push_service_key`]), closing brace included.
+pub(crate) fn push_destination(out: &mut String, dest: &DestinationEntry) {
     let d = &dest.destination;
-    push_label_display(out, scratch, false, "remote_address", d.addr);
-    push_label_display(out, scratch, false, "remote_port", d.port);
-    push_label_display(out, scratch, false, "forwarding_method", d.forward);
+    push_label_addr(out, false, "remote_address", d.addr);
+    push_label_u64(out, false, "remote_port", u64::from(d.port));
+    // The model's words (its `Display`), without `core::fmt` for the named
+    // methods.
+    let method = match d.forward {
+        Forward::Masquerade => Some("Masq"),
+        Forward::Route => Some("Route"),
+        Forward::Tunnel(_) => Some("Tunnel"),
+        Forward::Local => Some("Local"),
+        Forward::Bypass => Some("Bypass"),
+        _ => None,
+    };
+    match method {
+        Some(word) => push_label(out, false, "forwarding_method", word),
+        None => push_label_plain(out, false, "forwarding_method", d.forward),
+    }
     out.push('}');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ipvsnl::{AddressFamily, Destination, Forward, Scheduler, Service};
-
-    fn labels_of(entry: &ServiceEntry) -> String {
-        let mut s = String::new();
-        push_service(&mut s, &mut String::new(), entry);
-        s
-    }
+    use ipvsnl::{Destination, Scheduler, Service};
 
     #[test]
     fn fwmark_services_are_spelled_as_node_exporter_spells_them() {
@@ -92,8 +103,10 @@ mod tests {
             Service::new(ServiceKey::fwmark(0x1a, AddressFamily::Inet6))
                 .with_scheduler(Scheduler::RoundRobin),
         );
+        let mut s = String::new();
+        push_service(&mut s, &mut String::new(), &e);
         assert_eq!(
-            labels_of(&e),
+            s,
             "{local_address=\"\",local_port=\"0\",local_mark=\"0000001A\",proto=\"FWM\",family=\"IPv6\",scheduler=\"rr\"}"
         );
     }
@@ -106,7 +119,8 @@ mod tests {
                 .with_forward(Forward::Route),
         );
         let mut s = String::new();
-        push_destination(&mut s, &mut String::new(), &key, &d);
+        push_service_key(&mut s, &key);
+        push_destination(&mut s, &d);
         assert_eq!(
             s,
             "{local_address=\"2001:db8::1\",local_port=\"53\",local_mark=\"\",proto=\"UDP\",family=\"IPv6\",remote_address=\"2001:db8::a\",remote_port=\"5353\",forwarding_method=\"Route\"}"

@@ -86,10 +86,10 @@ impl Renderer {
             labels::push_service(&mut self.labels, &mut self.scratch, entry);
             self.ends.push(self.labels.len());
         }
-        out.reserve(STATS.len() * (self.labels.len() + table.len() * 48));
         for family in &STATS {
             let name = self.family_name(&SERVICE, family.name);
             header(out, &name, family.kind, &help(family.help, &SERVICE));
+            out.reserve(self.labels.len() + table.len() * (name.len() + 22));
             let mut start = 0;
             for (entry, &end) in table.iter().zip(&self.ends) {
                 let set = &self.labels[start..end];
@@ -103,37 +103,49 @@ impl Renderer {
         self.labels.clear();
         self.ends.clear();
         for entry in table {
+            if entry.destinations.is_empty() {
+                continue;
+            }
+            // The service's half once, copied in front of each destination's.
+            self.scratch.clear();
+            labels::push_service_key(&mut self.scratch, &entry.service.key);
             for dest in &entry.destinations {
-                let key = &entry.service.key;
-                labels::push_destination(&mut self.labels, &mut self.scratch, key, dest);
+                self.labels.push_str(&self.scratch);
+                labels::push_destination(&mut self.labels, dest);
                 self.ends.push(self.labels.len());
             }
         }
-        let count = self.ends.len();
-        if count == 0 {
+        if self.ends.is_empty() {
             return;
         }
-        let families = DEST.len() + STATS.len();
-        out.reserve(families * (self.labels.len() + count * 56));
-        let dests = || table.iter().flat_map(|e| &e.destinations).zip(&self.ends);
         for family in &DEST {
             let name = self.namespace.name(family.name);
             header(out, &name, Kind::Gauge, family.help);
-            let mut start = 0;
-            for (dest, &end) in dests() {
-                sample_u64(out, &name, &self.labels[start..end], (family.read)(dest));
-                start = end;
-            }
+            self.samples(out, &name, table, |d| (family.read)(d));
         }
         for family in &STATS {
             let name = self.family_name(&BACKEND, family.name);
             header(out, &name, family.kind, &help(family.help, &BACKEND));
-            let mut start = 0;
-            for (dest, &end) in dests() {
-                let v = (family.read)(&dest.stats);
-                sample_u64(out, &name, &self.labels[start..end], v);
-                start = end;
-            }
+            self.samples(out, &name, table, |d| (family.read)(&d.stats));
+        }
+    }
+
+    /// One family's samples, one per destination of `table`, each with
+    /// its label set from `labels`.
+    fn samples(
+        &self,
+        out: &mut String,
+        name: &str,
+        table: &[ServiceEntry],
+        read: impl Fn(&ipvsnl::DestinationEntry) -> u64,
+    ) {
+        out.reserve(self.labels.len() + self.ends.len() * (name.len() + 22));
+        let mut start = 0;
+        let mut ends = self.ends.iter();
+        for dest in table.iter().flat_map(|e| &e.destinations) {
+            let Some(&end) = ends.next() else { return };
+            sample_u64(out, name, &self.labels[start..end], read(dest));
+            start = end;
         }
     }
 
