@@ -21,8 +21,8 @@ use crate::text::{push_label, push_label_addr, push_label_plain, push_label_u64}
 /// Appends the labels every series of `key` carries, after `{` and
 /// without the closing brace: the service's half of a destination's label
 /// set, and all but the scheduler of the service's own.
-pub(crate) fn push_service_key(out: &mut String, key: &ServiceKey) {
-    out.push('{');
+pub(crate) fn push_service_key(out: &mut Vec<u8>, key: &ServiceKey) {
+    out.push(b'{');
     match key {
         ServiceKey::Inet {
             protocol,
@@ -56,22 +56,17 @@ pub(crate) fn push_service_key(out: &mut String, key: &ServiceKey) {
     }
 }
 
-/// Appends the whole label set of a service's series, braces included;
-/// `scratch` holds the scheduler's name while it is escaped.
-pub(crate) fn push_service(out: &mut String, scratch: &mut String, entry: &ServiceEntry) {
-    use std::fmt::Write as _;
+/// Appends the whole label set of a service's series, braces included.
+pub(crate) fn push_service(out: &mut Vec<u8>, entry: &ServiceEntry) {
     push_service_key(out, &entry.service.key);
-    scratch.clear();
-    // Writing into a String cannot fail.
-    let _ = write!(scratch, "{}", entry.service.scheduler);
-    // Any name the kernel reports is served: escaped.
-    push_label(out, false, "scheduler", scratch);
-    out.push('}');
+    // The kernel's name; any name the kernel reports is served, escaped.
+    push_label(out, false, "scheduler", entry.service.scheduler.name());
+    out.push(b'}');
 }
 
 /// Appends the rest of a destination's label set after its service's
 /// half ([`push_service_key`]), closing brace included.
-pub(crate) fn push_destination(out: &mut String, dest: &DestinationEntry) {
+pub(crate) fn push_destination(out: &mut Vec<u8>, dest: &DestinationEntry) {
     let d = &dest.destination;
     push_label_addr(out, false, "remote_address", d.addr);
     push_label_u64(out, false, "remote_port", u64::from(d.port));
@@ -89,7 +84,7 @@ pub(crate) fn push_destination(out: &mut String, dest: &DestinationEntry) {
         Some(word) => push_label(out, false, "forwarding_method", word),
         None => push_label_plain(out, false, "forwarding_method", d.forward),
     }
-    out.push('}');
+    out.push(b'}');
 }
 
 #[cfg(test)]
@@ -103,10 +98,10 @@ mod tests {
             Service::new(ServiceKey::fwmark(0x1a, AddressFamily::Inet6))
                 .with_scheduler(Scheduler::RoundRobin),
         );
-        let mut s = String::new();
-        push_service(&mut s, &mut String::new(), &e);
+        let mut s = Vec::new();
+        push_service(&mut s, &e);
         assert_eq!(
-            s,
+            String::from_utf8(s).unwrap(),
             "{local_address=\"\",local_port=\"0\",local_mark=\"0000001A\",proto=\"FWM\",family=\"IPv6\",scheduler=\"rr\"}"
         );
     }
@@ -118,11 +113,11 @@ mod tests {
             Destination::new("2001:db8:0:0:0:0:0:a".parse().unwrap(), 5353)
                 .with_forward(Forward::Route),
         );
-        let mut s = String::new();
+        let mut s = Vec::new();
         push_service_key(&mut s, &key);
         push_destination(&mut s, &d);
         assert_eq!(
-            s,
+            String::from_utf8(s).unwrap(),
             "{local_address=\"2001:db8::1\",local_port=\"53\",local_mark=\"\",proto=\"UDP\",family=\"IPv6\",remote_address=\"2001:db8::a\",remote_port=\"5353\",forwarding_method=\"Route\"}"
         );
     }

@@ -27,9 +27,11 @@ pub fn log_line(level: &str, msg: &str, err: Option<&str>) -> String {
 }
 
 fn push_quoted(out: &mut String, value: &str) {
-    out.push('"');
     // The exposition format's label escaping is logfmt's too.
-    crate::text::push_escaped(out, value);
+    let mut escaped = Vec::with_capacity(value.len());
+    crate::text::push_escaped(&mut escaped, value);
+    out.push('"');
+    out.push_str(&String::from_utf8_lossy(&escaped));
     out.push('"');
 }
 

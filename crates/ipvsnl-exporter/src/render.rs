@@ -17,7 +17,7 @@ use ipvsnl::{ServiceEntry, Stats};
 
 use crate::families::{Scope, BACKEND, DEST, SCRAPE_DURATION, SERVICE, STATS, TOTALS, UP};
 use crate::labels;
-use crate::text::{header, sample_u64, Kind};
+use crate::text::{header, sample_u64, FamilyName, Kind};
 use crate::Namespace;
 
 /// Renders listings, keeping its label buffers from one scrape to the next.
@@ -27,8 +27,9 @@ use crate::Namespace;
 /// use ipvsnl_exporter::{Namespace, Renderer};
 /// let table = [ServiceEntry::new(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)))
 ///     .with_stats(Stats::new().with_conns(u64::MAX))];
-/// let mut out = String::new();
+/// let mut out = Vec::new();
 /// Renderer::new(&Namespace::default()).render(&mut out, &table, None);
+/// let out = String::from_utf8(out).unwrap();
 /// assert!(out.contains(
 ///     "ipvs_service_connections_total{local_address=\"10.0.0.1\",local_port=\"80\",\
 ///      local_mark=\"\",proto=\"TCP\",family=\"IPv4\",scheduler=\"wlc\"} 18446744073709551615\n"
@@ -38,11 +39,11 @@ use crate::Namespace;
 pub struct Renderer {
     namespace: Namespace,
     /// Every label set of one kind, back to back.
-    labels: String,
+    labels: Vec<u8>,
     /// Where each label set in `labels` ends.
     ends: Vec<usize>,
-    /// Room to format one label value before escaping it.
-    scratch: String,
+    /// One service's half of its destinations' label sets.
+    service_half: Vec<u8>,
 }
 
 impl Renderer {
@@ -50,9 +51,9 @@ impl Renderer {
     pub fn new(namespace: &Namespace) -> Self {
         Renderer {
             namespace: namespace.clone(),
-            labels: String::new(),
+            labels: Vec::new(),
             ends: Vec::new(),
-            scratch: String::new(),
+            service_half: Vec::new(),
         }
     }
 
@@ -64,32 +65,32 @@ impl Renderer {
     /// Appends the families of `table` (per service and per destination)
     /// and, when given, of the namespace's `totals` to `out`. Families
     /// without a series are left out.
-    pub fn render(&mut self, out: &mut String, table: &[ServiceEntry], totals: Option<&Stats>) {
+    pub fn render(&mut self, out: &mut Vec<u8>, table: &[ServiceEntry], totals: Option<&Stats>) {
         if let Some(t) = totals {
             for family in &STATS {
                 let name = self.family_name(&TOTALS, family.name);
-                header(out, &name, family.kind, &help(family.help, &TOTALS));
-                sample_u64(out, &name, "", (family.read)(t));
+                header(out, name.as_str(), family.kind, &help(family.help, &TOTALS));
+                sample_u64(out, &name, b"", (family.read)(t));
             }
         }
         self.render_services(out, table);
         self.render_destinations(out, table);
     }
 
-    fn render_services(&mut self, out: &mut String, table: &[ServiceEntry]) {
+    fn render_services(&mut self, out: &mut Vec<u8>, table: &[ServiceEntry]) {
         if table.is_empty() {
             return;
         }
         self.labels.clear();
         self.ends.clear();
         for entry in table {
-            labels::push_service(&mut self.labels, &mut self.scratch, entry);
+            labels::push_service(&mut self.labels, entry);
             self.ends.push(self.labels.len());
         }
         for family in &STATS {
             let name = self.family_name(&SERVICE, family.name);
-            header(out, &name, family.kind, &help(family.help, &SERVICE));
-            out.reserve(self.labels.len() + table.len() * (name.len() + 22));
+            header(out, name.as_str(), family.kind, &help(family.help, &SERVICE));
+            out.reserve(self.labels.len() + table.len() * (name.as_str().len() + 22));
             let mut start = 0;
             for (entry, &end) in table.iter().zip(&self.ends) {
                 let set = &self.labels[start..end];
@@ -99,7 +100,7 @@ impl Renderer {
         }
     }
 
-    fn render_destinations(&mut self, out: &mut String, table: &[ServiceEntry]) {
+    fn render_destinations(&mut self, out: &mut Vec<u8>, table: &[ServiceEntry]) {
         self.labels.clear();
         self.ends.clear();
         for entry in table {
@@ -107,10 +108,10 @@ impl Renderer {
                 continue;
             }
             // The service's half once, copied in front of each destination's.
-            self.scratch.clear();
-            labels::push_service_key(&mut self.scratch, &entry.service.key);
+            self.service_half.clear();
+            labels::push_service_key(&mut self.service_half, &entry.service.key);
             for dest in &entry.destinations {
-                self.labels.push_str(&self.scratch);
+                self.labels.extend_from_slice(&self.service_half);
                 labels::push_destination(&mut self.labels, dest);
                 self.ends.push(self.labels.len());
             }
@@ -119,13 +120,13 @@ impl Renderer {
             return;
         }
         for family in &DEST {
-            let name = self.namespace.name(family.name);
-            header(out, &name, Kind::Gauge, family.help);
+            let name = FamilyName::new(self.namespace.name(family.name));
+            header(out, name.as_str(), Kind::Gauge, family.help);
             self.samples(out, &name, table, |d| (family.read)(d));
         }
         for family in &STATS {
             let name = self.family_name(&BACKEND, family.name);
-            header(out, &name, family.kind, &help(family.help, &BACKEND));
+            header(out, name.as_str(), family.kind, &help(family.help, &BACKEND));
             self.samples(out, &name, table, |d| (family.read)(&d.stats));
         }
     }
@@ -134,12 +135,12 @@ impl Renderer {
     /// its label set from `labels`.
     fn samples(
         &self,
-        out: &mut String,
-        name: &str,
+        out: &mut Vec<u8>,
+        name: &FamilyName,
         table: &[ServiceEntry],
         read: impl Fn(&ipvsnl::DestinationEntry) -> u64,
     ) {
-        out.reserve(self.labels.len() + self.ends.len() * (name.len() + 22));
+        out.reserve(self.labels.len() + self.ends.len() * (name.as_str().len() + 22));
         let mut start = 0;
         let mut ends = self.ends.iter();
         for dest in table.iter().flat_map(|e| &e.destinations) {
@@ -149,10 +150,10 @@ impl Renderer {
         }
     }
 
-    fn family_name(&self, scope: &Scope, name: &str) -> String {
+    fn family_name(&self, scope: &Scope, name: &str) -> FamilyName {
         let mut full = self.namespace.name(scope.infix);
         full.push_str(name);
-        full
+        FamilyName::new(full)
     }
 }
 
@@ -169,24 +170,23 @@ fn help(start: &str, scope: &Scope) -> String {
 /// ```
 /// use std::time::Duration;
 /// use ipvsnl_exporter::{render_exporter_metrics, Namespace};
-/// let mut out = String::new();
+/// let mut out = Vec::new();
 /// render_exporter_metrics(&mut out, &Namespace::default(), false, Duration::from_millis(1500));
+/// let out = String::from_utf8(out).unwrap();
 /// assert!(out.contains("\nipvs_up 0\n"));
 /// assert!(out.contains("\nipvs_scrape_duration_seconds 1.5\n"));
 /// ```
-pub fn render_exporter_metrics(out: &mut String, namespace: &Namespace, up: bool, took: Duration) {
-    let name = namespace.name(UP);
+pub fn render_exporter_metrics(out: &mut Vec<u8>, namespace: &Namespace, up: bool, took: Duration) {
+    let name = FamilyName::new(namespace.name(UP));
     let help = "Whether the last listing of the IPVS table worked (1) or failed (0).";
-    header(out, &name, Kind::Gauge, help);
-    sample_u64(out, &name, "", u64::from(up));
+    header(out, name.as_str(), Kind::Gauge, help);
+    sample_u64(out, &name, b"", u64::from(up));
     let name = namespace.name(SCRAPE_DURATION);
     let help = "Seconds the scrape took: the listing, the totals and the rendering.";
     header(out, &name, Kind::Gauge, help);
-    out.push_str(&name);
-    out.push(' ');
     // Rust's shortest round-trip form of an f64 is valid exposition text.
-    out.push_str(&took.as_secs_f64().to_string());
-    out.push('\n');
+    let line = format!("{name} {}\n", took.as_secs_f64());
+    out.extend_from_slice(line.as_bytes());
 }
 
 /// Renders `table` and `totals` under `namespace` into a new string: the
@@ -200,7 +200,8 @@ pub fn render_exporter_metrics(out: &mut String, namespace: &Namespace, up: bool
 /// assert!(text.contains("\nnode_ipvs_connections_total 1152921504606846976\n"));
 /// ```
 pub fn render(namespace: &Namespace, table: &[ServiceEntry], totals: Option<&Stats>) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     Renderer::new(namespace).render(&mut out, table, totals);
-    out
+    // Only ASCII and the UTF-8 of label values went in.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

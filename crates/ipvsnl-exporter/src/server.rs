@@ -44,9 +44,9 @@ impl<S: Source> Exporter<S> {
     /// One scrape: the listing, rendered, then the exporter's own metrics.
     /// A failed listing gives only those, with `up 0`, and one log line on
     /// stderr.
-    pub async fn scrape(&self) -> String {
+    pub async fn scrape(&self) -> Vec<u8> {
         let started = Instant::now();
-        let mut out = String::new();
+        let mut out = Vec::new();
         let up = match self.source.scrape().await {
             Ok(snapshot) => {
                 let totals = match &snapshot.totals {
@@ -86,7 +86,7 @@ impl<S: Source> Exporter<S> {
             return r;
         }
         let (body, kind) = if path == "/" {
-            (index_page(&self.telemetry_path), "text/html; charset=utf-8")
+            (index_page(&self.telemetry_path).into_bytes(), "text/html; charset=utf-8")
         } else {
             (self.scrape().await, crate::CONTENT_TYPE)
         };

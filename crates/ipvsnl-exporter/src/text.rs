@@ -1,10 +1,13 @@
 //! The pieces of the Prometheus text exposition format (0.0.4) the
 //! renderer is made of: headers, escaped label values, exact integers.
 //!
-//! Everything appends to a `String`; nothing here allocates except by
-//! growing it.
+//! Everything appends bytes (ASCII, or the UTF-8 of a label value) to a
+//! `Vec<u8>`; nothing here allocates except by growing it. The hot path,
+//! one sample line, copies the family's name and the value's digits as
+//! fixed-size blocks (inlined moves, no `memcpy` call) and cuts the
+//! padding off after.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::net::IpAddr;
 
 /// The `Content-Type` of the text exposition format this crate writes.
@@ -28,160 +31,252 @@ impl Kind {
     }
 }
 
+/// A family's name, kept padded to a fixed block for the sample lines.
+pub(crate) struct FamilyName {
+    /// The name, then zeros up to [`FamilyName::BLOCK`].
+    padded: [u8; FamilyName::BLOCK],
+    /// The whole name (also when longer than the block).
+    full: String,
+}
+
+impl FamilyName {
+    /// Names up to this long are copied as one fixed block.
+    const BLOCK: usize = 64;
+
+    pub(crate) fn new(full: String) -> Self {
+        let mut padded = [0; Self::BLOCK];
+        if let Some(dst) = padded.get_mut(..full.len()) {
+            dst.copy_from_slice(full.as_bytes());
+        }
+        FamilyName { padded, full }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.full
+    }
+
+    #[inline]
+    fn push(&self, out: &mut Vec<u8>) {
+        let len = self.full.len();
+        if len <= Self::BLOCK {
+            let at = out.len();
+            out.extend_from_slice(&self.padded);
+            out.truncate(at + len);
+        } else {
+            out.extend_from_slice(self.full.as_bytes());
+        }
+    }
+}
+
 /// Writes the `# HELP` and `# TYPE` lines of the family `name`. `help` is
 /// one of this crate's texts: no backslash, no newline, nothing to escape.
-pub(crate) fn header(out: &mut String, name: &str, kind: Kind, help: &str) {
-    for part in ["# HELP ", name, " ", help, "\n# TYPE ", name, " "] {
-        out.push_str(part);
+pub(crate) fn header(out: &mut Vec<u8>, name: &str, kind: Kind, help: &str) {
+    for part in ["# HELP ", name, " ", help, "\n# TYPE ", name, " ", kind.word(), "\n"] {
+        out.extend_from_slice(part.as_bytes());
     }
-    out.push_str(kind.word());
-    out.push('\n');
+}
+
+/// The two-digit pairs `00` to `99`, for writing integers two digits at a
+/// time.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `v` in decimal into `buf`, ending just before `end`, four
+/// digits a step; returns where the digits start (`u64::MAX` takes 20).
+#[inline]
+fn digits_before(buf: &mut [u8; 24], end: usize, mut v: u64) -> usize {
+    let mut at = end;
+    let mut pair = |at: &mut usize, two: usize| {
+        *at -= 2;
+        buf[*at..*at + 2].copy_from_slice(&PAIRS[two * 2..two * 2 + 2]);
+    };
+    while v >= 10_000 {
+        let four = (v % 10_000) as usize;
+        v /= 10_000;
+        pair(&mut at, four % 100);
+        pair(&mut at, four / 100);
+    }
+    let mut v = v as usize;
+    if v >= 100 {
+        pair(&mut at, v % 100);
+        v /= 100;
+    }
+    if v >= 10 {
+        pair(&mut at, v);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + v as u8;
+    }
+    at
 }
 
 /// Appends `v` in decimal, exactly (never through `f64`).
-#[inline]
-pub(crate) fn push_u64(out: &mut String, v: u64) {
-    let mut buf = itoa::Buffer::new();
-    out.push_str(buf.format(v));
+pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0; 24];
+    let at = digits_before(&mut buf, 24, v);
+    out.extend_from_slice(&buf[at..]);
 }
 
 /// Appends `value` escaped as a label value: backslash, double quote and
 /// newline become `\\`, `\"` and `\n`.
-pub(crate) fn push_escaped(out: &mut String, value: &str) {
+pub(crate) fn push_escaped(out: &mut Vec<u8>, value: &str) {
     let mut rest = value;
     while let Some(i) = rest.find(['\\', '"', '\n']) {
-        out.push_str(&rest[..i]);
-        out.push_str(match rest.as_bytes()[i] {
-            b'\\' => "\\\\",
-            b'"' => "\\\"",
-            _ => "\\n",
+        out.extend_from_slice(rest[..i].as_bytes());
+        out.extend_from_slice(match rest.as_bytes()[i] {
+            b'\\' => b"\\\\",
+            b'"' => b"\\\"",
+            _ => b"\\n",
         });
         rest = &rest[i + 1..];
     }
-    out.push_str(rest);
+    out.extend_from_slice(rest.as_bytes());
+}
+
+/// Appends `,name="` (no comma when `first`).
+#[inline]
+fn open_label(out: &mut Vec<u8>, first: bool, name: &str) {
+    if !first {
+        out.push(b',');
+    }
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"=\"");
 }
 
 /// Appends `label="value"` (with a leading `,` unless `first`), the value
 /// escaped.
-pub(crate) fn push_label(out: &mut String, first: bool, name: &str, value: &str) {
-    if !first {
-        out.push(',');
-    }
-    out.push_str(name);
-    out.push_str("=\"");
+pub(crate) fn push_label(out: &mut Vec<u8>, first: bool, name: &str, value: &str) {
+    open_label(out, first, name);
     push_escaped(out, value);
-    out.push('"');
+    out.push(b'"');
 }
 
 /// Appends `label="` + the value's `Display` form + `"` (with a leading
 /// `,` unless `first`), unescaped: for values whose text has no backslash,
 /// quote or newline (addresses, numbers, this crate's words).
 pub(crate) fn push_label_plain(
-    out: &mut String,
+    out: &mut Vec<u8>,
     first: bool,
     name: &str,
     value: impl std::fmt::Display,
 ) {
-    if !first {
-        out.push(',');
-    }
-    out.push_str(name);
-    out.push_str("=\"");
-    // Writing into a String cannot fail.
+    open_label(out, first, name);
+    // Writing into a Vec cannot fail.
     let _ = write!(out, "{value}");
-    out.push('"');
+    out.push(b'"');
 }
 
 /// Appends `label="ADDR"`; IPv4 by hand (`core::fmt`'s costs ten times
 /// more), IPv6 in its shortest form through `Display`.
-pub(crate) fn push_label_addr(out: &mut String, first: bool, name: &str, addr: IpAddr) {
+pub(crate) fn push_label_addr(out: &mut Vec<u8>, first: bool, name: &str, addr: IpAddr) {
     let IpAddr::V4(v4) = addr else {
         return push_label_plain(out, first, name, addr);
     };
-    if !first {
-        out.push(',');
-    }
-    out.push_str(name);
-    out.push_str("=\"");
+    open_label(out, first, name);
     for (i, octet) in v4.octets().into_iter().enumerate() {
         if i > 0 {
-            out.push('.');
+            out.push(b'.');
         }
         if octet >= 100 {
-            out.push(char::from(b'0' + octet / 100));
+            out.push(b'0' + octet / 100);
         }
         if octet >= 10 {
-            out.push(char::from(b'0' + octet / 10 % 10));
+            out.push(b'0' + octet / 10 % 10);
         }
-        out.push(char::from(b'0' + octet % 10));
+        out.push(b'0' + octet % 10);
     }
-    out.push('"');
+    out.push(b'"');
 }
 
 /// Appends `label="N"`.
-pub(crate) fn push_label_u64(out: &mut String, first: bool, name: &str, v: u64) {
-    if !first {
-        out.push(',');
-    }
-    out.push_str(name);
-    out.push_str("=\"");
+pub(crate) fn push_label_u64(out: &mut Vec<u8>, first: bool, name: &str, v: u64) {
+    open_label(out, first, name);
     push_u64(out, v);
-    out.push('"');
+    out.push(b'"');
 }
 
-/// Appends one sample line: the family's `name`, the label set (`{...}` or
+/// Appends one sample line: the family's name, the label set (`{...}` or
 /// empty), a space, the value and a newline.
 #[inline]
-pub(crate) fn sample_u64(out: &mut String, name: &str, labels: &str, v: u64) {
-    let mut buf = itoa::Buffer::new();
-    let digits = buf.format(v);
-    out.push_str(name);
-    out.push_str(labels);
-    out.push(' ');
-    out.push_str(digits);
-    out.push('\n');
+pub(crate) fn sample_u64(out: &mut Vec<u8>, name: &FamilyName, labels: &[u8], v: u64) {
+    name.push(out);
+    out.extend_from_slice(labels);
+    // " " + digits + "\n", written back to front in one buffer.
+    let mut buf = [0; 24];
+    buf[23] = b'\n';
+    let at = digits_before(&mut buf, 23, v) - 1;
+    buf[at] = b' ';
+    out.extend_from_slice(&buf[at..]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
     #[test]
     fn escapes_backslash_quote_and_newline_only() {
-        let mut s = String::new();
+        let mut s = Vec::new();
         push_escaped(&mut s, "a\\b\"c\nd\te");
-        assert_eq!(s, "a\\\\b\\\"c\\nd\te");
-        let mut s = String::new();
+        assert_eq!(text(s), "a\\\\b\\\"c\\nd\te");
+        let mut s = Vec::new();
         push_escaped(&mut s, "plain");
-        assert_eq!(s, "plain");
+        assert_eq!(text(s), "plain");
     }
 
     #[test]
     fn integers_are_exact_at_the_top_of_u64() {
-        for v in [0, 1, (1 << 53) + 1, u64::MAX - 1, u64::MAX] {
-            let mut s = String::new();
+        let edges = [0, 1, 9, 10, 99, 100, 101, 999, 1000, (1 << 53) + 1];
+        let powers = (0..20).map(|p| 10u64.pow(p));
+        let values = edges
+            .into_iter()
+            .chain(powers.clone())
+            .chain(powers.map(|p| p - 1))
+            .chain([u64::MAX - 1, u64::MAX]);
+        for v in values {
+            let mut s = Vec::new();
             push_u64(&mut s, v);
-            assert_eq!(s, v.to_string());
+            assert_eq!(text(s), v.to_string());
+            let mut s = Vec::new();
+            let name = FamilyName::new("m".into());
+            sample_u64(&mut s, &name, b"{a=\"b\"}", v);
+            assert_eq!(text(s), format!("m{{a=\"b\"}} {v}\n"));
         }
     }
 
     #[test]
+    fn long_names_are_written_whole() {
+        let long = "x".repeat(FamilyName::BLOCK + 7);
+        let name = FamilyName::new(long.clone());
+        let mut s = Vec::new();
+        sample_u64(&mut s, &name, b"", 7);
+        assert_eq!(text(s), format!("{long} 7\n"));
+        assert_eq!(name.as_str(), long);
+    }
+
+    #[test]
     fn headers_and_labels() {
-        let mut s = String::new();
+        let mut s = Vec::new();
         header(&mut s, "ipvs_up", Kind::Gauge, "Whether it worked.");
         assert_eq!(
-            s,
+            text(s),
             "# HELP ipvs_up Whether it worked.\n# TYPE ipvs_up gauge\n"
         );
-        let mut l = String::from("{");
+        let mut l = b"{".to_vec();
         push_label(&mut l, true, "a", "x\"y");
         push_label(&mut l, false, "b", "");
         push_label_addr(&mut l, false, "c", "192.168.0.10".parse().unwrap());
         push_label_addr(&mut l, false, "d", "2001:db8::1".parse().unwrap());
         push_label_u64(&mut l, false, "e", 0);
-        l.push('}');
+        l.push(b'}');
         assert_eq!(
-            l,
+            text(l),
             "{a=\"x\\\"y\",b=\"\",c=\"192.168.0.10\",d=\"2001:db8::1\",e=\"0\"}"
         );
     }
