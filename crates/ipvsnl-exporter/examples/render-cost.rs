@@ -77,10 +77,16 @@ const FAMILIES: [(&str, MetricType, Read); 10] = [
     ("incoming_bytes", MetricType::Counter, |s| s.in_bytes),
     ("outgoing_bytes", MetricType::Counter, |s| s.out_bytes),
     ("connections_per_second", MetricType::Gauge, |s| s.cps),
-    ("incoming_packets_per_second", MetricType::Gauge, |s| s.in_pps),
-    ("outgoing_packets_per_second", MetricType::Gauge, |s| s.out_pps),
+    ("incoming_packets_per_second", MetricType::Gauge, |s| {
+        s.in_pps
+    }),
+    ("outgoing_packets_per_second", MetricType::Gauge, |s| {
+        s.out_pps
+    }),
     ("incoming_bytes_per_second", MetricType::Gauge, |s| s.in_bps),
-    ("outgoing_bytes_per_second", MetricType::Gauge, |s| s.out_bps),
+    ("outgoing_bytes_per_second", MetricType::Gauge, |s| {
+        s.out_bps
+    }),
 ];
 
 fn service_labels(key: &ServiceKey, sched: &str) -> Vec<(&'static str, String)> {
@@ -153,7 +159,9 @@ impl Collector for ClientCollector {
         let gauges: [(&str, fn(&DestinationEntry) -> u64); 4] = [
             ("backend_connections_active", |d| d.active_conns.into()),
             ("backend_connections_inactive", |d| d.inactive_conns.into()),
-            ("backend_connections_persistent", |d| d.persistent_conns.into()),
+            ("backend_connections_persistent", |d| {
+                d.persistent_conns.into()
+            }),
             ("backend_weight", |d| d.destination.weight.into()),
         ];
         for (name, read) in gauges {
@@ -171,7 +179,8 @@ fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "ours".to_owned());
     let table = listing();
     let totals = stats(1);
-    let series = 10 + 10 * table.len() + 14 * table.iter().map(|e| e.destinations.len()).sum::<usize>();
+    let series =
+        10 + 10 * table.len() + 14 * table.iter().map(|e| e.destinations.len()).sum::<usize>();
     let size = match mode.as_str() {
         "listing" => 0,
         "ours" => {

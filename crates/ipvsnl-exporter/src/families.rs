@@ -91,27 +91,38 @@ pub(crate) const STATS: [StatFamily; 10] = [
 pub(crate) struct Scope {
     /// Inserted between the namespace and the family's name (`service_`).
     pub(crate) infix: &'static str,
-    /// Appended to the family's HELP text.
-    pub(crate) help: &'static str,
+    /// What the numbers are of, for the HELP text.
+    pub(crate) what: &'static str,
 }
 
 /// The host's totals (node_exporter's names, no labels).
 pub(crate) const TOTALS: Scope = Scope {
     infix: "",
-    help: ", all services of the namespace, since the counters were last zeroed.",
+    what: "all services of the network namespace",
 };
 
 /// Per virtual service.
 pub(crate) const SERVICE: Scope = Scope {
     infix: "service_",
-    help: ", per virtual service, since its counters were last zeroed.",
+    what: "per virtual service",
 };
 
 /// Per destination (real server).
 pub(crate) const BACKEND: Scope = Scope {
     infix: "backend_",
-    help: ", per real server of a virtual service, since its counters were last zeroed.",
+    what: "per real server of a virtual service",
 };
+
+impl StatFamily {
+    /// The HELP text of this family in `scope`.
+    pub(crate) fn help_in(&self, scope: &Scope) -> String {
+        let since = match self.kind {
+            Kind::Counter => ", since the counters were last zeroed",
+            Kind::Gauge => "",
+        };
+        format!("{}, {}{since}.", self.help, scope.what)
+    }
+}
 
 /// A destination's own gauges: connection counts and weight.
 pub(crate) struct DestFamily {

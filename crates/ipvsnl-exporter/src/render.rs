@@ -69,7 +69,7 @@ impl Renderer {
         if let Some(t) = totals {
             for family in &STATS {
                 let name = self.family_name(&TOTALS, family.name);
-                header(out, name.as_str(), family.kind, &help(family.help, &TOTALS));
+                header(out, name.as_str(), family.kind, &family.help_in(&TOTALS));
                 sample_u64(out, &name, b"", (family.read)(t));
             }
         }
@@ -89,7 +89,7 @@ impl Renderer {
         }
         for family in &STATS {
             let name = self.family_name(&SERVICE, family.name);
-            header(out, name.as_str(), family.kind, &help(family.help, &SERVICE));
+            header(out, name.as_str(), family.kind, &family.help_in(&SERVICE));
             out.reserve(self.labels.len() + table.len() * (name.as_str().len() + 22));
             let mut start = 0;
             for (entry, &end) in table.iter().zip(&self.ends) {
@@ -126,7 +126,7 @@ impl Renderer {
         }
         for family in &STATS {
             let name = self.family_name(&BACKEND, family.name);
-            header(out, name.as_str(), family.kind, &help(family.help, &BACKEND));
+            header(out, name.as_str(), family.kind, &family.help_in(&BACKEND));
             self.samples(out, &name, table, |d| (family.read)(&d.stats));
         }
     }
@@ -155,13 +155,6 @@ impl Renderer {
         full.push_str(name);
         FamilyName::new(full)
     }
-}
-
-fn help(start: &str, scope: &Scope) -> String {
-    let mut s = String::with_capacity(start.len() + scope.help.len());
-    s.push_str(start);
-    s.push_str(scope.help);
-    s
 }
 
 /// Appends the exporter's own metrics: `<namespace>_up` (1 when the

@@ -86,7 +86,10 @@ impl<S: Source> Exporter<S> {
             return r;
         }
         let (body, kind) = if path == "/" {
-            (index_page(&self.telemetry_path).into_bytes(), "text/html; charset=utf-8")
+            (
+                index_page(&self.telemetry_path).into_bytes(),
+                "text/html; charset=utf-8",
+            )
         } else {
             (self.scrape().await, crate::CONTENT_TYPE)
         };

@@ -71,7 +71,17 @@ impl FamilyName {
 /// Writes the `# HELP` and `# TYPE` lines of the family `name`. `help` is
 /// one of this crate's texts: no backslash, no newline, nothing to escape.
 pub(crate) fn header(out: &mut Vec<u8>, name: &str, kind: Kind, help: &str) {
-    for part in ["# HELP ", name, " ", help, "\n# TYPE ", name, " ", kind.word(), "\n"] {
+    for part in [
+        "# HELP ",
+        name,
+        " ",
+        help,
+        "\n# TYPE ",
+        name,
+        " ",
+        kind.word(),
+        "\n",
+    ] {
         out.extend_from_slice(part.as_bytes());
     }
 }
