@@ -43,6 +43,6 @@ pub use flags::{FlagError, Flags, Parsed, DEFAULT_LISTEN_ADDRESS};
 pub use log::log_line;
 pub use namespace::{InvalidNamespace, Namespace};
 pub use render::{render, render_exporter_metrics, Renderer};
-pub use server::{bind, serve, Exporter};
+pub use server::{bind, serve, Exporter, LogSink};
 pub use source::{ClientSource, ScrapeError, Snapshot, Source};
 pub use text::CONTENT_TYPE;

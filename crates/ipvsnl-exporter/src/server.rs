@@ -17,9 +17,11 @@ use tokio::net::TcpListener;
 
 use crate::{log_line, render_exporter_metrics, Namespace, Renderer, Source};
 
+/// Where log lines go: one call per line, without the newline.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What the server serves: the source of listings and how to name and
 /// place the metrics.
-#[derive(Debug)]
 #[non_exhaustive]
 pub struct Exporter<S> {
     /// Where each scrape's listing comes from.
@@ -28,6 +30,17 @@ pub struct Exporter<S> {
     pub namespace: Namespace,
     /// The path of the metrics (`/metrics`).
     pub telemetry_path: String,
+    /// Where the log lines go (stderr unless [`Exporter::with_log`]).
+    pub log: LogSink,
+}
+
+impl<S> std::fmt::Debug for Exporter<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exporter")
+            .field("namespace", &self.namespace)
+            .field("telemetry_path", &self.telemetry_path)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<S: Source> Exporter<S> {
@@ -38,7 +51,15 @@ impl<S: Source> Exporter<S> {
             source,
             namespace,
             telemetry_path: telemetry_path.into(),
+            log: Arc::new(|line| eprintln!("{line}")),
         }
+    }
+
+    /// The same exporter, its log lines sent to `log` instead of stderr.
+    #[must_use]
+    pub fn with_log(mut self, log: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.log = Arc::new(log);
+        self
     }
 
     /// One scrape: the listing, rendered, then the exporter's own metrics.
@@ -53,7 +74,7 @@ impl<S: Source> Exporter<S> {
                     Ok(t) => Some(t),
                     Err(e) => {
                         let msg = "totals unavailable";
-                        eprintln!("{}", log_line("warn", msg, Some(&e.to_string())));
+                        (self.log)(&log_line("warn", msg, Some(&e.to_string())));
                         None
                     }
                 };
@@ -62,10 +83,7 @@ impl<S: Source> Exporter<S> {
                 true
             }
             Err(e) => {
-                eprintln!(
-                    "{}",
-                    log_line("error", "scrape failed", Some(&e.to_string()))
-                );
+                (self.log)(&log_line("error", "scrape failed", Some(&e.to_string())));
                 false
             }
         };
@@ -160,10 +178,7 @@ pub async fn serve<S: Source>(listener: TcpListener, exporter: Exporter<S>) -> i
             Err(e) => {
                 // Out of descriptors and the like: say so, wait a little
                 // (not to spin), keep serving.
-                eprintln!(
-                    "{}",
-                    log_line("error", "accept failed", Some(&e.to_string()))
-                );
+                (exporter.log)(&log_line("error", "accept failed", Some(&e.to_string())));
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }
