@@ -70,6 +70,7 @@ struct ClientCollector {
 }
 
 type Read = fn(&Stats) -> u64;
+type ReadDest = fn(&DestinationEntry) -> u64;
 const FAMILIES: [(&str, MetricType, Read); 10] = [
     ("connections", MetricType::Counter, |s| s.conns),
     ("incoming_packets", MetricType::Counter, |s| s.in_packets),
@@ -150,13 +151,13 @@ impl Collector for ClientCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let totals = [(Vec::new(), self.totals)];
         for (name, kind, read) in FAMILIES {
-            family(&mut encoder, name, kind, &totals, |s| read(s))?;
+            family(&mut encoder, name, kind, &totals, read)?;
         }
         for (name, kind, read) in FAMILIES {
             let full = format!("service_{name}");
-            family(&mut encoder, &full, kind, &self.services, |s| read(s))?;
+            family(&mut encoder, &full, kind, &self.services, read)?;
         }
-        let gauges: [(&str, fn(&DestinationEntry) -> u64); 4] = [
+        let gauges: [(&str, ReadDest); 4] = [
             ("backend_connections_active", |d| d.active_conns.into()),
             ("backend_connections_inactive", |d| d.inactive_conns.into()),
             ("backend_connections_persistent", |d| {

@@ -135,7 +135,7 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
 pub(crate) fn push_escaped(out: &mut Vec<u8>, value: &str) {
     let mut rest = value;
     while let Some(i) = rest.find(['\\', '"', '\n']) {
-        out.extend_from_slice(rest[..i].as_bytes());
+        out.extend_from_slice(&rest.as_bytes()[..i]);
         out.extend_from_slice(match rest.as_bytes()[i] {
             b'\\' => b"\\\\",
             b'"' => b"\\\"",
