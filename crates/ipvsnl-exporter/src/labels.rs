@@ -16,7 +16,7 @@
 
 use ipvsnl::{AddressFamily, DestinationEntry, Forward, Protocol, ServiceEntry, ServiceKey};
 
-use crate::text::{push_label, push_label_addr, push_label_plain, push_label_u64};
+use crate::text::{push_label, push_label_addr, push_label_plain, push_label_u64, push_label_word};
 
 /// Appends the labels every series of `key` carries, after `{` and
 /// without the closing brace: the service's half of a destination's label
@@ -31,27 +31,27 @@ pub(crate) fn push_service_key(out: &mut Vec<u8>, key: &ServiceKey) {
         } => {
             push_label_addr(out, true, "local_address", *addr);
             push_label_u64(out, false, "local_port", u64::from(*port));
-            push_label(out, false, "local_mark", "");
+            push_label_word(out, false, "local_mark", "");
             match protocol {
-                Protocol::Tcp => push_label(out, false, "proto", "TCP"),
-                Protocol::Udp => push_label(out, false, "proto", "UDP"),
-                Protocol::Sctp => push_label(out, false, "proto", "SCTP"),
+                Protocol::Tcp => push_label_word(out, false, "proto", "TCP"),
+                Protocol::Udp => push_label_word(out, false, "proto", "UDP"),
+                Protocol::Sctp => push_label_word(out, false, "proto", "SCTP"),
                 other => push_label_plain(out, false, "proto", other),
             }
         }
         ServiceKey::Fwmark { mark, .. } => {
-            push_label(out, true, "local_address", "");
-            push_label(out, false, "local_port", "0");
+            push_label_word(out, true, "local_address", "");
+            push_label_word(out, false, "local_port", "0");
             push_label_plain(out, false, "local_mark", format_args!("{mark:08X}"));
-            push_label(out, false, "proto", "FWM");
+            push_label_word(out, false, "proto", "FWM");
         }
         // A key kind this version does not know: only the family.
-        _ => push_label(out, true, "proto", ""),
+        _ => push_label_word(out, true, "proto", ""),
     }
     // The model's words (its `Display`), without `core::fmt`.
     match key.family() {
-        AddressFamily::Inet => push_label(out, false, "family", "IPv4"),
-        AddressFamily::Inet6 => push_label(out, false, "family", "IPv6"),
+        AddressFamily::Inet => push_label_word(out, false, "family", "IPv4"),
+        AddressFamily::Inet6 => push_label_word(out, false, "family", "IPv6"),
         other => push_label_plain(out, false, "family", other),
     }
 }
@@ -81,7 +81,7 @@ pub(crate) fn push_destination(out: &mut Vec<u8>, dest: &DestinationEntry) {
         _ => None,
     };
     match method {
-        Some(word) => push_label(out, false, "forwarding_method", word),
+        Some(word) => push_label_word(out, false, "forwarding_method", word),
         None => push_label_plain(out, false, "forwarding_method", d.forward),
     }
     out.push(b'}');

@@ -94,23 +94,52 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Writes `v` in decimal into `buf`, ending just before `end`, four
-/// digits a step; returns where the digits start (`u64::MAX` takes 20).
-#[inline]
-fn digits_before(buf: &mut [u8; 24], end: usize, mut v: u64) -> usize {
-    let mut at = end;
-    let mut pair = |at: &mut usize, two: usize| {
-        *at -= 2;
-        buf[*at..*at + 2].copy_from_slice(&PAIRS[two * 2..two * 2 + 2]);
-    };
-    while v >= 10_000 {
-        let four = (v % 10_000) as usize;
-        v /= 10_000;
-        pair(&mut at, four % 100);
-        pair(&mut at, four / 100);
+/// 10^0 to 10^19, for counting digits.
+const POW10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
     }
-    let mut v = v as usize;
-    if v >= 100 {
+    p
+};
+
+/// How many decimal digits `v` has (1 to 20), from its bit length: no
+/// division, no loop.
+#[inline]
+fn digit_count(v: u64) -> usize {
+    let bits = 64 - v.leading_zeros() as usize;
+    // floor(bits * log10(2)), then one more if v reaches the next power.
+    let guess = bits * 1233 >> 12;
+    guess + usize::from(guess < 20 && v >= POW10[guess]) + usize::from(v == 0)
+}
+
+/// Writes `v` in decimal into `buf`, ending just before `end`, and
+/// returns where the digits start (`u64::MAX` takes 20). Above 10^8 the
+/// low eight digits go first as a `u32` (cheaper division), four at a
+/// step.
+#[inline(always)]
+fn digits_before(buf: &mut [u8; 24], end: usize, v: u64) -> usize {
+    let mut at = end;
+    let mut pair = |at: &mut usize, two: u32| {
+        let two = two as usize * 2;
+        *at -= 2;
+        buf[*at..*at + 2].copy_from_slice(&PAIRS[two..two + 2]);
+    };
+    let mut rest = v;
+    while rest >= 100_000_000 {
+        let mut low = (rest % 100_000_000) as u32;
+        rest /= 100_000_000;
+        for _ in 0..2 {
+            let four = low % 10_000;
+            low /= 10_000;
+            pair(&mut at, four % 100);
+            pair(&mut at, four / 100);
+        }
+    }
+    let mut v = rest as u32;
+    while v >= 100 {
         pair(&mut at, v % 100);
         v /= 100;
     }
@@ -133,6 +162,9 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
 /// Appends `value` escaped as a label value: backslash, double quote and
 /// newline become `\\`, `\"` and `\n`.
 pub(crate) fn push_escaped(out: &mut Vec<u8>, value: &str) {
+    if !value.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
+        return out.extend_from_slice(value.as_bytes());
+    }
     let mut rest = value;
     while let Some(i) = rest.find(['\\', '"', '\n']) {
         out.extend_from_slice(&rest.as_bytes()[..i]);
@@ -161,6 +193,14 @@ fn open_label(out: &mut Vec<u8>, first: bool, name: &str) {
 pub(crate) fn push_label(out: &mut Vec<u8>, first: bool, name: &str, value: &str) {
     open_label(out, first, name);
     push_escaped(out, value);
+    out.push(b'"');
+}
+
+/// Appends `label="value"` for one of this crate's words (no backslash,
+/// quote or newline): no escaping pass.
+pub(crate) fn push_label_word(out: &mut Vec<u8>, first: bool, name: &str, word: &'static str) {
+    open_label(out, first, name);
+    out.extend_from_slice(word.as_bytes());
     out.push(b'"');
 }
 
@@ -210,16 +250,20 @@ pub(crate) fn push_label_u64(out: &mut Vec<u8>, first: bool, name: &str, v: u64)
 
 /// Appends one sample line: the family's name, the label set (`{...}` or
 /// empty), a space, the value and a newline.
-#[inline]
+#[inline(always)]
 pub(crate) fn sample_u64(out: &mut Vec<u8>, name: &FamilyName, labels: &[u8], v: u64) {
     name.push(out);
     out.extend_from_slice(labels);
-    // " " + digits + "\n", written back to front in one buffer.
+    // " " + digits + "\n" at the front of one fixed block, copied whole
+    // and the rest cut off.
+    let len = digit_count(v);
     let mut buf = [0; 24];
-    buf[23] = b'\n';
-    let at = digits_before(&mut buf, 23, v) - 1;
-    buf[at] = b' ';
-    out.extend_from_slice(&buf[at..]);
+    buf[0] = b' ';
+    digits_before(&mut buf, 1 + len, v);
+    buf[1 + len] = b'\n';
+    let at = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(at + len + 2);
 }
 
 #[cfg(test)]
@@ -257,6 +301,18 @@ mod tests {
             let name = FamilyName::new("m".into());
             sample_u64(&mut s, &name, b"{a=\"b\"}", v);
             assert_eq!(text(s), format!("m{{a=\"b\"}} {v}\n"));
+        }
+    }
+
+    #[test]
+    fn digit_counts_at_every_power_of_ten() {
+        assert_eq!(digit_count(0), 1);
+        assert_eq!(digit_count(u64::MAX), 20);
+        for (p, &pow) in POW10.iter().enumerate() {
+            assert_eq!(digit_count(pow), p + 1, "{pow}");
+            if pow > 1 {
+                assert_eq!(digit_count(pow - 1), p, "{}", pow - 1);
+            }
         }
     }
 
