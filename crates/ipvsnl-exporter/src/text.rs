@@ -111,7 +111,7 @@ const POW10: [u64; 20] = {
 fn digit_count(v: u64) -> usize {
     let bits = 64 - v.leading_zeros() as usize;
     // floor(bits * log10(2)), then one more if v reaches the next power.
-    let guess = bits * 1233 >> 12;
+    let guess = (bits * 1233) >> 12;
     guess + usize::from(guess < 20 && v >= POW10[guess]) + usize::from(v == 0)
 }
 
