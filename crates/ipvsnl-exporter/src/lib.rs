@@ -1,0 +1,48 @@
+//! A Prometheus exporter for the Linux IPVS load balancer, on [`ipvsnl`].
+//!
+//! The `ipvs-exporter` binary serves, per scrape, one listing of the IPVS
+//! table (services, their destinations, their 64-bit counters and rates)
+//! and the namespace's totals in the Prometheus text format 0.0.4. Where
+//! node_exporter's ipvs collector has a metric, this exporter uses its
+//! name and labels (with `--metrics.namespace=node_ipvs`, exactly), so
+//! dashboards carry over.
+//!
+//! The library is what the binary is made of, each part callable alone:
+//! the renderer ([`Renderer`], [`render`]: a listing in, text out, pure),
+//! the flags ([`Flags`]), the source of listings ([`Source`], with
+//! [`ClientSource`] on the kernel) and the HTTP server ([`serve`]).
+//!
+//! ```
+//! use ipvsnl::{Destination, DestinationEntry, Service, ServiceEntry, ServiceKey, Stats};
+//! use ipvsnl_exporter::{render, Namespace};
+//! let table = [ServiceEntry::new(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)))
+//!     .with_destinations([DestinationEntry::new(Destination::new("10.1.0.1".parse().unwrap(), 80))
+//!         .with_active_conns(3)])];
+//! let text = render(&Namespace::default(), &table, None);
+//! assert!(text.contains(
+//!     "ipvs_backend_connections_active{local_address=\"10.0.0.1\",local_port=\"80\",local_mark=\"\",\
+//!      proto=\"TCP\",family=\"IPv4\",remote_address=\"10.1.0.1\",remote_port=\"80\",\
+//!      forwarding_method=\"Masq\"} 3\n"
+//! ));
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod families;
+mod flags;
+mod labels;
+mod log;
+mod namespace;
+mod render;
+mod server;
+mod source;
+mod text;
+
+pub use flags::{FlagError, Flags, Parsed, DEFAULT_LISTEN_ADDRESS};
+pub use log::log_line;
+pub use namespace::{InvalidNamespace, Namespace};
+pub use render::{render, render_exporter_metrics, Renderer};
+pub use server::{bind, serve, Exporter, LogSink};
+pub use source::{ClientSource, ScrapeError, Snapshot, Source};
+pub use text::CONTENT_TYPE;

@@ -1,0 +1,115 @@
+//! The HTTP server on 127.0.0.1:0 with a fake source: a good scrape, a
+//! failing one (200, `up 0`, one log line), the index page, 404s.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use ipvsnl_exporter::{bind, serve, Exporter, Namespace, ScrapeError, Snapshot, Source};
+
+/// Answers every scrape with the fixture, or with an error.
+struct Fake {
+    fail: bool,
+}
+
+impl Source for Fake {
+    async fn scrape(&self) -> Result<Snapshot, ScrapeError> {
+        if self.fail {
+            return Err(ScrapeError::new("no \"ip_vs\" family"));
+        }
+        Ok(Snapshot::new(common::table(), Ok(common::totals())))
+    }
+}
+
+/// Starts a server of `source` on a thread of its own; its address and
+/// the log lines it writes.
+fn start(source: Fake, ns: &str) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&log);
+    let exporter = Exporter::new(source, Namespace::new(ns).unwrap(), "/metrics")
+        .with_log(move |line| sink.lock().unwrap().push(line.to_owned()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            serve(listener, exporter).await.unwrap();
+        });
+    });
+    (rx.recv().unwrap(), log)
+}
+
+/// One request; the status line, the headers and the body.
+fn get(addr: SocketAddr, method: &str, path: &str) -> (String, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
+    (status.to_owned(), headers.to_lowercase(), body.to_owned())
+}
+
+#[test]
+fn a_good_scrape_serves_the_listing_and_up_1() {
+    let (addr, log) = start(Fake { fail: false }, "ipvs");
+    let (status, headers, body) = get(addr, "GET", "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        headers.contains("content-type: text/plain; version=0.0.4; charset=utf-8"),
+        "{headers}"
+    );
+    assert!(body.contains("\nipvs_up 1\n"), "{body}");
+    assert!(body.contains("\nipvs_connections_total 4294967301\n"));
+    assert!(body.contains("\nipvs_scrape_duration_seconds "));
+    assert!(body.contains("ipvs_backend_weight{"));
+    assert!(log.lock().unwrap().is_empty(), "{:?}", log.lock().unwrap());
+}
+
+#[test]
+fn a_failed_scrape_is_200_with_up_0_and_one_log_line() {
+    let (addr, log) = start(Fake { fail: true }, "node_ipvs");
+    let (status, _, body) = get(addr, "GET", "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(body.contains("\nnode_ipvs_up 0\n"), "{body}");
+    let samples: Vec<&str> = body.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        samples.len(),
+        2,
+        "only the exporter's own metrics: {samples:?}"
+    );
+    let lines = log.lock().unwrap().clone();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("ts="), "{}", lines[0]);
+    assert!(
+        lines[0].ends_with(r#" level=error msg="scrape failed" err="no \"ip_vs\" family""#),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn the_index_links_to_the_metrics_and_other_paths_are_404() {
+    let (addr, _) = start(Fake { fail: false }, "ipvs");
+    let (status, headers, body) = get(addr, "GET", "/");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(headers.contains("content-type: text/html"), "{headers}");
+    assert!(body.contains("<a href=\"/metrics\">"), "{body}");
+    let (status, _, _) = get(addr, "GET", "/nope");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    let (status, _, _) = get(addr, "GET", "/metrics/extra");
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    let (status, headers, _) = get(addr, "POST", "/metrics");
+    assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
+    assert!(headers.contains("allow: get, head"), "{headers}");
+}
