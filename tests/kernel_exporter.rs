@@ -154,7 +154,18 @@ fn the_exporter_counts_what_the_traffic_did() {
         let reply = talk("10.10.10.10:80", &[b'q'; 1000]);
         assert_eq!(reply.len(), 5000, "the real server's reply came back whole");
     }
-    thread::sleep(Duration::from_millis(500));
+    // The kernel folds its per-CPU counters into what it reports every
+    // 2 s (the rate estimator's tick): wait until the listing shows the
+    // traffic.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while ipvsadm_stats().get("TCP 10.10.10.10:80").map(|c| c[0]) != Some(20) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the kernel never counted the 20 connections:\n{}",
+            ipvsadm_ok(&["-L", "-n", "--stats", "--exact"])
+        );
+        thread::sleep(Duration::from_millis(250));
+    }
 
     let exporter = tool("ipvs-exporter");
     let ns_path = format!(
@@ -184,11 +195,12 @@ fn the_exporter_counts_what_the_traffic_did() {
     );
 
     // Ours and ipvsadm at the same moment (the traffic is over, so the
-    // counters stand still; a retry absorbs a late ACK).
+    // counters stand still; a retry absorbs an estimator tick between the
+    // two reads, or a late ACK).
     let mut mismatches = Vec::new();
-    for attempt in 0..5 {
+    for attempt in 0..8 {
         if attempt > 0 {
-            thread::sleep(Duration::from_millis(300));
+            thread::sleep(Duration::from_millis(700));
         }
         let scrape = thread::spawn(|| http_get("127.0.0.1:19901", "/metrics"));
         let reference = ipvsadm_stats();
