@@ -9,8 +9,8 @@ use std::net::IpAddr;
 use common::ops::Ops;
 use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
-    AddressFamily, DaemonRole, Destination, Forward, Request, Scheduler, Service, ServiceFlags,
-    ServiceKey, SyncDaemon, Timeouts, Tunnel,
+    DaemonRole, Destination, Forward, Request, Scheduler, Service, ServiceFlags, ServiceKey,
+    SyncDaemon, Timeouts, Tunnel,
 };
 
 fn ip(s: &str) -> IpAddr {
@@ -18,15 +18,7 @@ fn ip(s: &str) -> IpAddr {
 }
 
 fn keys() -> Vec<ServiceKey> {
-    vec![
-        ServiceKey::tcp(ip("10.0.0.1"), 80),
-        ServiceKey::udp(ip("10.0.0.1"), 53),
-        ServiceKey::sctp(ip("10.0.0.1"), 9000),
-        ServiceKey::tcp(ip("2001:db8::1"), 443),
-        ServiceKey::udp(ip("2001:db8::1"), 53),
-        ServiceKey::fwmark(7, AddressFamily::Inet),
-        ServiceKey::fwmark(7, AddressFamily::Inet6),
-    ]
+    common::tables::every_kind_of_key()
 }
 
 crate::both!(

@@ -15,18 +15,7 @@ fn ip(s: &str) -> IpAddr {
 }
 
 fn all_keys() -> Vec<ServiceKey> {
-    vec![
-        ServiceKey::tcp(ip("10.0.0.1"), 80),
-        ServiceKey::udp(ip("10.0.0.1"), 53),
-        ServiceKey::sctp(ip("10.0.0.1"), 9000),
-        ServiceKey::tcp(ip("2001:db8::1"), 443),
-        ServiceKey::udp(ip("2001:db8::1"), 53),
-        ServiceKey::sctp(ip("2001:db8::1"), 65535),
-        ServiceKey::tcp(ip("10.0.0.2"), 0),
-        ServiceKey::fwmark(1, AddressFamily::Inet),
-        ServiceKey::fwmark(1, AddressFamily::Inet6),
-        ServiceKey::fwmark(u32::MAX, AddressFamily::Inet),
-    ]
+    common::tables::every_kind_of_key()
 }
 
 #[test]

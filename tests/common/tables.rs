@@ -2,7 +2,25 @@
 //! engine and of the protocol's failure paths.
 
 use ipvsnl::sync::Table;
-use ipvsnl::Client;
+use ipvsnl::{AddressFamily, Client, ServiceKey};
+
+/// One service key of every kind: TCP, UDP and SCTP on IPv4 and IPv6, port
+/// 0 and 65535, fwmark services of both families and the largest mark.
+pub fn every_kind_of_key() -> Vec<ServiceKey> {
+    let ip = |s: &str| s.parse().expect("an address");
+    vec![
+        ServiceKey::tcp(ip("10.0.0.1"), 80),
+        ServiceKey::udp(ip("10.0.0.1"), 53),
+        ServiceKey::sctp(ip("10.0.0.1"), 9000),
+        ServiceKey::tcp(ip("2001:db8::1"), 443),
+        ServiceKey::udp(ip("2001:db8::1"), 53),
+        ServiceKey::sctp(ip("2001:db8::1"), 65535),
+        ServiceKey::tcp(ip("10.0.0.2"), 0),
+        ServiceKey::fwmark(1, AddressFamily::Inet),
+        ServiceKey::fwmark(1, AddressFamily::Inet6),
+        ServiceKey::fwmark(u32::MAX, AddressFamily::Inet),
+    ]
+}
 
 /// The kernel's table, listed until two listings in a row agree (a dump
 /// can skip or repeat services while other namespaces change theirs, e.g.
