@@ -4,14 +4,16 @@
 //!
 //! ```sh
 //! cargo build --release -p ipvsnl-exporter --example render-cost
-//! for mode in listing ours client; do
+//! for mode in listing ours ours-twice client; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     target/release/examples/render-cost $mode 2>&1 | grep 'Collected'
 //! done
 //! ```
 //!
 //! `listing` builds the listing only (the baseline to subtract); `ours`
-//! and `client` build it and render it once. Each prints the series count
+//! and `client` build it and render it once; `ours-twice` renders it twice
+//! with one renderer (the second render, of a steady table, reuses the
+//! label sets: its cost is `ours-twice` less `ours`). Each prints the series count
 //! and the output's size, so the two renders can be compared per series.
 
 use std::fmt::Write as _;
@@ -189,6 +191,17 @@ fn main() {
             Renderer::new(&Namespace::default()).render(&mut out, &table, Some(&totals));
             out.len()
         }
+        // Twice with one renderer, as the exporter scrapes a steady
+        // table: the second render reuses the label sets (its cost is this
+        // run's less the `ours` run's).
+        "ours-twice" => {
+            let mut renderer = Renderer::new(&Namespace::default());
+            let mut out = Vec::new();
+            renderer.render(&mut out, &table, Some(&totals));
+            let mut again = Vec::with_capacity(out.len());
+            renderer.render(&mut again, &table, Some(&totals));
+            again.len()
+        }
         "client" => {
             // The label sets are part of the encoder's work, as in ours.
             let mut registry = Registry::with_prefix("ipvs");
@@ -199,7 +212,7 @@ fn main() {
             out.len()
         }
         other => {
-            eprintln!("usage: render-cost [listing|ours|client] (not {other:?})");
+            eprintln!("usage: render-cost [listing|ours|ours-twice|client] (not {other:?})");
             std::process::exit(2);
         }
     };

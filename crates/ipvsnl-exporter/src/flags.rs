@@ -1,6 +1,6 @@
 //! The command line, node_exporter style (`--web.listen-address=:PORT`).
 //!
-//! A hand parser: five flags with values and two without do not pay for a
+//! A hand parser: four flags with values and two without do not pay for a
 //! parser crate's build time and dependency tree.
 
 use std::fmt;

@@ -31,6 +31,7 @@
 
 mod families;
 mod flags;
+mod label_sets;
 mod labels;
 mod log;
 mod namespace;

@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -32,6 +32,9 @@ pub struct Exporter<S> {
     pub telemetry_path: String,
     /// Where the log lines go (stderr unless [`Exporter::with_log`]).
     pub log: LogSink,
+    /// One renderer for every scrape: it keeps the label sets while the
+    /// table stays the same.
+    renderer: Mutex<Renderer>,
 }
 
 impl<S> std::fmt::Debug for Exporter<S> {
@@ -49,9 +52,10 @@ impl<S: Source> Exporter<S> {
     pub fn new(source: S, namespace: Namespace, telemetry_path: impl Into<String>) -> Self {
         Exporter {
             source,
-            namespace,
             telemetry_path: telemetry_path.into(),
             log: Arc::new(|line| eprintln!("{line}")),
+            renderer: Mutex::new(Renderer::new(&namespace)),
+            namespace,
         }
     }
 
@@ -78,7 +82,16 @@ impl<S: Source> Exporter<S> {
                         None
                     }
                 };
-                let mut renderer = Renderer::new(&self.namespace);
+                // A renderer that panicked mid-render may hold half-built
+                // label sets: a fresh one then.
+                let mut renderer = self.renderer.lock().unwrap_or_else(|poisoned| {
+                    let mut r = poisoned.into_inner();
+                    *r = Renderer::new(&self.namespace);
+                    r
+                });
+                if renderer.namespace() != &self.namespace {
+                    *renderer = Renderer::new(&self.namespace);
+                }
                 renderer.render(&mut out, &snapshot.table, totals);
                 true
             }

@@ -226,19 +226,27 @@ pub(crate) fn push_label_addr(out: &mut Vec<u8>, first: bool, name: &str, addr: 
         return push_label_plain(out, first, name, addr);
     };
     open_label(out, first, name);
+    // Up to 15 characters and the closing quote, then one copy.
+    let mut buf = [0u8; 16];
+    let mut at = 0;
     for (i, octet) in v4.octets().into_iter().enumerate() {
         if i > 0 {
-            out.push(b'.');
+            buf[at] = b'.';
+            at += 1;
         }
         if octet >= 100 {
-            out.push(b'0' + octet / 100);
+            buf[at] = b'0' + octet / 100;
+            at += 1;
         }
         if octet >= 10 {
-            out.push(b'0' + octet / 10 % 10);
+            buf[at] = b'0' + octet / 10 % 10;
+            at += 1;
         }
-        out.push(b'0' + octet % 10);
+        buf[at] = b'0' + octet % 10;
+        at += 1;
     }
-    out.push(b'"');
+    buf[at] = b'"';
+    out.extend_from_slice(&buf[..=at]);
 }
 
 /// Appends `label="N"`.

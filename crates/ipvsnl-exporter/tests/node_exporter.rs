@@ -13,24 +13,12 @@ mod common;
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ipvsnl::{ServiceEntry, ServiceKey};
 use ipvsnl_exporter::{render, Namespace};
-
-fn node_exporter() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("IPVSNL_NODE_EXPORTER") {
-        return Some(PathBuf::from(p));
-    }
-    let cache = std::env::var_os("IPVSNL_VM_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("ipvsnl-vm")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/ipvsnl-vm")))?;
-    let p = cache.join("tools/usr/bin/prometheus-node-exporter");
-    p.is_file().then_some(p)
-}
 
 /// An address:port as the kernel writes it in `/proc/net/ip_vs`.
 fn kernel_addr(addr: IpAddr, port: u16) -> String {
@@ -139,14 +127,9 @@ fn start(tool: &Path, procfs: &Path) -> (Killed, u16) {
 
 #[test]
 fn node_exporters_backend_series_are_ours() {
-    let Some(tool) = node_exporter() else {
-        let how = "node_exporter not found: run .ci/setup (it unpacks Debian's \
-                   prometheus-node-exporter into the VM cache's tools/) or set IPVSNL_NODE_EXPORTER";
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{how}");
-        }
-        eprintln!("skipped: {how}");
-        return;
+    let env = "IPVSNL_NODE_EXPORTER";
+    let Some(tool) = common::tools::find(env, "prometheus-node-exporter") else {
+        return common::tools::missing("node_exporter", "prometheus-node-exporter", env);
     };
     let table = common::table();
     let dir = std::env::temp_dir().join(format!("ipvsnl-exporter-proc-{}", std::process::id()));

@@ -17,17 +17,8 @@ use std::time::Duration;
 use ipvsnl_exporter::{render, render_exporter_metrics, Namespace};
 
 fn promtool() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("IPVSNL_PROMTOOL") {
-        return Some(PathBuf::from(p));
-    }
-    let cache = std::env::var_os("IPVSNL_VM_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("ipvsnl-vm")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/ipvsnl-vm")));
-    if let Some(p) = cache.map(|c| c.join("tools/usr/bin/promtool")) {
-        if p.is_file() {
-            return Some(p);
-        }
+    if let Some(p) = common::tools::find("IPVSNL_PROMTOOL", "promtool") {
+        return Some(p);
     }
     let on_path = Command::new("promtool").arg("--version").output();
     on_path
@@ -60,13 +51,7 @@ fn check(tool: &PathBuf, text: &str) -> (bool, String) {
 #[test]
 fn promtool_accepts_the_exposition() {
     let Some(tool) = promtool() else {
-        let how = "promtool not found: run .ci/setup (it unpacks Debian's prometheus \
-                   package into the VM cache's tools/) or set IPVSNL_PROMTOOL";
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{how}");
-        }
-        eprintln!("skipped: {how}");
-        return;
+        return common::tools::missing("promtool", "prometheus", "IPVSNL_PROMTOOL");
     };
     for ns in ["ipvs", "node_ipvs"] {
         let ns = Namespace::new(ns).unwrap();

@@ -157,3 +157,48 @@ fn no_totals_and_no_table_give_no_families() {
     let t = render(&ns, &[], Some(&common::totals()));
     assert_eq!(t.lines().filter(|l| !l.starts_with('#')).count(), 10);
 }
+
+#[test]
+fn a_kept_renderer_follows_a_changing_table() {
+    use ipvsnl::{Destination, DestinationEntry, Forward, Scheduler};
+    use ipvsnl_exporter::Renderer;
+    let ns = Namespace::default();
+    let mut kept = Renderer::new(&ns);
+    let once = |r: &mut Renderer, table: &[ipvsnl::ServiceEntry]| {
+        let mut out = Vec::new();
+        r.render(&mut out, table, None);
+        String::from_utf8(out).unwrap()
+    };
+    let mut table = common::table();
+    let first = once(&mut kept, &table);
+    assert_eq!(first, render(&ns, &table, None));
+    // The same table again: the kept label sets, the same text.
+    assert_eq!(once(&mut kept, &table), first);
+    // New counters only: new values, the same label sets.
+    table[0].destinations[0].active_conns = 99;
+    let again = once(&mut kept, &table);
+    assert!(again.contains(
+        "remote_address=\"10.1.0.2\",remote_port=\"8080\",forwarding_method=\"Masq\"} 99\n"
+    ));
+    assert_eq!(again, render(&ns, &table, None));
+    // Each thing a label set is made of, changed in turn.
+    let changes: [fn(&mut Vec<ipvsnl::ServiceEntry>); 5] = [
+        |t| t[0].service.scheduler = Scheduler::Maglev,
+        |t| t[0].destinations[1].destination.addr = "10.1.0.99".parse().unwrap(),
+        |t| t[0].destinations[1].destination.forward = Forward::Bypass,
+        |t| {
+            t[1].destinations
+                .push(DestinationEntry::new(Destination::new(
+                    "2001:db8::2:2".parse().unwrap(),
+                    53,
+                )))
+        },
+        |t| {
+            t.remove(0);
+        },
+    ];
+    for change in changes {
+        change(&mut table);
+        assert_eq!(once(&mut kept, &table), render(&ns, &table, None));
+    }
+}

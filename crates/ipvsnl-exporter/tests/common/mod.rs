@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod tools;
+
 use ipvsnl::{
     AddressFamily, Destination, DestinationEntry, Forward, Scheduler, Service, ServiceEntry,
     ServiceKey, Stats, Tunnel,
