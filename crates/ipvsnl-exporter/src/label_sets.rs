@@ -43,19 +43,16 @@ impl<K: PartialEq> LabelSets<K> {
         }
     }
 
-    /// How many sets there are.
-    pub(crate) fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// The sets in order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> {
-        let mut start = 0;
-        self.ends.iter().map(move |&end| {
-            let set = self.bytes.get(start..end).unwrap_or_default();
-            start = end;
-            set
-        })
+    /// Set `i` (empty if there is none).
+    #[inline]
+    pub(crate) fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 {
+            0
+        } else {
+            self.ends.get(i - 1).copied().unwrap_or(0)
+        };
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.bytes.get(start..end).unwrap_or_default()
     }
 
     /// Whether `keys` are the ones the sets were built from.

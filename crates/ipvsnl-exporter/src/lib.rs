@@ -29,6 +29,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod body;
 mod families;
 mod flags;
 mod label_sets;
@@ -40,10 +41,11 @@ mod server;
 mod source;
 mod text;
 
+pub use body::{ScrapeBody, PART_BYTES};
 pub use flags::{FlagError, Flags, Parsed, DEFAULT_LISTEN_ADDRESS};
 pub use log::log_line;
 pub use namespace::{InvalidNamespace, Namespace};
-pub use render::{render, render_exporter_metrics, Renderer};
+pub use render::{render, render_exporter_metrics, Position, Renderer};
 pub use server::{bind, serve, Exporter, LogSink};
 pub use source::{ClientSource, ScrapeError, Snapshot, Source};
 pub use text::CONTENT_TYPE;

@@ -36,24 +36,24 @@ fn main() -> ExitCode {
 }
 
 fn run(flags: Flags) -> Result<(), String> {
-    let source = ClientSource::new(flags.netns.as_deref());
-    if let Err(e) = source.connect() {
-        // A namespace that cannot be entered is a setup error: stop. Any
-        // other failure (ip_vs not loaded yet) leaves the exporter serving
-        // `up 0` until the kernel answers.
-        if let ipvsnl::Error::Namespace { .. } = e {
-            return Err(e.to_string());
-        }
-        eprintln!(
-            "{}",
-            log_line("warn", "IPVS not reachable yet", Some(&e.to_string()))
-        );
-    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        let source = ClientSource::new(flags.netns.as_deref());
+        if let Err(e) = source.connect().await {
+            // A namespace that cannot be entered is a setup error: stop.
+            // Any other failure (ip_vs not loaded yet) leaves the exporter
+            // serving `up 0` until the kernel answers.
+            if let ipvsnl::Error::Namespace { .. } = e {
+                return Err(e.to_string());
+            }
+            eprintln!(
+                "{}",
+                log_line("warn", "IPVS not reachable yet", Some(&e.to_string()))
+            );
+        }
         let listener = bind(&flags.listen_address)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", flags.listen_address))?;

@@ -23,9 +23,11 @@
 
 use std::time::Duration;
 
-use ipvsnl::{ServiceEntry, Stats};
+use ipvsnl::{DestinationEntry, ServiceEntry, Stats};
 
-use crate::families::{Scope, BACKEND, DEST, SCRAPE_DURATION, SERVICE, STATS, TOTALS, UP};
+use crate::families::{
+    DestFamily, Scope, StatFamily, BACKEND, DEST, SCRAPE_DURATION, SERVICE, STATS, TOTALS, UP,
+};
 use crate::label_sets::{DestLabelKey, LabelSets, ServiceLabelKey};
 use crate::text::{header, sample_u64, FamilyName, Kind};
 use crate::Namespace;
@@ -54,6 +56,9 @@ pub struct Renderer {
     destinations: LabelSets<DestLabelKey>,
     /// One service's half of its destinations' label sets.
     service_half: Vec<u8>,
+    /// Each destination of the prepared table: its service's index and
+    /// its own.
+    flat: Vec<(u32, u32)>,
 }
 
 impl Renderer {
@@ -64,6 +69,7 @@ impl Renderer {
             services: LabelSets::new(),
             destinations: LabelSets::new(),
             service_half: Vec::new(),
+            flat: Vec::new(),
         }
     }
 
@@ -74,67 +80,163 @@ impl Renderer {
 
     /// Appends the families of `table` (per service and per destination)
     /// and, when given, of the namespace's `totals` to `out`. Families
-    /// without a series are left out. The label sets are kept for the next
-    /// call and reused while the table's services and destinations (keys,
-    /// schedulers, addresses, forwarding methods) stay the same.
+    /// without a series are left out.
     pub fn render(&mut self, out: &mut Vec<u8>, table: &[ServiceEntry], totals: Option<&Stats>) {
-        if let Some(t) = totals {
-            for family in &STATS {
-                let name = self.family_name(&TOTALS, family.name);
-                header(out, name.as_str(), family.kind, &family.help_in(&TOTALS));
-                sample_u64(out, &name, b"", (family.read)(t));
-            }
-        }
-        self.render_services(out, table);
-        self.render_destinations(out, table);
+        self.prepare(table);
+        let mut at = Position::default();
+        self.render_part(out, table, totals, &mut at, usize::MAX);
     }
 
-    fn render_services(&mut self, out: &mut Vec<u8>, table: &[ServiceEntry]) {
-        if table.is_empty() {
-            return;
-        }
+    /// Readies the label sets of `table` for [`Renderer::render_part`]
+    /// (once per scrape, before its first part).
+    pub fn prepare(&mut self, table: &[ServiceEntry]) {
         self.services.update_services(table);
-        for family in &STATS {
-            let name = self.family_name(&SERVICE, family.name);
-            header(out, name.as_str(), family.kind, &family.help_in(&SERVICE));
-            out.reserve(table.len() * (name.as_str().len() + 160));
-            for (entry, set) in table.iter().zip(self.services.iter()) {
-                sample_u64(out, &name, set, (family.read)(&entry.stats));
-            }
-        }
-    }
-
-    fn render_destinations(&mut self, out: &mut Vec<u8>, table: &[ServiceEntry]) {
         self.destinations
             .update_destinations(table, &mut self.service_half);
-        if self.destinations.len() == 0 {
-            return;
-        }
-        for family in &DEST {
-            let name = FamilyName::new(self.namespace.name(family.name));
-            header(out, name.as_str(), Kind::Gauge, family.help);
-            self.samples(out, &name, table, |d| (family.read)(d));
-        }
-        for family in &STATS {
-            let name = self.family_name(&BACKEND, family.name);
-            header(out, name.as_str(), family.kind, &family.help_in(&BACKEND));
-            self.samples(out, &name, table, |d| (family.read)(&d.stats));
+        self.flat.clear();
+        for (s, entry) in table.iter().enumerate() {
+            for d in 0..entry.destinations.len() {
+                self.flat.push((s as u32, d as u32));
+            }
         }
     }
 
-    /// One family's samples, one per destination of `table`, each with
-    /// its label set.
-    fn samples(
+    /// Appends the text from `at` on, until `out` holds `limit` bytes or
+    /// more (a line is never cut) or everything is written; moves `at` on
+    /// and returns whether everything is. `table` and `totals` must be the
+    /// ones of [`Renderer::prepare`], unchanged: the server streams a big
+    /// scrape in parts of a fixed size this way, so it never holds the
+    /// whole text.
+    ///
+    /// ```
+    /// use ipvsnl::{Service, ServiceEntry, ServiceKey, Stats};
+    /// use ipvsnl_exporter::{Namespace, Position, Renderer};
+    /// let table: Vec<ServiceEntry> = (1..=100)
+    ///     .map(|p| ServiceEntry::new(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), p))))
+    ///     .collect();
+    /// let mut r = Renderer::new(&Namespace::default());
+    /// let mut whole = Vec::new();
+    /// r.render(&mut whole, &table, None);
+    /// r.prepare(&table);
+    /// let (mut at, mut parts, mut joined) = (Position::default(), 0, Vec::new());
+    /// loop {
+    ///     let mut part = Vec::new();
+    ///     let done = r.render_part(&mut part, &table, None, &mut at, 1024);
+    ///     joined.extend_from_slice(&part);
+    ///     parts += 1;
+    ///     if done { break; }
+    /// }
+    /// assert!(joined == whole, "{} bytes in parts, {} whole", joined.len(), whole.len());
+    /// assert!(parts > 10);
+    /// ```
+    pub fn render_part(
+        &mut self,
+        out: &mut Vec<u8>,
+        table: &[ServiceEntry],
+        totals: Option<&Stats>,
+        at: &mut Position,
+        limit: usize,
+    ) -> bool {
+        let families = self.families(table, totals);
+        while at.family < families.len() {
+            let family = families[at.family];
+            let rows = match family {
+                Family::Totals(_) => 1,
+                Family::Service(_) => table.len(),
+                Family::Gauge(_) | Family::Backend(_) => self.flat.len(),
+            };
+            let name = self.name_of(family);
+            if !at.started {
+                at.started = true;
+                let (kind, help) = match family {
+                    Family::Totals(f) => (f.kind, f.help_in(&TOTALS)),
+                    Family::Service(f) => (f.kind, f.help_in(&SERVICE)),
+                    Family::Gauge(f) => (Kind::Gauge, f.help.to_string()),
+                    Family::Backend(f) => (f.kind, f.help_in(&BACKEND)),
+                };
+                header(out, name.as_str(), kind, &help);
+            }
+            // One loop per kind of family, the row's reads fixed outside it.
+            let done = match family {
+                Family::Totals(f) => {
+                    if let Some(t) = totals {
+                        sample_u64(out, &name, b"", (f.read)(t));
+                    }
+                    at.row = rows;
+                    true
+                }
+                Family::Service(f) => self.rows(out, at, rows, limit, |r, out, i| {
+                    sample_u64(out, &name, r.services.get(i), (f.read)(&table[i].stats))
+                }),
+                Family::Gauge(f) => self.rows(out, at, rows, limit, |r, out, i| {
+                    let d = r.dest(table, i);
+                    sample_u64(out, &name, r.destinations.get(i), (f.read)(d))
+                }),
+                Family::Backend(f) => self.rows(out, at, rows, limit, |r, out, i| {
+                    let d = r.dest(table, i);
+                    sample_u64(out, &name, r.destinations.get(i), (f.read)(&d.stats))
+                }),
+            };
+            if !done {
+                return false;
+            }
+            at.family += 1;
+            at.row = 0;
+            at.started = false;
+        }
+        true
+    }
+
+    /// Writes rows `at.row..rows` with `row` until `out` holds `limit`
+    /// bytes; whether all were written.
+    #[inline(always)]
+    fn rows(
         &self,
         out: &mut Vec<u8>,
-        name: &FamilyName,
-        table: &[ServiceEntry],
-        read: impl Fn(&ipvsnl::DestinationEntry) -> u64,
-    ) {
-        out.reserve(self.destinations.len() * (name.as_str().len() + 200));
-        let dests = table.iter().flat_map(|e| &e.destinations);
-        for (dest, set) in dests.zip(self.destinations.iter()) {
-            sample_u64(out, name, set, read(dest));
+        at: &mut Position,
+        rows: usize,
+        limit: usize,
+        row: impl Fn(&Self, &mut Vec<u8>, usize),
+    ) -> bool {
+        while at.row < rows {
+            if out.len() >= limit {
+                return false;
+            }
+            row(self, out, at.row);
+            at.row += 1;
+        }
+        true
+    }
+
+    /// Destination `i` of `table` in the order of its services.
+    fn dest<'t>(&self, table: &'t [ServiceEntry], i: usize) -> &'t DestinationEntry {
+        let (s, d) = self.flat[i];
+        &table[s as usize].destinations[d as usize]
+    }
+
+    /// The families served for `table` and `totals`, in order (those
+    /// without a series left out).
+    fn families(&self, table: &[ServiceEntry], totals: Option<&Stats>) -> Vec<Family> {
+        let mut v = Vec::new();
+        if totals.is_some() {
+            v.extend(STATS.iter().map(Family::Totals));
+        }
+        if !table.is_empty() {
+            v.extend(STATS.iter().map(Family::Service));
+        }
+        if !self.flat.is_empty() {
+            v.extend(DEST.iter().map(Family::Gauge));
+            v.extend(STATS.iter().map(Family::Backend));
+        }
+        v
+    }
+
+    fn name_of(&self, family: Family) -> FamilyName {
+        match family {
+            Family::Totals(f) => self.family_name(&TOTALS, f.name),
+            Family::Service(f) => self.family_name(&SERVICE, f.name),
+            Family::Gauge(f) => FamilyName::new(self.namespace.name(f.name)),
+            Family::Backend(f) => self.family_name(&BACKEND, f.name),
         }
     }
 
@@ -143,6 +245,26 @@ impl Renderer {
         full.push_str(name);
         FamilyName::new(full)
     }
+}
+
+/// Where a render in parts ([`Renderer::render_part`]) stands: the family
+/// being written and its next row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Position {
+    family: usize,
+    row: usize,
+    /// Whether the family's header is written.
+    started: bool,
+}
+
+/// One family of a render, and what its rows read.
+#[derive(Clone, Copy)]
+enum Family {
+    Totals(&'static StatFamily),
+    Service(&'static StatFamily),
+    Gauge(&'static DestFamily),
+    Backend(&'static StatFamily),
 }
 
 /// Appends the exporter's own metrics: `<namespace>_up` (1 when the

@@ -7,15 +7,13 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use crate::{log_line, render_exporter_metrics, Namespace, Renderer, Source};
+use crate::{log_line, Namespace, Renderer, ScrapeBody, Source};
 
 /// Where log lines go: one call per line, without the newline.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -33,8 +31,8 @@ pub struct Exporter<S> {
     /// Where the log lines go (stderr unless [`Exporter::with_log`]).
     pub log: LogSink,
     /// One renderer for every scrape: it keeps the label sets while the
-    /// table stays the same.
-    renderer: Mutex<Renderer>,
+    /// table stays the same (lent to a scrape's body while it is sent).
+    renderer: Arc<Mutex<Option<Renderer>>>,
 }
 
 impl<S> std::fmt::Debug for Exporter<S> {
@@ -54,7 +52,7 @@ impl<S: Source> Exporter<S> {
             source,
             telemetry_path: telemetry_path.into(),
             log: Arc::new(|line| eprintln!("{line}")),
-            renderer: Mutex::new(Renderer::new(&namespace)),
+            renderer: Arc::new(Mutex::new(Some(Renderer::new(&namespace)))),
             namespace,
         }
     }
@@ -66,15 +64,20 @@ impl<S: Source> Exporter<S> {
         self
     }
 
-    /// One scrape: the listing, rendered, then the exporter's own metrics.
-    /// A failed listing gives only those, with `up 0`, and one log line on
-    /// stderr.
+    /// One scrape, the whole text: the listing, rendered, then the
+    /// exporter's own metrics. A failed listing gives only those, with
+    /// `up 0`, and one log line.
     pub async fn scrape(&self) -> Vec<u8> {
+        self.scrape_body().await.into_vec()
+    }
+
+    /// One scrape as a response body rendered in parts (what the server
+    /// sends): the listing is taken now, the text as the body is read.
+    pub async fn scrape_body(&self) -> ScrapeBody {
         let started = Instant::now();
-        let mut out = Vec::new();
-        let up = match self.source.scrape().await {
+        match self.source.scrape().await {
             Ok(snapshot) => {
-                let totals = match &snapshot.totals {
+                let totals = match snapshot.totals {
                     Ok(t) => Some(t),
                     Err(e) => {
                         let msg = "totals unavailable";
@@ -82,29 +85,18 @@ impl<S: Source> Exporter<S> {
                         None
                     }
                 };
-                // A renderer that panicked mid-render may hold half-built
-                // label sets: a fresh one then.
-                let mut renderer = self.renderer.lock().unwrap_or_else(|poisoned| {
-                    let mut r = poisoned.into_inner();
-                    *r = Renderer::new(&self.namespace);
-                    r
-                });
-                if renderer.namespace() != &self.namespace {
-                    *renderer = Renderer::new(&self.namespace);
-                }
-                renderer.render(&mut out, &snapshot.table, totals);
-                true
+                let home = Arc::clone(&self.renderer);
+                ScrapeBody::scrape(snapshot.table, totals, true, &self.namespace, home, started)
             }
             Err(e) => {
                 (self.log)(&log_line("error", "scrape failed", Some(&e.to_string())));
-                false
+                let home = Arc::clone(&self.renderer);
+                ScrapeBody::scrape(Vec::new(), None, false, &self.namespace, home, started)
             }
-        };
-        render_exporter_metrics(&mut out, &self.namespace, up, started.elapsed());
-        out
+        }
     }
 
-    async fn answer(&self, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    async fn answer(&self, req: &Request<Incoming>) -> Response<ScrapeBody> {
         let path = req.uri().path();
         let known = path == "/" || path == self.telemetry_path;
         if !known {
@@ -118,21 +110,21 @@ impl<S: Source> Exporter<S> {
         }
         let (body, kind) = if path == "/" {
             (
-                index_page(&self.telemetry_path).into_bytes(),
+                ScrapeBody::whole(index_page(&self.telemetry_path)),
                 "text/html; charset=utf-8",
             )
         } else {
-            (self.scrape().await, crate::CONTENT_TYPE)
+            (self.scrape_body().await, crate::CONTENT_TYPE)
         };
-        let mut r = Response::new(Full::new(Bytes::from(body)));
+        let mut r = Response::new(body);
         r.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
         r
     }
 }
 
-fn plain(status: StatusCode, body: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(body)));
+fn plain(status: StatusCode, body: String) -> Response<ScrapeBody> {
+    let mut r = Response::new(ScrapeBody::whole(body));
     *r.status_mut() = status;
     r.headers_mut().insert(
         CONTENT_TYPE,

@@ -4,9 +4,10 @@
 use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use ipvsnl::{Client, ServiceEntry, Stats};
+use ipvsnl::{AsyncClient, ServiceEntry, Stats};
+use tokio::sync::Mutex;
 
 /// What one scrape read: the table and, when they could be read, the
 /// totals.
@@ -76,17 +77,18 @@ pub trait Source: Send + Sync + 'static {
     fn scrape(&self) -> impl Future<Output = Result<Snapshot, ScrapeError>> + Send;
 }
 
-/// The kernel's IPVS table through a blocking [`ipvsnl::Client`], run on
-/// tokio's blocking pool.
+/// The kernel's IPVS table through an [`ipvsnl::AsyncClient`] on the
+/// server's runtime: one listing (a service dump, then a destination dump
+/// per service, on the client's one socket) and the totals per scrape.
 ///
 /// The client is made on the first scrape (and again after a failed one),
 /// so an exporter started before `ip_vs` is loaded serves `up 0` until it
-/// is, then the table.
-// switched to AsyncClient when it lands
+/// is, then the table. Scrapes that arrive together take turns on the one
+/// client.
 #[derive(Debug, Clone)]
 pub struct ClientSource {
     netns: Option<PathBuf>,
-    client: Arc<Mutex<Option<Client>>>,
+    client: Arc<Mutex<Option<AsyncClient>>>,
 }
 
 impl ClientSource {
@@ -101,61 +103,38 @@ impl ClientSource {
     }
 
     /// Opens the client now, to fail early (a namespace that does not
-    /// exist, no permission) rather than at the first scrape. Blocking.
-    pub fn connect(&self) -> Result<(), ipvsnl::Error> {
-        let client = open(self.netns.as_deref())?;
-        *lock(&self.client) = Some(client);
+    /// exist, no permission) rather than at the first scrape. Inside the
+    /// runtime that will serve the scrapes.
+    pub async fn connect(&self) -> Result<(), ipvsnl::Error> {
+        let client = open(self.netns.as_deref()).await?;
+        *self.client.lock().await = Some(client);
         Ok(())
     }
 }
 
-fn open(netns: Option<&Path>) -> Result<Client, ipvsnl::Error> {
+async fn open(netns: Option<&Path>) -> Result<AsyncClient, ipvsnl::Error> {
     match netns {
-        Some(path) => Client::in_namespace(path),
-        None => Client::new(),
+        Some(path) => AsyncClient::in_namespace(path).await,
+        None => AsyncClient::new(),
     }
 }
 
-/// The lock, even if a scrape panicked while holding it (the client is
-/// then dropped and made again).
-fn lock(m: &Mutex<Option<Client>>) -> std::sync::MutexGuard<'_, Option<Client>> {
-    m.lock().unwrap_or_else(|poisoned| {
-        let mut guard = poisoned.into_inner();
-        *guard = None;
-        guard
-    })
-}
-
-fn scrape_blocking(
-    netns: Option<&Path>,
-    slot: &Mutex<Option<Client>>,
-) -> Result<Snapshot, ScrapeError> {
-    let mut guard = lock(slot);
-    let client = match guard.as_mut() {
-        Some(c) => c,
-        None => guard.insert(open(netns)?),
-    };
-    let table = match client.table() {
-        Ok(t) => t,
-        Err(e) => {
-            // A fresh client (and socket) for the next scrape.
-            *guard = None;
-            return Err(e.into());
-        }
-    };
-    let totals = client.totals().map_err(ScrapeError::from);
-    Ok(Snapshot { table, totals })
-}
-
 impl Source for ClientSource {
-    fn scrape(&self) -> impl Future<Output = Result<Snapshot, ScrapeError>> + Send {
-        let this = self.clone();
-        async move {
-            let work = move || scrape_blocking(this.netns.as_deref(), &this.client);
-            match tokio::task::spawn_blocking(work).await {
-                Ok(result) => result,
-                Err(e) => Err(ScrapeError::new(format!("the listing task failed: {e}"))),
+    async fn scrape(&self) -> Result<Snapshot, ScrapeError> {
+        let mut guard = self.client.lock().await;
+        let client = match guard.as_mut() {
+            Some(c) => c,
+            None => guard.insert(open(self.netns.as_deref()).await?),
+        };
+        let table = match client.table().await {
+            Ok(t) => t,
+            Err(e) => {
+                // A fresh client (and socket) for the next scrape.
+                *guard = None;
+                return Err(e.into());
             }
-        }
+        };
+        let totals = client.totals().await.map_err(ScrapeError::from);
+        Ok(Snapshot { table, totals })
     }
 }

@@ -202,3 +202,48 @@ fn a_kept_renderer_follows_a_changing_table() {
         assert_eq!(once(&mut kept, &table), render(&ns, &table, None));
     }
 }
+
+#[test]
+fn parts_of_any_size_join_to_the_whole_text() {
+    use ipvsnl_exporter::{Position, Renderer, PART_BYTES};
+    // The fixture, repeated into a table of some size (distinct ports).
+    let mut table = Vec::new();
+    for i in 0..300u16 {
+        for mut entry in common::table() {
+            if let ipvsnl::ServiceKey::Inet { port, .. } = &mut entry.service.key {
+                *port = 1000 + i;
+            }
+            table.push(entry);
+        }
+    }
+    let totals = common::totals();
+    let ns = Namespace::default();
+    let whole = render(&ns, &table, Some(&totals));
+    for limit in [1, 7, 100, 4096, PART_BYTES, usize::MAX] {
+        let mut r = Renderer::new(&ns);
+        r.prepare(&table);
+        let mut at = Position::default();
+        let (mut joined, mut parts) = (Vec::new(), 0);
+        loop {
+            let mut part = Vec::new();
+            let done = r.render_part(&mut part, &table, Some(&totals), &mut at, limit);
+            // A part stops at the first line end past the limit.
+            assert!(part.is_empty() || part.ends_with(b"\n"));
+            joined.extend_from_slice(&part);
+            parts += 1;
+            if done {
+                break;
+            }
+            assert!(parts < 1_000_000, "no end at limit {limit}");
+        }
+        assert!(
+            joined == whole.as_bytes(),
+            "limit {limit}: {} bytes in {parts} parts, {} whole",
+            joined.len(),
+            whole.len()
+        );
+        if limit == PART_BYTES {
+            assert!(parts > 1, "{} bytes fit one part", whole.len());
+        }
+    }
+}

@@ -5,8 +5,11 @@
 //! * `Client::table`: the blocking listing alone;
 //! * `AsyncClient::table`: the same listing on tokio;
 //! * one scrape: what `ipvs-exporter` does for a GET of /metrics (the
-//!   async listing, the totals, the text rendered), through the
-//!   exporter's own [`Exporter::scrape`].
+//!   async listing, the totals, the text rendered in 64 KiB parts, each
+//!   dropped as the server drops it once sent), through the exporter's
+//!   own [`Exporter::scrape_body`];
+//! * the same scrape with the whole text joined in one buffer
+//!   ([`Exporter::scrape`]): the A/B of the body's parts.
 //!
 //! It prints a Markdown table of the medians (wall time, and this
 //! process's user and system time) and the exporter's own share: the
@@ -106,8 +109,9 @@ fn run() -> Result<(), String> {
         let _in = rt.enter();
         Exporter::new(ClientSource::new(None), Namespace::default(), "/metrics")
     };
-    let (mut blocking, mut on_tokio, mut scrapes) = (Vec::new(), Vec::new(), Vec::new());
-    let mut bytes = 0;
+    let (mut blocking, mut on_tokio, mut scrapes, mut wholes) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut bytes, mut parts) = (0, 0);
     for _ in 0..rounds {
         let (listed, t) = timed(|| client.table());
         let listed = listed.map_err(|e| e.to_string())?;
@@ -119,14 +123,34 @@ fn run() -> Result<(), String> {
         let (listed, t) = timed(|| rt.block_on(async_client.table()));
         listed.map_err(|e| e.to_string())?;
         on_tokio.push(t);
-        let (text, t) = timed(|| rt.block_on(exporter.scrape()));
-        if !text.windows(9).any(|w| w == b"ipvs_up 1") {
+        let ((sent, n, last), t) = timed(|| {
+            let mut body = rt.block_on(exporter.scrape_body());
+            let (mut sent, mut n, mut last) = (0, 0, bytes::Bytes::new());
+            while let Some(part) = body.next_part() {
+                sent += part.len();
+                n += 1;
+                last = part;
+            }
+            (sent, n, last)
+        });
+        if !last.windows(9).any(|w| w == b"ipvs_up 1") {
             return Err("the scrape failed (ipvs_up is not 1)".into());
         }
-        bytes = text.len();
+        (bytes, parts) = (sent, n);
         scrapes.push(t);
+        let (text, t) = timed(|| rt.block_on(exporter.scrape()));
+        if text.len() < bytes / 2 {
+            return Err("the whole-text scrape is short".into());
+        }
+        drop(text);
+        wholes.push(t);
     }
-    let (b, a, s) = (median(blocking), median(on_tokio), median(scrapes));
+    let (b, a, s, w) = (
+        median(blocking),
+        median(on_tokio),
+        median(scrapes),
+        median(wholes),
+    );
     let clock = std::env::var("IPVSNL_BENCH_CLOCK").unwrap_or_else(|_| "the host's clock".into());
     println!("SCRAPE-COST-BEGIN");
     println!("## One scrape of {services} services x {dests} destinations");
@@ -139,9 +163,10 @@ fn run() -> Result<(), String> {
         ("`Client::table` (blocking listing)", b),
         ("`AsyncClient::table` (the listing on tokio)", a),
         (
-            "one scrape (`Exporter::scrape`: listing, totals, render)",
+            "one scrape as served (`Exporter::scrape_body`: listing, totals, text in parts)",
             s,
         ),
+        ("one scrape, the text in one buffer (`Exporter::scrape`)", w),
     ] {
         println!(
             "| {name} | {:.3} | {:.3} | {:.3} | {:.3}x |",
@@ -153,9 +178,10 @@ fn run() -> Result<(), String> {
     }
     println!();
     println!(
-        "The exporter's own work: {:+.1} % on top of the listing ({} bytes of text, {} series).",
+        "The exporter's own work: {:+.1} % on top of the listing ({} bytes of text in {} parts, {} series).",
         (s.wall / b.wall - 1.0) * 100.0,
         bytes,
+        parts,
         services as u64 * (10 + dests as u64 * 14)
     );
     println!("SCRAPE-COST-END");
