@@ -43,16 +43,18 @@ impl<K: PartialEq> LabelSets<K> {
         }
     }
 
-    /// Set `i` (empty if there is none).
-    #[inline]
-    pub(crate) fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 {
-            0
-        } else {
-            self.ends.get(i - 1).copied().unwrap_or(0)
+    /// The sets in order, from the `i`-th on.
+    pub(crate) fn iter_from(&self, i: usize) -> impl Iterator<Item = &[u8]> {
+        let mut start = match i.checked_sub(1) {
+            Some(prev) => self.ends.get(prev).copied().unwrap_or(0),
+            None => 0,
         };
-        let end = self.ends.get(i).copied().unwrap_or(start);
-        self.bytes.get(start..end).unwrap_or_default()
+        let ends = self.ends.get(i..).unwrap_or_default();
+        ends.iter().map(move |&end| {
+            let set = self.bytes.get(start..end).unwrap_or_default();
+            start = end;
+            set
+        })
     }
 
     /// Whether `keys` are the ones the sets were built from.
