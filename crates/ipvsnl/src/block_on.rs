@@ -22,23 +22,17 @@ impl Wake for Unpark {
     }
 }
 
-thread_local! {
-    /// This thread's waker, made once (a listing runs thousands of calls).
-    static WAKER: Waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-}
-
 /// Polls `future` to its end on this thread.
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
-    WAKER.with(|waker| {
-        let mut cx = Context::from_waker(waker);
-        loop {
-            match future.as_mut().poll(&mut cx) {
-                Poll::Ready(out) => return out,
-                Poll::Pending => std::thread::park(),
-            }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        match future.as_mut().poll(&mut cx) {
+            Poll::Ready(out) => return out,
+            Poll::Pending => std::thread::park(),
         }
-    })
+    }
 }
 
 #[cfg(test)]
