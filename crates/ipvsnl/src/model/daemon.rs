@@ -3,6 +3,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use super::scheduler::check_name;
 use crate::Error;
 
 /// The role of a sync daemon. Both may run at once.
@@ -133,15 +134,7 @@ impl SyncDaemon {
 
     /// Checks what the kernel would refuse.
     pub fn validate(&self) -> Result<(), Error> {
-        if self.interface.is_empty()
-            || self.interface.len() > IFNAME_MAX
-            || self.interface.bytes().any(|b| b == 0)
-        {
-            return Err(Error::invalid(
-                "sync daemon interface",
-                format!("{:?} must be 1 to {IFNAME_MAX} bytes", self.interface),
-            ));
-        }
+        check_name("sync daemon interface", &self.interface, IFNAME_MAX, false)?;
         if let Some(group) = self.group {
             if !group.is_multicast() {
                 return Err(Error::invalid(

@@ -240,6 +240,7 @@ fn service(line: &Scanned<'_>, names: &dyn Names) -> Result<Service, LineError> 
             "persistence engine",
             value_of(g),
             PE_NAME_MAX,
+            true,
         )?);
     }
     if let Some(g) = line.get(Opt::OnePacket) {
@@ -420,7 +421,7 @@ fn role(command: &Given<'_>) -> Result<DaemonRole, LineError> {
 fn daemon(line: &Scanned<'_>) -> Result<SyncDaemon, LineError> {
     let role = role(&line.command)?;
     let interface = match line.get(Opt::McastInterface) {
-        Some(g) => value::bounded_name("multicast interface", value_of(g), IFNAME_MAX)?,
+        Some(g) => value::bounded_name("multicast interface", value_of(g), IFNAME_MAX, false)?,
         None => DEFAULT_SYNC_INTERFACE.to_owned(),
     };
     let mut d = SyncDaemon::new(role, interface);
