@@ -47,6 +47,9 @@ impl fmt::Display for DaemonRole {
     }
 }
 
+/// The largest sync id (the kernel keeps it in a byte).
+pub const SYNC_ID_MAX: u32 = 255;
+
 /// The longest interface name the kernel accepts.
 pub const IFNAME_MAX: usize = 15;
 
@@ -135,6 +138,13 @@ impl SyncDaemon {
     /// Checks what the kernel would refuse.
     pub fn validate(&self) -> Result<(), Error> {
         check_name("sync daemon interface", &self.interface, IFNAME_MAX, false)?;
+        // The kernel keeps the id in a byte: it would misread 256 as 0.
+        if self.sync_id > SYNC_ID_MAX {
+            return Err(Error::invalid(
+                "sync id",
+                format!("{} is above {SYNC_ID_MAX}", self.sync_id),
+            ));
+        }
         if let Some(group) = self.group {
             if !group.is_multicast() {
                 return Err(Error::invalid(

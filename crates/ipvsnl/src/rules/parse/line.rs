@@ -11,7 +11,7 @@ use crate::rules::Names;
 use crate::{
     DaemonRole, Destination, Forward, Protocol, Request, Service, ServiceFlags, ServiceKey,
     SyncDaemon, Timeouts, Tunnel, TunnelFlags, TunnelKind, IFNAME_MAX, PE_NAME_MAX, THRESHOLD_MAX,
-    WEIGHT_MAX,
+    TIMEOUT_MAX, WEIGHT_MAX,
 };
 
 /// The persistence timeout of a `-p` without a value, in seconds:
@@ -396,7 +396,7 @@ fn timeouts(line: &Scanned<'_>) -> Result<Timeouts, LineError> {
             what: "three timeouts in seconds (TCP TCPFIN UDP; 0 leaves one unchanged)",
         });
     };
-    let t = |what, text| value::number_u32(what, text, 0, u32::MAX);
+    let t = |what, text| value::number_u32(what, text, 0, TIMEOUT_MAX);
     Ok(Timeouts::new(
         t("TCP timeout", tcp)?,
         t("TCP FIN timeout", fin)?,

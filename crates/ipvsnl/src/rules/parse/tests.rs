@@ -375,7 +375,7 @@ fn value_errors() {
         ("--start-daemon master --mcast-group 10.0.0.1", "multicast group \"10.0.0.1\" is not an IPv4 or IPv6 multicast address"),
         ("--start-daemon master --mcast-ttl 0", "multicast TTL \"0\" is not a number from 1 to 255"),
         ("--start-daemon master --sync-maxlen 65508", "sync message length \"65508\" is not a number from 1 to 65507"),
-        ("--set 1 x 3", "TCP FIN timeout \"x\" is not a number from 0 to 4294967295"),
+        ("--set 1 x 3", "TCP FIN timeout \"x\" is not a number from 0 to 2147483647"),
     ];
     for (line, want) in cases {
         assert_eq!(fails(line), want, "{line}");
