@@ -49,7 +49,9 @@ fn info_timeouts_flush() {
     // The bound is the kernel's (INT_MAX / HZ seconds): it answers EINVAL
     // and changes nothing. Above INT_MAX (negative as the kernel's int)
     // the library refuses first, whatever the kernel's HZ.
-    let e = c.set_timeouts(&Timeouts::new(10_000_000, 0, 0)).unwrap_err();
+    let e = c
+        .set_timeouts(&Timeouts::new(10_000_000, 0, 0))
+        .unwrap_err();
     assert_eq!(e.errno(), Some(libc::EINVAL), "{e}");
     let e = c.set_timeouts(&Timeouts::new(u32::MAX, 0, 0)).unwrap_err();
     assert!(e.is_invalid_input(), "{e}");

@@ -96,6 +96,8 @@ pub const CASES: &[Case] = &[
     parse("two services", "-A -t 10.0.0.1:80 -u 10.0.0.1:80", &[1], "line 1: -u conflicts with -t: a line takes only one of them"),
     parse("two methods", "-a -t 10.0.0.1:80 -r 10.0.1.1 -g -m", &[1], "line 1: -m conflicts with -g: a line takes only one of them"),
     parse("two checksum options", "-a -t 10.0.0.1:80 -r 10.0.1.1 -i --tun-nocsum --tun-csum", &[1], "line 1: --tun-csum conflicts with --tun-nocsum: a line takes only one of them"),
+    parse("-M without -p", "-A -t 10.0.0.1:80 -M 255.255.255.0", &[1], "line 1: -M needs -p: a netmask is the granularity of persistence"),
+    parse("--netmask without -p on -E", "-E -f 3 -6 --netmask 64", &[1], "line 1: --netmask needs -p: a netmask is the granularity of persistence"),
     parse("-6 on an address service", "-A -t 10.0.0.1:80 -6", &[1], "line 1: -6 is only for fwmark services; -t takes its family from its address"),
     // Numbers out of range.
     parse("weight WEIGHT_MAX + 1", "-a -t 10.0.0.1:80 -r 10.0.1.1:80 -w 2147483648", &[1], "line 1: weight \"2147483648\" is not a number from 0 to 2147483647"),

@@ -234,6 +234,16 @@ fn service(line: &Scanned<'_>, names: &dyn Names) -> Result<Service, LineError> 
     }
     if let Some(g) = line.get(Opt::Netmask) {
         svc.netmask = value::netmask(value_of(g), key.family())?;
+        // The netmask is the granularity of persistence: without -p it
+        // does nothing, and `ipvsadm -S` (so the printer) leaves it out.
+        if line.get(Opt::Persistent).is_none() {
+            return Err(LineError::Invalid {
+                why: format!(
+                    "{} needs -p: a netmask is the granularity of persistence",
+                    g.spelling
+                ),
+            });
+        }
     }
     if let Some(g) = line.get(Opt::Pe) {
         svc.persistence_engine = Some(value::bounded_name(

@@ -409,6 +409,13 @@ fn settings_that_do_not_fit_together() {
             "-A -t 10.0.0.1:80 -o",
             "-o (one-packet scheduling) is only for UDP and fwmark services",
         ),
+        // Found checking the round trip the rules_text fuzz target
+        // asserts: a netmask without -p was read, then printed (as
+        // ipvsadm -S prints) without it, so the round trip lost it.
+        (
+            "-A -t 10.0.0.1:80 -M 255.255.255.0",
+            "-M needs -p: a netmask is the granularity of persistence",
+        ),
         (
             "-A -t 10.0.0.1:80 -b sh-port",
             "scheduler flag \"sh-port\" is for the sh scheduler, not wlc",
