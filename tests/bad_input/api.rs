@@ -165,8 +165,8 @@ fn names() -> Vec<Case> {
         ),
         case(
             "interface: NUL",
-            start(daemon("eth\00")),
-            "invalid sync daemon interface: \"eth\\00\" contains a NUL byte",
+            start(daemon("eth\0x")),
+            "invalid sync daemon interface: \"eth\\0x\" contains a NUL byte",
         ),
         case(
             "interface: space",
