@@ -21,6 +21,7 @@ pub struct Case {
     pub error: &'static str,
 }
 
+/// The case of a text `parse` refuses.
 const fn parse(
     name: &'static str,
     text: &'static str,
@@ -36,18 +37,16 @@ const fn parse(
     }
 }
 
+/// The case of a text that parses and `to_table` refuses.
 const fn table(
     name: &'static str,
     text: &'static str,
-    line: &'static [usize],
+    lines: &'static [usize],
     error: &'static str,
 ) -> Case {
     Case {
-        name,
-        text,
         stage: Stage::Table,
-        lines: line,
-        error,
+        ..parse(name, text, lines, error)
     }
 }
 
