@@ -137,6 +137,56 @@ fn non_utf8_is_refused_before_or_by_the_parser() {
     }
 }
 
+/// The edges of each range are good input: accepted, and sent (one
+/// message each) when applied; the rules reader takes them too.
+#[test]
+fn the_edges_of_each_range_are_accepted_and_sent() {
+    use ipvsnl::{
+        AddressFamily, DaemonRole, Netmask, Scheduler, ServiceKey, SyncDaemon, Timeouts,
+        IFNAME_MAX, PE_NAME_MAX, SCHED_NAME_MAX, SYNC_ID_MAX, THRESHOLD_MAX, TIMEOUT_MAX,
+        WEIGHT_MAX,
+    };
+    let key = api::v4();
+    let v6 = ServiceKey::fwmark(u32::MAX, AddressFamily::Inet6);
+    let sched = Scheduler::new(&"s".repeat(SCHED_NAME_MAX)).unwrap();
+    let good = vec![
+        Request::AddService(Service::new(key).with_scheduler(sched)),
+        Request::EditService(
+            Service::new(key)
+                .with_persistence(u32::MAX)
+                .with_persistence_engine("p".repeat(PE_NAME_MAX))
+                // Not contiguous: the kernel takes any IPv4 mask, so does the model.
+                .with_netmask(Netmask::V4([255, 0, 255, 0].into())),
+        ),
+        Request::AddService(Service::new(v6).with_netmask(Netmask::V6(1))),
+        Request::EditService(Service::new(v6).with_netmask(Netmask::V6(128))),
+        Request::AddDestination(
+            key,
+            api::server()
+                .with_weight(WEIGHT_MAX)
+                .with_thresholds(THRESHOLD_MAX, THRESHOLD_MAX),
+        ),
+        Request::SetTimeouts(Timeouts::new(TIMEOUT_MAX, TIMEOUT_MAX, TIMEOUT_MAX)),
+        Request::StartDaemon(
+            SyncDaemon::new(DaemonRole::Backup, "i".repeat(IFNAME_MAX))
+                .with_sync_id(SYNC_ID_MAX)
+                .with_ttl(255),
+        ),
+    ];
+    for r in &good {
+        r.validate().unwrap_or_else(|e| panic!("{r:?}: {e}"));
+    }
+    let sent = apply_validated(&good);
+    let want: Vec<_> = good.iter().map(Request::to_message).collect();
+    assert_eq!(sent.messages(), want);
+    let text = "-a -t 10.0.0.1:80 -r 10.0.1.1 -w 2147483647 -x 2147483647 -y 2147483647\n\
+                -A -t 10.0.0.1:80 -p 4294967295 -M 255.0.255.0\n\
+                -A -f 4294967295 -6 -p 0 -M 128\n\
+                --set 2147483647 0 0\n\
+                --start-daemon master --syncid 255 --mcast-ttl 255 --sync-maxlen 65507\n";
+    assert_eq!(parse(text, &Numeric).unwrap().len(), 5);
+}
+
 /// The whole table has at least 100 cases.
 #[test]
 fn the_table_has_a_hundred_cases() {

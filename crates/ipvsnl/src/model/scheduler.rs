@@ -107,7 +107,16 @@ impl Scheduler {
         format!("ip_vs_{}", self.name())
     }
 
-    /// The scheduler of a name, checking what the kernel would refuse.
+    /// The scheduler of a name, checking what the kernel would refuse: an
+    /// empty name, one longer than [`SCHED_NAME_MAX`] bytes, or one with a
+    /// NUL, white space or anything but printable ASCII (a scheduler is a
+    /// kernel module, `ip_vs_<name>`). The error says which.
+    ///
+    /// ```
+    /// use ipvsnl::Scheduler;
+    /// let e = Scheduler::new("r\u{e9}").unwrap_err();
+    /// assert_eq!(e.to_string(), "invalid scheduler name: \"r\u{e9}\" is not printable ASCII (it names a kernel module)");
+    /// ```
     pub fn new(name: &str) -> Result<Self, Error> {
         check_name("scheduler name", name, SCHED_NAME_MAX, true)?;
         Ok(Scheduler::from_kernel(name))
