@@ -18,7 +18,10 @@ use libfuzzer_sys::fuzz_target;
 fn printable(table: &Table) -> Table {
     let mut out = Table::new();
     for s in table.iter() {
-        let dests = s.destinations.iter().map(|d| d.destination.with_thresholds(0, 0));
+        let dests = s
+            .destinations
+            .iter()
+            .map(|d| d.destination.with_thresholds(0, 0));
         out.insert(s.service.clone(), dests);
     }
     out
@@ -46,5 +49,9 @@ fuzz_target!(|data: &[u8]| {
         .unwrap_or_else(|e| panic!("the printed table does not read back: {e}\n{printed}"))
         .to_table()
         .unwrap_or_else(|e| panic!("the printed table does not replay: {e}\n{printed}"));
-    assert_eq!(again, printable(&table), "the round trip changed the table:\n{printed}");
+    assert_eq!(
+        again,
+        printable(&table),
+        "the round trip changed the table:\n{printed}"
+    );
 });
