@@ -129,9 +129,11 @@ fn refused_errno(client: &mut Client, req: &Request) -> i32 {
 /// engine name (the kernel would answer ENOENT: no such module).
 fn names_refused(s: &Service) -> bool {
     Scheduler::new(s.scheduler.name()).is_err()
-        || s.persistence_engine
-            .as_ref()
-            .is_some_and(|pe| pe.is_empty() || pe.len() > ipvsnl::PE_NAME_MAX)
+        || s.persistence_engine.as_ref().is_some_and(|pe| {
+            pe.is_empty()
+                || pe.len() > ipvsnl::PE_NAME_MAX
+                || !pe.bytes().all(|b| b.is_ascii_graphic())
+        })
 }
 
 /// Applies requests in order through the library's pipelined batches and

@@ -364,3 +364,5 @@ fn main() {
     let status = ctx.run(cmd);
     ctx.out.exit(status);
 }
+#[cfg(test)]
+mod restore_bad_input;

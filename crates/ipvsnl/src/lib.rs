@@ -80,8 +80,8 @@ pub mod watch;
 pub use async_client::AsyncClient;
 pub use client::Client;
 pub use error::Error;
-pub use model::config::{Info, Timeouts};
-pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX};
+pub use model::config::{Info, Timeouts, TIMEOUT_MAX};
+pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX, SYNC_ID_MAX};
 pub use model::destination::{
     Destination, Forward, Tunnel, TunnelFlags, TunnelKind, THRESHOLD_MAX, WEIGHT_MAX,
 };

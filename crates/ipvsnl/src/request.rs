@@ -204,8 +204,10 @@ impl Request {
             Request::DeleteDestination(k, _, _) => k.validate(),
             Request::Zero(None) | Request::Flush | Request::StopDaemon(_) => Ok(()),
             // The kernel's bound is INT_MAX / HZ seconds, and HZ is the
-            // kernel's own: it is the only one that can check.
-            Request::SetTimeouts(_) => Ok(()),
+            // kernel's own: it is the only one that can check that. What
+            // is above INT_MAX it reads as a negative int and refuses
+            // whatever its HZ: that much is checked here.
+            Request::SetTimeouts(t) => t.validate(),
             Request::StartDaemon(d) => d.validate(),
         }
     }

@@ -147,16 +147,18 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
 
 /// The scheduler named on the command line, for the kernel to judge as
 /// ipvsadm leaves it to the kernel. The library's [`Scheduler::new`]
-/// refuses white space in a name (which argv can hold, a rules line never),
-/// where ipvsadm sends it and the kernel answers ENOENT, after its checks
-/// that the service does (`-E`) or does not (`-A`) exist. To keep that
-/// order and those answers, white space is sent as `/`: a name no kernel
-/// module can have, so the kernel does not know it either. The name is at
-/// most 15 bytes and never empty here, so nothing else is refused.
+/// refuses white space in a name (which argv can hold, a rules line never)
+/// and anything but printable ASCII, where ipvsadm sends it and the kernel
+/// answers ENOENT, after its checks that the service does (`-E`) or does
+/// not (`-A`) exist. To keep that order and those answers, each such
+/// character is sent as `/`: a name no kernel module can have, so the
+/// kernel does not know it either. The name is at most 15 bytes and never
+/// empty here (and a `/` is no longer than the character it stands for),
+/// so nothing else is refused.
 fn scheduler_of(name: &str) -> Result<Scheduler, ArgError> {
     let unknowable: String = name
         .chars()
-        .map(|c| if c.is_ascii_whitespace() { '/' } else { c })
+        .map(|c| if c.is_ascii_graphic() { c } else { '/' })
         .collect();
     Scheduler::new(&unknowable).map_err(|e| ArgError::fail(format!("{e}")))
 }

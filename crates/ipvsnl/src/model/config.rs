@@ -1,5 +1,11 @@
 //! Global settings: connection timeouts and module information.
 
+use crate::Error;
+
+/// The largest connection timeout any kernel accepts, in seconds (it reads
+/// timeouts as an `int`; its own bound, `INT_MAX / HZ`, is lower).
+pub const TIMEOUT_MAX: u32 = i32::MAX as u32;
+
 /// Connection timeouts in seconds (`ipvsadm --set`).
 ///
 /// When setting, 0 means "leave this one unchanged".
@@ -20,6 +26,27 @@ impl Timeouts {
     /// Timeouts with the given values (0 leaves a value unchanged).
     pub fn new(tcp: u32, tcp_fin: u32, udp: u32) -> Self {
         Timeouts { tcp, tcp_fin, udp }
+    }
+
+    /// Checks what every kernel refuses: a timeout above
+    /// [`TIMEOUT_MAX`], which it reads as a negative `int`. (Its real
+    /// bound, `INT_MAX / HZ`, depends on the kernel's `HZ`: only the
+    /// kernel can check that.)
+    pub fn validate(&self) -> Result<(), Error> {
+        let named = [
+            ("TCP", self.tcp),
+            ("TCP FIN", self.tcp_fin),
+            ("UDP", self.udp),
+        ];
+        match named.into_iter().find(|(_, t)| *t > TIMEOUT_MAX) {
+            Some((name, t)) => Err(Error::invalid(
+                "timeout",
+                format!(
+                    "{name} timeout {t} is above {TIMEOUT_MAX} (the kernel reads it as a negative int)"
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use super::scheduler::check_name;
 use crate::Error;
 
 /// The role of a sync daemon. Both may run at once.
@@ -45,6 +46,9 @@ impl fmt::Display for DaemonRole {
         })
     }
 }
+
+/// The largest sync id (the kernel keeps it in a byte).
+pub const SYNC_ID_MAX: u32 = 255;
 
 /// The longest interface name the kernel accepts.
 pub const IFNAME_MAX: usize = 15;
@@ -133,13 +137,12 @@ impl SyncDaemon {
 
     /// Checks what the kernel would refuse.
     pub fn validate(&self) -> Result<(), Error> {
-        if self.interface.is_empty()
-            || self.interface.len() > IFNAME_MAX
-            || self.interface.bytes().any(|b| b == 0)
-        {
+        check_name("sync daemon interface", &self.interface, IFNAME_MAX, false)?;
+        // The kernel keeps the id in a byte: it would misread 256 as 0.
+        if self.sync_id > SYNC_ID_MAX {
             return Err(Error::invalid(
-                "sync daemon interface",
-                format!("{:?} must be 1 to {IFNAME_MAX} bytes", self.interface),
+                "sync id",
+                format!("{} is above {SYNC_ID_MAX}", self.sync_id),
             ));
         }
         if let Some(group) = self.group {

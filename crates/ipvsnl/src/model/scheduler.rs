@@ -107,26 +107,18 @@ impl Scheduler {
         format!("ip_vs_{}", self.name())
     }
 
-    /// The scheduler of a name, checking what the kernel would refuse.
+    /// The scheduler of a name, checking what the kernel would refuse: an
+    /// empty name, one longer than [`SCHED_NAME_MAX`] bytes, or one with a
+    /// NUL, white space or anything but printable ASCII (a scheduler is a
+    /// kernel module, `ip_vs_<name>`). The error says which.
+    ///
+    /// ```
+    /// use ipvsnl::Scheduler;
+    /// let e = Scheduler::new("r\u{e9}").unwrap_err();
+    /// assert_eq!(e.to_string(), "invalid scheduler name: \"r\u{e9}\" is not printable ASCII (it names a kernel module)");
+    /// ```
     pub fn new(name: &str) -> Result<Self, Error> {
-        if name.is_empty() {
-            return Err(Error::invalid("scheduler name", "it is empty"));
-        }
-        if name.len() > SCHED_NAME_MAX {
-            return Err(Error::invalid(
-                "scheduler name",
-                format!(
-                    "\"{name}\" is {} bytes long; the kernel allows at most {SCHED_NAME_MAX}",
-                    name.len()
-                ),
-            ));
-        }
-        if name.bytes().any(|b| b == 0 || b.is_ascii_whitespace()) {
-            return Err(Error::invalid(
-                "scheduler name",
-                format!("{name:?} contains a NUL or white space"),
-            ));
-        }
+        check_name("scheduler name", name, SCHED_NAME_MAX, true)?;
         Ok(Scheduler::from_kernel(name))
     }
 
@@ -145,6 +137,35 @@ impl Scheduler {
             |(s, _)| s.clone(),
         )
     }
+}
+
+/// Checks a name the kernel keeps in a buffer of `max` bytes and a NUL:
+/// not empty, not too long, no NUL, no white space, and, for the name of a
+/// kernel module (`module`: a scheduler, a persistence engine), printable
+/// ASCII only. The error names `what` and the fault.
+pub(crate) fn check_name(
+    what: &'static str,
+    name: &str,
+    max: usize,
+    module: bool,
+) -> Result<(), Error> {
+    let why = if name.is_empty() {
+        "it is empty".to_owned()
+    } else if name.len() > max {
+        format!(
+            "{name:?} is {} bytes long; the kernel allows at most {max}",
+            name.len()
+        )
+    } else if name.bytes().any(|b| b == 0) {
+        format!("{name:?} contains a NUL byte")
+    } else if name.chars().any(char::is_whitespace) {
+        format!("{name:?} contains white space")
+    } else if module && !name.bytes().all(|b| b.is_ascii_graphic()) {
+        format!("{name:?} is not printable ASCII (it names a kernel module)")
+    } else {
+        return Ok(());
+    };
+    Err(Error::invalid(what, why))
 }
 
 impl Default for Scheduler {
@@ -208,5 +229,7 @@ mod tests {
         assert!(e.contains("at most 15"), "{e}");
         assert!(Scheduler::new("").is_err());
         assert!(Scheduler::new("a b").is_err());
+        assert!(Scheduler::new("r\u{e9}").is_err());
+        assert!(Scheduler::new("r\u{1}").is_err());
     }
 }

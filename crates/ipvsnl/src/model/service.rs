@@ -5,6 +5,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use bitflags::bitflags;
 
+use super::scheduler::check_name;
 use crate::{AddressFamily, Error, Protocol, Scheduler};
 
 /// What identifies a virtual service in the kernel's table.
@@ -325,12 +326,7 @@ impl Service {
             }
         }
         if let Some(pe) = &self.persistence_engine {
-            if pe.is_empty() || pe.len() > PE_NAME_MAX || pe.bytes().any(|b| b == 0) {
-                return Err(Error::invalid(
-                    "persistence engine",
-                    format!("{pe:?} must be 1 to {PE_NAME_MAX} bytes without NUL"),
-                ));
-            }
+            check_name("persistence engine", pe, PE_NAME_MAX, true)?;
         }
         Ok(())
     }

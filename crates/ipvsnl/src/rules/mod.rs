@@ -59,7 +59,7 @@ pub use parse::{
 pub use requests::request_rule;
 pub use save::{
     addr_port, destination_rule, lookup_protocol, sched_flag_names, service_rule,
-    service_rule_label,
+    service_rule_label, table_rules,
 };
 
 /// Name resolution for the rules format: host and service names to

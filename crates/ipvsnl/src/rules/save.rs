@@ -4,6 +4,7 @@ use std::net::IpAddr;
 
 use super::ntop::ntop;
 use super::Names;
+use crate::sync::Table;
 use crate::{
     AddressFamily, Destination, Forward, Netmask, Protocol, Scheduler, Service, ServiceFlags,
     ServiceKey, TunnelFlags, TunnelKind,
@@ -178,6 +179,35 @@ pub(crate) fn service_line(cmd: &str, svc: &Service, names: &dyn Names) -> Strin
 /// ```
 pub fn destination_rule(key: &ServiceKey, dest: &Destination, names: &dyn Names) -> String {
     destination_line("-a", key, dest, names)
+}
+
+/// A whole table as a rules text, as `ipvsadm -S` prints one: each service
+/// ([`service_rule`]) then its destinations ([`destination_rule`]), one
+/// rule per line, each line ended.
+///
+/// ```
+/// use ipvsnl::rules::{table_rules, Numeric};
+/// use ipvsnl::sync::Table;
+/// use ipvsnl::{Destination, Service, ServiceKey};
+/// let mut t = Table::new();
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// t.insert(Service::new(key), [Destination::new("10.0.1.1".parse().unwrap(), 80)]);
+/// assert_eq!(
+///     table_rules(&t, &Numeric),
+///     "-A -t 10.0.0.1:80 -s wlc\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 1\n"
+/// );
+/// ```
+pub fn table_rules(table: &Table, names: &dyn Names) -> String {
+    let mut text = String::new();
+    for entry in table.iter() {
+        text.push_str(&service_rule(&entry.service, names));
+        text.push('\n');
+        for d in &entry.destinations {
+            text.push_str(&destination_rule(&entry.service.key, &d.destination, names));
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// A destination as a rule of command `cmd` (`-a` or `-e`): the one

@@ -11,7 +11,7 @@ use crate::rules::Names;
 use crate::{
     DaemonRole, Destination, Forward, Protocol, Request, Service, ServiceFlags, ServiceKey,
     SyncDaemon, Timeouts, Tunnel, TunnelFlags, TunnelKind, IFNAME_MAX, PE_NAME_MAX, THRESHOLD_MAX,
-    WEIGHT_MAX,
+    TIMEOUT_MAX, WEIGHT_MAX,
 };
 
 /// The persistence timeout of a `-p` without a value, in seconds:
@@ -234,12 +234,23 @@ fn service(line: &Scanned<'_>, names: &dyn Names) -> Result<Service, LineError> 
     }
     if let Some(g) = line.get(Opt::Netmask) {
         svc.netmask = value::netmask(value_of(g), key.family())?;
+        // The netmask is the granularity of persistence: without -p it
+        // does nothing, and `ipvsadm -S` (so the printer) leaves it out.
+        if line.get(Opt::Persistent).is_none() {
+            return Err(LineError::Invalid {
+                why: format!(
+                    "{} needs -p: a netmask is the granularity of persistence",
+                    g.spelling
+                ),
+            });
+        }
     }
     if let Some(g) = line.get(Opt::Pe) {
         svc.persistence_engine = Some(value::bounded_name(
             "persistence engine",
             value_of(g),
             PE_NAME_MAX,
+            true,
         )?);
     }
     if let Some(g) = line.get(Opt::OnePacket) {
@@ -395,7 +406,7 @@ fn timeouts(line: &Scanned<'_>) -> Result<Timeouts, LineError> {
             what: "three timeouts in seconds (TCP TCPFIN UDP; 0 leaves one unchanged)",
         });
     };
-    let t = |what, text| value::number_u32(what, text, 0, u32::MAX);
+    let t = |what, text| value::number_u32(what, text, 0, TIMEOUT_MAX);
     Ok(Timeouts::new(
         t("TCP timeout", tcp)?,
         t("TCP FIN timeout", fin)?,
@@ -420,7 +431,7 @@ fn role(command: &Given<'_>) -> Result<DaemonRole, LineError> {
 fn daemon(line: &Scanned<'_>) -> Result<SyncDaemon, LineError> {
     let role = role(&line.command)?;
     let interface = match line.get(Opt::McastInterface) {
-        Some(g) => value::bounded_name("multicast interface", value_of(g), IFNAME_MAX)?,
+        Some(g) => value::bounded_name("multicast interface", value_of(g), IFNAME_MAX, false)?,
         None => DEFAULT_SYNC_INTERFACE.to_owned(),
     };
     let mut d = SyncDaemon::new(role, interface);

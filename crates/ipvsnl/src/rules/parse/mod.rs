@@ -177,6 +177,8 @@ pub fn parse_line(line: &str, names: &dyn Names) -> Result<Request, LineError> {
 ///   what it says);
 /// - an IPv4 netmask is dotted (`-M 255.255.255.0`); a bare number is
 ///   refused rather than read as `0.0.0.24`;
+/// - `-M` needs `-p`: the netmask is the granularity of persistence, and
+///   `ipvsadm -S` prints it only for a persistent service;
 /// - a real server's port is the one written, whatever the forwarding
 ///   method; only a server written without a port takes the service's;
 /// - `-6` goes with `-f` only; `--syncid` on `--stop-daemon` is checked

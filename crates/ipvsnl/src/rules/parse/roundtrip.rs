@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use proptest::prelude::*;
 
 use super::*;
-use crate::rules::{destination_rule, request_rule, service_rule, Numeric};
+use crate::rules::{request_rule, table_rules, Numeric};
 use crate::{
     AddressFamily, Destination, Forward, Netmask, Scheduler, Service, ServiceFlags, ServiceKey,
     Tunnel, TunnelFlags, WEIGHT_MAX,
@@ -145,20 +145,7 @@ fn table() -> impl Strategy<Value = Table> {
 
 /// The table as `ipvsadm -S -n` would print it.
 fn print(table: &Table) -> String {
-    let mut text = String::new();
-    for entry in table.iter() {
-        text.push_str(&service_rule(&entry.service, &Numeric));
-        text.push('\n');
-        for d in &entry.destinations {
-            text.push_str(&destination_rule(
-                &entry.service.key,
-                &d.destination,
-                &Numeric,
-            ));
-            text.push('\n');
-        }
-    }
-    text
+    table_rules(table, &Numeric)
 }
 
 proptest! {

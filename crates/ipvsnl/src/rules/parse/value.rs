@@ -137,16 +137,16 @@ pub(super) fn netmask(text: &str, family: AddressFamily) -> Result<Netmask, Line
 
 /// A scheduler name the kernel would take.
 pub(super) fn scheduler(text: &str) -> Result<Scheduler, LineError> {
-    Scheduler::new(text).map_err(|_| {
-        bad(
-            "scheduler",
-            text,
-            format!(
-                "a scheduler name of 1 to {} bytes without white space",
-                crate::SCHED_NAME_MAX
-            ),
-        )
-    })
+    Scheduler::new(text).map_err(|_| bad("scheduler", text, name_rule(crate::SCHED_NAME_MAX, true)))
+}
+
+/// What a name of at most `max` bytes must be (see [`bounded_name`]).
+fn name_rule(max: usize, module: bool) -> String {
+    if module {
+        format!("a name of 1 to {max} bytes of printable ASCII")
+    } else {
+        format!("a name of 1 to {max} bytes without NUL or white space")
+    }
 }
 
 /// A comma-separated list of scheduler flags for `scheduler`:
@@ -189,19 +189,18 @@ pub(super) fn sched_flags(text: &str, scheduler: &Scheduler) -> Result<ServiceFl
     Ok(flags)
 }
 
-/// A name of 1 to `max` bytes without NUL or white space.
+/// A name of 1 to `max` bytes without NUL or white space, and printable
+/// ASCII if it names a kernel module (`module`), as the model checks it.
 pub(super) fn bounded_name(
     what: &'static str,
     text: &str,
     max: usize,
+    module: bool,
 ) -> Result<String, LineError> {
-    if text.is_empty()
-        || text.len() > max
-        || text.bytes().any(|b| b == 0 || b.is_ascii_whitespace())
-    {
-        return Err(bad(what, text, format!("a name of 1 to {max} bytes")));
+    match crate::model::scheduler::check_name(what, text, max, module) {
+        Ok(()) => Ok(text.to_owned()),
+        Err(_) => Err(bad(what, text, name_rule(max, module))),
     }
-    Ok(text.to_owned())
 }
 
 /// A multicast address, IPv4 or IPv6.

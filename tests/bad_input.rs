@@ -1,0 +1,195 @@
+//! The bad-input table: malformed input to the library's API and to the
+//! rules format, each with the exact error it gets and a check that
+//! nothing of it reaches the kernel (a scripted kernel counts what the
+//! apply machine transmits). Host only: no socket, no kernel.
+//!
+//! - `api`: names, numbers out of range, impossible combinations, refused
+//!   by `Request::validate` (or `Scheduler::new`) and never encoded;
+//! - `rules`: bad rules text, refused by `rules::parse` or
+//!   `Rules::to_table` with every bad line's number and message;
+//! - `million`: a million-line text with one bad line at its end.
+
+mod bad_input {
+    pub mod api;
+    pub mod kernel;
+    mod million;
+    pub mod rules;
+}
+
+use ipvsnl::rules::{parse, Numeric};
+use ipvsnl::{Destination, Request, Service};
+
+use bad_input::api::{self, Case, Input};
+use bad_input::kernel::apply_validated;
+use bad_input::rules::{self, Stage};
+
+/// The API's bad inputs: the exact error, an invalid-input error, and
+/// nothing transmitted for it, alone or between good requests.
+#[test]
+fn api_bad_inputs_are_refused_and_never_sent() {
+    let cases = api::cases();
+    assert!(cases.len() >= 60, "{} API cases", cases.len());
+    let mut invalid = Vec::new();
+    let mut wrong = Vec::new();
+    for Case { name, input, error } in cases {
+        let e = match input {
+            Input::Scheduler(s) => api::scheduler_error(s),
+            Input::Request(r) => {
+                let e = r.validate().expect_err(name);
+                // Alone: nothing goes out, not even the family lookup.
+                let sent = apply_validated(std::slice::from_ref(&r));
+                assert!(
+                    sent.datagrams.is_empty(),
+                    "{name}: {} datagrams",
+                    sent.datagrams.len()
+                );
+                assert!(sent.outcomes.is_empty(), "{name}: {:?}", sent.outcomes);
+                invalid.push(r);
+                e
+            }
+        };
+        assert!(e.is_invalid_input(), "{name}: {e:?}");
+        if e.to_string() != error {
+            wrong.push(format!("{name}:\n  got  {e}\n  want {error}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // A batch of nothing but bad requests transmits nothing.
+    let sent = apply_validated(&invalid);
+    assert!(sent.datagrams.is_empty());
+    assert!(sent.outcomes.is_empty());
+    // Between good ones: exactly the good ones are encoded, in order, and
+    // each is answered; no bad one is.
+    let key = api::v4();
+    let mut mixed = vec![Request::AddService(Service::new(key))];
+    for (i, bad) in invalid.iter().enumerate() {
+        mixed.push(bad.clone());
+        let addr = std::net::IpAddr::from([10, 1, (i / 250) as u8, (i % 250 + 1) as u8]);
+        mixed.push(Request::AddDestination(key, Destination::new(addr, 80)));
+    }
+    let good: Vec<usize> = (0..mixed.len())
+        .filter(|i| mixed[*i].validate().is_ok())
+        .collect();
+    assert_eq!(good.len(), invalid.len() + 1);
+    let sent = apply_validated(&mixed);
+    let messages = sent.messages();
+    let want: Vec<_> = good.iter().map(|i| mixed[*i].to_message()).collect();
+    assert_eq!(messages, want);
+    for bad in &invalid {
+        assert!(!messages.contains(&bad.to_message()), "{bad:?} was sent");
+    }
+    let mut answered: Vec<usize> = sent.outcomes.iter().map(|(i, _)| *i).collect();
+    answered.sort_unstable();
+    assert_eq!(answered, good);
+    assert!(sent
+        .outcomes
+        .iter()
+        .all(|(_, o)| *o == ipvsnl::proto::Outcome::Done));
+}
+
+/// The rules format's bad texts: the exact error with every bad line's
+/// number; no `Rules` (nothing to apply) or no table.
+#[test]
+fn rules_bad_texts_name_every_bad_line() {
+    assert!(
+        rules::CASES.len() >= 90,
+        "{} rules cases",
+        rules::CASES.len()
+    );
+    let mut wrong = Vec::new();
+    for case in rules::CASES {
+        let name = case.name;
+        let e = match (case.stage, parse(case.text, &Numeric)) {
+            (Stage::Parse, Err(e)) => e,
+            (Stage::Table, Ok(r)) => r.to_table().expect_err(name),
+            (stage, got) => panic!("{name}: {stage:?} case, parse gave {got:?}"),
+        };
+        let lines: Vec<usize> = e.lines().iter().map(|b| b.line()).collect();
+        if e.to_string() != case.error || lines != case.lines {
+            wrong.push(format!(
+                "{name}:\n  got  {e} {lines:?}\n  want {}",
+                case.error
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Empty and blank texts are no error: an empty `Rules`, an empty table.
+#[test]
+fn an_empty_text_is_an_empty_table() {
+    for text in ["", "\n", "\n\n  \t \n", "ipvsadm\n", "\r\n"] {
+        let r = parse(text, &Numeric).unwrap();
+        assert!(r.is_empty(), "{text:?}");
+        assert_eq!(r.to_table().unwrap().len(), 0, "{text:?}");
+    }
+}
+
+/// Bytes that are not UTF-8 never reach the parser as such: refused by
+/// `str::from_utf8`, and read lossily (as `ipvsadm -R` does) a bad line.
+#[test]
+fn non_utf8_is_refused_before_or_by_the_parser() {
+    for (name, bytes, error) in rules::NOT_UTF8 {
+        assert!(std::str::from_utf8(bytes).is_err(), "{name}");
+        let text = String::from_utf8_lossy(bytes);
+        let e = parse(&text, &Numeric).expect_err(name);
+        assert_eq!(e.to_string(), *error, "{name}");
+    }
+}
+
+/// The edges of each range are good input: accepted, and sent (one
+/// message each) when applied; the rules reader takes them too.
+#[test]
+fn the_edges_of_each_range_are_accepted_and_sent() {
+    use ipvsnl::{
+        AddressFamily, DaemonRole, Netmask, Scheduler, ServiceKey, SyncDaemon, Timeouts,
+        IFNAME_MAX, PE_NAME_MAX, SCHED_NAME_MAX, SYNC_ID_MAX, THRESHOLD_MAX, TIMEOUT_MAX,
+        WEIGHT_MAX,
+    };
+    let key = api::v4();
+    let v6 = ServiceKey::fwmark(u32::MAX, AddressFamily::Inet6);
+    let sched = Scheduler::new(&"s".repeat(SCHED_NAME_MAX)).unwrap();
+    let good = vec![
+        Request::AddService(Service::new(key).with_scheduler(sched)),
+        Request::EditService(
+            Service::new(key)
+                .with_persistence(u32::MAX)
+                .with_persistence_engine("p".repeat(PE_NAME_MAX))
+                // Not contiguous: the kernel takes any IPv4 mask, so does the model.
+                .with_netmask(Netmask::V4([255, 0, 255, 0].into())),
+        ),
+        Request::AddService(Service::new(v6).with_netmask(Netmask::V6(1))),
+        Request::EditService(Service::new(v6).with_netmask(Netmask::V6(128))),
+        Request::AddDestination(
+            key,
+            api::server()
+                .with_weight(WEIGHT_MAX)
+                .with_thresholds(THRESHOLD_MAX, THRESHOLD_MAX),
+        ),
+        Request::SetTimeouts(Timeouts::new(TIMEOUT_MAX, TIMEOUT_MAX, TIMEOUT_MAX)),
+        Request::StartDaemon(
+            SyncDaemon::new(DaemonRole::Backup, "i".repeat(IFNAME_MAX))
+                .with_sync_id(SYNC_ID_MAX)
+                .with_ttl(255),
+        ),
+    ];
+    for r in &good {
+        r.validate().unwrap_or_else(|e| panic!("{r:?}: {e}"));
+    }
+    let sent = apply_validated(&good);
+    let want: Vec<_> = good.iter().map(Request::to_message).collect();
+    assert_eq!(sent.messages(), want);
+    let text = "-a -t 10.0.0.1:80 -r 10.0.1.1 -w 2147483647 -x 2147483647 -y 2147483647\n\
+                -A -t 10.0.0.1:80 -p 4294967295 -M 255.0.255.0\n\
+                -A -f 4294967295 -6 -p 0 -M 128\n\
+                --set 2147483647 0 0\n\
+                --start-daemon master --syncid 255 --mcast-ttl 255 --sync-maxlen 65507\n";
+    assert_eq!(parse(text, &Numeric).unwrap().len(), 5);
+}
+
+/// The whole table has at least 100 cases.
+#[test]
+fn the_table_has_a_hundred_cases() {
+    let n = api::cases().len() + rules::CASES.len() + rules::NOT_UTF8.len() + 1;
+    assert!(n >= 100, "{n} cases");
+}
