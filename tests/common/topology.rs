@@ -158,20 +158,31 @@ pub fn ip_batch(commands: &[String]) {
     );
 }
 
-/// Loads kernel module `name` unless it is loaded (or built in); panics with
-/// modprobe's words if it cannot be.
+/// Loads kernel module `name` unless it is loaded (or built in), and waits
+/// until it is live; panics with modprobe's words if it cannot be loaded.
+/// Tests run in parallel: another one's modprobe of the same module may be
+/// under way (this one's then fails with "File exists" while the module
+/// initialises), and a device type is unknown until the module is live.
 pub fn load_module(name: &str) {
-    let loaded = || std::path::Path::new("/sys/module").join(name).exists();
-    if loaded() {
-        return;
+    let dir = std::path::Path::new("/sys/module").join(name);
+    if !dir.exists() {
+        let out = super::run("modprobe", &[name]);
+        assert!(
+            out.status.success() || dir.exists(),
+            "modprobe {name}: {} (is it in .ci/vm/run's EXTRA_MODULES?)",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
-    let out = super::run("modprobe", &[name]);
-    // Another test may have loaded it meanwhile (modprobe then says so).
-    assert!(
-        out.status.success() || loaded(),
-        "modprobe {name}: {} (is it in .ci/vm/run's EXTRA_MODULES?)",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
+    // Built-in modules have no initstate.
+    let state = dir.join("initstate");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state.exists() && std::fs::read_to_string(&state).unwrap_or_default().trim() != "live" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "module {name} not live after 10 s"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// IPv4 or IPv6: which addresses the service, the real servers and the
@@ -261,13 +272,6 @@ impl Method {
         }
     }
 
-    /// Whether the director sees the real servers' replies as IPVS traffic
-    /// (only NAT: with the others they come back with the virtual address as
-    /// source, plain forwarding).
-    pub fn sees_replies(self) -> bool {
-        self == Method::Masquerade
-    }
-
     /// The real servers' port (the destinations' port).
     pub fn server_port(self) -> u16 {
         match self {
@@ -303,6 +307,7 @@ impl Lab {
     /// returns. The director's IPVS table is empty.
     pub fn build(method: Method, family: Family) -> Lab {
         super::fresh_netns();
+        load_module("veth");
         for (name, value) in [
             ("net.ipv6.conf.default.accept_dad", "0"),
             ("net.ipv4.ip_forward", "1"),
