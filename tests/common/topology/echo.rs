@@ -234,15 +234,42 @@ impl Conn {
         Ok(Conn(stream))
     }
 
-    /// Sends `request`, reads the answer until the server closes.
-    pub fn exchange(mut self, request: &[u8]) -> io::Result<Reply> {
+    /// Sends `request`, reads the answer until the server closes. Also
+    /// returns the bytes the client's TCP sent more than once (TCP_INFO's
+    /// `tcpi_bytes_retrans`; 0 for SCTP): the director counts them again.
+    pub fn exchange(mut self, proto: Proto, request: &[u8]) -> io::Result<(Reply, u64)> {
         let mut framed = (request.len() as u64).to_be_bytes().to_vec();
         framed.extend_from_slice(request);
         self.0.write_all(&framed)?;
         let mut raw = Vec::new();
         self.0.read_to_end(&mut raw)?;
-        Reply::parse(&raw)
+        let retransmitted = match proto {
+            Proto::Tcp => tcp_bytes_retransmitted(&self.0)?,
+            _ => 0,
+        };
+        Ok((Reply::parse(&raw)?, retransmitted))
     }
+}
+
+fn tcp_bytes_retransmitted(sock: &TcpStream) -> io::Result<u64> {
+    // SAFETY: tcp_info is plain old data; all-zero is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `info`, which
+    // lives for the call.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(info.tcpi_bytes_retrans)
 }
 
 /// One UDP socket from `local` to `to` (one IPVS connection): each request
