@@ -398,62 +398,27 @@ fn forwarding(method: Method, family: Family) {
     );
 }
 
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_masquerade_ipv4() {
-    forwarding(Method::Masquerade, Family::V4);
+/// One kernel test per method and family, named `forwarding_...` (the
+/// `.ci/kernel-tests -- forwarding_` filter).
+macro_rules! forwarding_tests {
+    ($($name:ident: $method:ident, $family:ident;)*) => {$(
+        #[test]
+        #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+        fn $name() {
+            forwarding(Method::$method, Family::$family);
+        }
+    )*};
 }
 
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_masquerade_ipv6() {
-    forwarding(Method::Masquerade, Family::V6);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_route_ipv4() {
-    forwarding(Method::DirectRouting, Family::V4);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_route_ipv6() {
-    forwarding(Method::DirectRouting, Family::V6);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_ipip_ipv4() {
-    forwarding(Method::Ipip, Family::V4);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_ipip_ipv6() {
-    forwarding(Method::Ipip, Family::V6);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_gue_ipv4() {
-    forwarding(Method::Gue, Family::V4);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_gue_ipv6() {
-    forwarding(Method::Gue, Family::V6);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_gre_ipv4() {
-    forwarding(Method::Gre, Family::V4);
-}
-
-#[test]
-#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-fn forwarding_gre_ipv6() {
-    forwarding(Method::Gre, Family::V6);
+forwarding_tests! {
+    forwarding_masquerade_ipv4: Masquerade, V4;
+    forwarding_masquerade_ipv6: Masquerade, V6;
+    forwarding_route_ipv4: DirectRouting, V4;
+    forwarding_route_ipv6: DirectRouting, V6;
+    forwarding_ipip_ipv4: Ipip, V4;
+    forwarding_ipip_ipv6: Ipip, V6;
+    forwarding_gue_ipv4: Gue, V4;
+    forwarding_gue_ipv6: Gue, V6;
+    forwarding_gre_ipv4: Gre, V4;
+    forwarding_gre_ipv6: Gre, V6;
 }
