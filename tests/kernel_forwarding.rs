@@ -127,6 +127,10 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
         ds.iter().map(|d| d.1).sum::<u32>() == 1
     });
     eprintln!("{key}: one connection open: (active, inactive) per destination {active:?}");
+    assert!(
+        active.iter().all(|d| d.2 == 0),
+        "{key}: no connection closed yet, none inactive: {active:?}"
+    );
     let reqs = requests.clone();
     let (replies, retransmitted): (Vec<Reply>, Vec<u64>) = lab.client.exec(move || {
         let mut out = vec![held.exchange(proto, &reqs[0]).expect("held exchange")];
@@ -267,8 +271,8 @@ fn headers(proto: Proto, family: Family) -> (u64, u64, u64) {
         // The common header (12) and one chunk header (4) at least; at most
         // a DATA chunk's header (16) and padding (3) with a SACK chunk
         // bundled (16, or more with gap reports: 64 in all). The INIT, INIT
-        // ACK and COOKIE ECHO chunks (the state cookie, about 300 bytes,
-        // goes both ways) come once per association: 1024 for them.
+        // ACK and COOKIE ECHO chunks (the state cookie goes both ways) come
+        // once per association: 1024 bytes for them.
         Proto::Sctp => (ip + 12 + 4, ip + 12 + 64, 1024),
     }
 }
