@@ -313,8 +313,10 @@ impl Lab {
             ("net.ipv4.ip_forward", "1"),
             ("net.ipv6.conf.all.forwarding", "1"),
             // With direct routing and tunnels the real servers' replies come
-            // from the VIP, an address of the director's own: a forwarded
-            // packet with a local source is a martian unless this is set.
+            // from the VIP, an address of the director's own: IPv4 drops a
+            // forwarded packet with a local source as a martian unless this
+            // is set (without it every IPv4 connect timed out on 6.12;
+            // IPv6 needs nothing).
             ("net.ipv4.conf.all.accept_local", "1"),
         ] {
             sysctl(name, value);
