@@ -13,8 +13,9 @@
 //! * the counters read back through the library match what the traffic
 //!   did: connections exactly (per service and per destination, the latter
 //!   against the replies of that server), UDP packets and bytes exactly, TCP
-//!   and SCTP bytes equal to the payload plus headers that fit the packets
-//!   counted, both ways (the replies route back through the director);
+//!   and SCTP bytes equal to the payload (and what the client's TCP sent
+//!   twice) plus headers that fit the packets counted, both ways (the
+//!   replies route back through the director);
 //!   rates non-zero and below the counts; active and inactive connections.
 
 mod common;
