@@ -339,8 +339,11 @@ fn check_stats(lab: &Lab, proto: Proto, what: &str, s: &Stats, c: &Counts) {
         outbound,
         (s.out_packets, s.out_bytes),
     );
+    // Byte rates only: a rate is shown rounded to a whole number per
+    // second, and a destination's six UDP packets make a packet rate that
+    // may decay to 0 by the time the counters settle.
     assert!(
-        s.in_bps > 0 && s.in_pps > 0,
+        s.in_bps > 0 && s.out_bps > 0,
         "{what}: the estimator saw the traffic: {s:?}"
     );
     assert!(
