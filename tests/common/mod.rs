@@ -21,6 +21,7 @@
 
 pub mod ops;
 pub mod tables;
+pub mod topology;
 pub mod traffic;
 
 use std::ffi::OsStr;

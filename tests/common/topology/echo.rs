@@ -1,0 +1,290 @@
+//! Real servers that report what they received, and the client's side.
+//!
+//! A TCP or SCTP request is an 8-byte big-endian length and that many bytes
+//! (SCTP has no half-close, so the length says where the request ends); a
+//! UDP request is one datagram. Each is answered with one line,
+//! `NAME LEN DIGEST PEER`: the server's name, the length and FNV-1a digest
+//! of the bytes it got, and the address it got them from. A stream is
+//! closed by the server after its answer.
+//!
+//! Every socket has read and write timeouts, and every loop a deadline.
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// Timeout of every read, write and connect.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a server runs at most.
+const SERVER_LIFETIME: Duration = Duration::from_secs(120);
+/// The largest request a server takes.
+const MAX_REQUEST: u64 = 1 << 20;
+
+/// The transport protocols a service can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    Tcp,
+    Udp,
+    Sctp,
+}
+
+/// `len` bytes that depend on `seed` (xorshift64), so that a byte lost,
+/// added or moved changes the digest.
+pub fn payload(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+/// 64-bit FNV-1a of `bytes`.
+pub fn digest(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// What a real server said it received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The server's name.
+    pub server: String,
+    /// Bytes it got.
+    pub len: u64,
+    /// Their digest.
+    pub digest: u64,
+    /// Where they came from, as the server saw it.
+    pub peer: SocketAddr,
+    /// Bytes of the reply itself.
+    pub size: u64,
+}
+
+impl Reply {
+    fn line(name: &str, got: &[u8], peer: SocketAddr) -> String {
+        format!("{name} {} {:016x} {peer}\n", got.len(), digest(got))
+    }
+
+    fn parse(raw: &[u8]) -> io::Result<Reply> {
+        let bad = || io::Error::other(format!("bad reply {:?}", String::from_utf8_lossy(raw)));
+        let text = std::str::from_utf8(raw).map_err(|_| bad())?;
+        let words: Vec<&str> = text.trim_end_matches('\n').split(' ').collect();
+        let [server, len, digest, peer] = words[..] else {
+            return Err(bad());
+        };
+        Ok(Reply {
+            server: server.to_string(),
+            len: len.parse().map_err(|_| bad())?,
+            digest: u64::from_str_radix(digest, 16).map_err(|_| bad())?,
+            peer: peer.parse().map_err(|_| bad())?,
+            size: raw.len() as u64,
+        })
+    }
+
+    /// Panics unless this reports exactly `sent`, received from `from`.
+    pub fn assert_got(&self, sent: &[u8], from: IpAddr) {
+        assert_eq!(
+            (self.len, self.digest, self.peer.ip()),
+            (sent.len() as u64, digest(sent), from),
+            "{} did not get the {} bytes sent from {from} intact: {self:?}",
+            self.server,
+            sent.len()
+        );
+    }
+}
+
+fn domain(addr: &SocketAddr) -> Domain {
+    match addr {
+        SocketAddr::V4(_) => Domain::IPV4,
+        SocketAddr::V6(_) => Domain::IPV6,
+    }
+}
+
+fn stream_socket(proto: Proto, addr: &SocketAddr) -> io::Result<Socket> {
+    let protocol = match proto {
+        Proto::Tcp => Protocol::TCP,
+        Proto::Sctp => Protocol::from(libc::IPPROTO_SCTP),
+        Proto::Udp => unreachable!("UDP is not a stream"),
+    };
+    Socket::new(domain(addr), Type::STREAM, Some(protocol))
+}
+
+/// Waits up to `timeout` for `fd` to be readable; true if it is.
+fn readable(fd: &impl AsRawFd, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd, for the duration of the call.
+    unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
+}
+
+/// A TCP, a UDP and an SCTP server on one address and port, in the calling
+/// thread's namespace; stopped when dropped.
+pub struct EchoServers {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl EchoServers {
+    /// Starts them, listening when this returns.
+    pub fn start(name: &str, addr: SocketAddr) -> EchoServers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        for proto in [Proto::Tcp, Proto::Sctp] {
+            let sock = stream_socket(proto, &addr).expect("stream socket");
+            sock.set_reuse_address(true).expect("SO_REUSEADDR");
+            sock.bind(&addr.into())
+                .unwrap_or_else(|e| panic!("{name}: bind {proto:?} {addr}: {e}"));
+            sock.listen(16).expect("listen");
+            let listener: TcpListener = sock.into();
+            let (name, stop) = (name.to_string(), stop.clone());
+            threads.push(thread::spawn(move || serve_streams(&name, listener, &stop)));
+        }
+        let udp = UdpSocket::bind(addr).unwrap_or_else(|e| panic!("{name}: bind UDP {addr}: {e}"));
+        let (name, stopping) = (name.to_string(), stop.clone());
+        threads.push(thread::spawn(move || {
+            serve_datagrams(&name, udp, &stopping)
+        }));
+        EchoServers { stop, threads }
+    }
+}
+
+impl Drop for EchoServers {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve_streams(name: &str, listener: TcpListener, stop: &AtomicBool) {
+    let deadline = Instant::now() + SERVER_LIFETIME;
+    let mut handlers = Vec::new();
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        if !readable(&listener, Duration::from_millis(100)) {
+            continue;
+        }
+        if let Ok((conn, peer)) = listener.accept() {
+            let name = name.to_string();
+            // One thread per connection: the test holds one open while
+            // others come and go.
+            handlers.push(thread::spawn(move || {
+                let _ = answer_stream(&name, conn, peer);
+            }));
+        }
+    }
+    for h in handlers {
+        let _ = h.join();
+    }
+}
+
+fn answer_stream(name: &str, mut conn: TcpStream, peer: SocketAddr) -> io::Result<()> {
+    conn.set_read_timeout(Some(IO_TIMEOUT))?;
+    conn.set_write_timeout(Some(IO_TIMEOUT))?;
+    let mut len = [0u8; 8];
+    conn.read_exact(&mut len)?;
+    let len = u64::from_be_bytes(len);
+    if len > MAX_REQUEST {
+        return Err(io::Error::other("request too long"));
+    }
+    let mut got = vec![0u8; len as usize];
+    conn.read_exact(&mut got)?;
+    conn.write_all(Reply::line(name, &got, peer).as_bytes())
+}
+
+fn serve_datagrams(name: &str, sock: UdpSocket, stop: &AtomicBool) {
+    let deadline = Instant::now() + SERVER_LIFETIME;
+    let mut buf = vec![0u8; 65536];
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        if !readable(&sock, Duration::from_millis(100)) {
+            continue;
+        }
+        if let Ok((n, peer)) = sock.recv_from(&mut buf) {
+            let _ = sock.send_to(Reply::line(name, &buf[..n], peer).as_bytes(), peer);
+        }
+    }
+}
+
+/// A TCP connection or SCTP association to a service, from `local`.
+pub struct Conn(TcpStream);
+
+impl Conn {
+    /// Connects (bound to `local`, so an SCTP association has one address).
+    pub fn open(proto: Proto, local: IpAddr, to: SocketAddr) -> io::Result<Conn> {
+        let sock = stream_socket(proto, &to)?;
+        sock.bind(&SocketAddr::new(local, 0).into())?;
+        sock.connect_timeout(&to.into(), IO_TIMEOUT)?;
+        let stream: TcpStream = sock.into();
+        stream.set_read_timeout(Some(IO_TIMEOUT))?;
+        stream.set_write_timeout(Some(IO_TIMEOUT))?;
+        Ok(Conn(stream))
+    }
+
+    /// Sends `request`, reads the answer until the server closes. Also
+    /// returns the bytes the client's TCP sent more than once (TCP_INFO's
+    /// `tcpi_bytes_retrans`; 0 for SCTP): the director counts them again.
+    pub fn exchange(mut self, proto: Proto, request: &[u8]) -> io::Result<(Reply, u64)> {
+        let mut framed = (request.len() as u64).to_be_bytes().to_vec();
+        framed.extend_from_slice(request);
+        self.0.write_all(&framed)?;
+        let mut raw = Vec::new();
+        self.0.read_to_end(&mut raw)?;
+        let retransmitted = match proto {
+            Proto::Tcp => tcp_bytes_retransmitted(&self.0)?,
+            _ => 0,
+        };
+        Ok((Reply::parse(&raw)?, retransmitted))
+    }
+}
+
+fn tcp_bytes_retransmitted(sock: &TcpStream) -> io::Result<u64> {
+    // SAFETY: tcp_info is plain old data; all-zero is a valid value.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `info`, which
+    // lives for the call.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(info.tcpi_bytes_retrans)
+}
+
+/// One UDP socket from `local` to `to` (one IPVS connection): each request
+/// a datagram, each answered before the next is sent.
+pub fn datagrams(local: IpAddr, to: SocketAddr, requests: &[Vec<u8>]) -> io::Result<Vec<Reply>> {
+    let sock = UdpSocket::bind(SocketAddr::new(local, 0))?;
+    sock.connect(to)?;
+    sock.set_read_timeout(Some(IO_TIMEOUT))?;
+    let mut buf = vec![0u8; 2048];
+    requests
+        .iter()
+        .map(|r| {
+            sock.send(r)?;
+            let n = sock.recv(&mut buf)?;
+            Reply::parse(&buf[..n])
+        })
+        .collect()
+}
