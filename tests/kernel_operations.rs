@@ -264,10 +264,16 @@ async fn sync_daemons_start_list_stop(c: &mut impl Ops) {
         // outcome is unknown, so the test does what a caller should:
         // looks.
         Err(e) if e.is_unknown_outcome() => {
-            eprintln!("{}: the stop's outcome is unknown ({e}); listing", C::name(c));
+            eprintln!(
+                "{}: the stop's outcome is unknown ({e}); listing",
+                C::name(c)
+            );
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
             while !c.sync_daemons().await.unwrap().is_empty() {
-                assert!(std::time::Instant::now() < deadline, "the master never stopped");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the master never stopped"
+                );
                 std::thread::sleep(std::time::Duration::from_millis(200));
             }
         }

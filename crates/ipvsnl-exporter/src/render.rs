@@ -170,7 +170,13 @@ impl Renderer {
                 Family::Service(f) => {
                     let values = table.get(at.row..).unwrap_or_default().iter();
                     let values = values.map(|e| (f.read)(&e.stats));
-                    rows_from(out, at, limit, &name, values.zip(self.services.iter_from(at.row)))
+                    rows_from(
+                        out,
+                        at,
+                        limit,
+                        &name,
+                        values.zip(self.services.iter_from(at.row)),
+                    )
                 }
                 Family::Gauge(f) => {
                     let values = self.dests_from(table, at.row).map(|d| (f.read)(d));
