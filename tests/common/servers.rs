@@ -16,7 +16,7 @@ use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -27,6 +27,9 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest the servers run, whatever the test does.
 const LIFETIME: Duration = Duration::from_secs(300);
+
+/// Held while a veth pair is created.
+static VETH_ADD: Mutex<()> = Mutex::new(());
 
 /// The address of real server `i` (from 0): 10.9.0.2, 10.9.0.3, ...
 pub fn server_addr(i: usize) -> IpAddr {
@@ -74,15 +77,23 @@ impl Servers {
         };
         let tid = tid_rx.recv().expect("the servers' thread id").to_string();
         let link = format!("{DIRECTOR_LINK}/24");
-        let director: [&[&str]; 4] = [
-            &["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+        {
+            // The first veth of a boot loads the module, and an add racing
+            // it fails ("Unknown device type"): one add at a time.
+            let _alone = VETH_ADD.lock().unwrap_or_else(|e| e.into_inner());
+            sh(
+                "ip",
+                &["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+            );
+        }
+        let director: [&[&str]; 3] = [
             &["link", "set", "v1", "netns", &tid],
             &["addr", "add", &link, "dev", "v0"],
             &["link", "set", "v0", "up"],
         ];
         for (i, args) in director.iter().enumerate() {
             sh("ip", args);
-            if i == 1 {
+            if i == 0 {
                 wired_tx.send(()).expect("the servers' thread waits");
             }
         }
