@@ -151,28 +151,38 @@ impl Lab {
     }
 }
 
+/// `rounds` rounds of connections, one round being as many connections
+/// as the weights add up to: each server gets its weight's share exactly,
+/// in the same order every round. Returns one round.
+fn rounds_by_weight(scheduler: Scheduler, weights: &[u32], rounds: usize) -> Vec<usize> {
+    let mut lab = Lab::with(&service(scheduler.clone()), weights);
+    let round = weights.iter().sum::<u32>() as usize;
+    let seq: Vec<usize> = (0..round * rounds).map(|_| lab.hit(None)).collect();
+    let n = counts(&seq, weights.len());
+    let want: Vec<usize> = weights.iter().map(|&w| w as usize * rounds).collect();
+    assert_eq!(n, want, "{scheduler:?} weights {weights:?}: {seq:?}");
+    assert!(
+        seq.windows(round + 1).all(|w| w[0] == w[round]),
+        "{scheduler:?}: not the same order every round: {seq:?}"
+    );
+    lab.assert_kernel_counted(&n);
+    seq[..round].to_vec()
+}
+
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn scheduling_rr_spreads_exactly() {
-    let mut lab = Lab::with(&service(Scheduler::RoundRobin), &[1, 1, 1]);
-    let seq: Vec<usize> = (0..30).map(|_| lab.hit(None)).collect();
-    let n = counts(&seq, 3);
-    assert_eq!(n, [10, 10, 10], "{seq:?}");
-    assert!(seq.windows(4).all(|w| w[0] == w[3]), "not a cycle: {seq:?}");
-    lab.assert_kernel_counted(&n);
+    // 30 connections: 10 each, in turn.
+    let round = rounds_by_weight(Scheduler::RoundRobin, &[1, 1, 1], 10);
+    eprintln!("rr, one round: {round:?}");
 }
 
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn scheduling_wrr_by_weight() {
-    let mut lab = Lab::with(&service(Scheduler::WeightedRoundRobin), &[3, 2, 1]);
-    let seq: Vec<usize> = (0..60).map(|_| lab.hit(None)).collect();
-    let n = counts(&seq, 3);
-    assert_eq!(n, [30, 20, 10], "{seq:?}");
-    // One round of wrr is 3 + 2 + 1 = 6 connections, the same each time.
-    assert!(seq.windows(7).all(|w| w[0] == w[6]), "not a cycle: {seq:?}");
-    eprintln!("wrr 3:2:1, one round: {:?}", &seq[..6]);
-    lab.assert_kernel_counted(&n);
+    // 60 connections: 30, 20 and 10.
+    let round = rounds_by_weight(Scheduler::WeightedRoundRobin, &[3, 2, 1], 10);
+    eprintln!("wrr 3:2:1, one round: {round:?}");
 }
 
 /// The server each source reaches, asserting that `rounds` connections
@@ -358,6 +368,36 @@ fn scheduling_persistence_keeps_a_client_on_one_server() {
     // One persistence template per client, each on its server.
     assert_eq!(lab.per_server(|d| d.persistent_conns), [1, 1, 1]);
     lab.assert_kernel_counted(&counts(&map, 3).iter().map(|n| n * 4).collect::<Vec<_>>());
+}
+
+/// Sets `net.ipv4.vs.<name>` (/proc/sys/net follows the namespace of the
+/// thread that opens it: the calling thread's).
+fn set_vs_sysctl(name: &str, value: &str) {
+    let path = format!("/proc/sys/net/ipv4/vs/{name}");
+    std::fs::write(&path, value).unwrap_or_else(|e| panic!("write {path}: {e}"));
+}
+
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn scheduling_persistence_outlives_weight_zero() {
+    let svc = service(Scheduler::RoundRobin).with_persistence(30);
+    let mut lab = Lab::with(&svc, &[1, 1, 1]);
+    let client = source(0);
+    let home = lab.hit(Some(client));
+    lab.set_weight(home, 0);
+    // The client's template still points at its server: weight 0 stops
+    // new clients only.
+    for round in 0..3 {
+        assert_eq!(lab.hit(Some(client)), home, "round {round}");
+    }
+    let newcomer = lab.hit(Some(source(1)));
+    assert_ne!(newcomer, home, "a new client reached the weight-0 server");
+    // With expire_quiescent_template the kernel drops a template whose
+    // server is at weight 0, and the client is scheduled anew.
+    set_vs_sysctl("expire_quiescent_template", "1");
+    let moved = lab.hit(Some(client));
+    assert_ne!(moved, home, "the template to a weight-0 server survived");
+    assert_eq!(lab.hit(Some(client)), moved, "the new template holds");
 }
 
 #[test]
