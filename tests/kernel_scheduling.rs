@@ -226,6 +226,9 @@ fn scheduling_mh_consistent() {
     lab.ipvs
         .delete_destination(&key(), addr, RPORT)
         .expect("delete a destination");
+    // Maglev promises little disruption, not none; ip_vs_mh's hash keys
+    // are constants, so the outcome for these sources is fixed, and for
+    // them (6.1 and 6.12 alike) only the removed server's sources move.
     let after = sticky_map(&lab, &sources, 2);
     eprintln!("mh: without server {gone}: {after:?}");
     for (s, (b, a)) in sources.iter().zip(before.iter().zip(&after)) {
@@ -240,7 +243,8 @@ fn scheduling_mh_consistent() {
 /// How a least-loaded scheduler weighs a destination.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Load {
-    /// lc: fewest active connections (weights ignored).
+    /// lc: fewest active connections (weights ignored; the kernel's
+    /// 256 * active + inactive, and every connection here is held).
     Least,
     /// sed: smallest (active + 1) / weight.
     ExpectedDelay,
@@ -249,8 +253,8 @@ enum Load {
 }
 
 /// The servers the scheduler may pick when `held` connections are held
-/// on them: all the least loaded (the kernel takes the first of a tie in
-/// its list order).
+/// on them: all the least loaded. (The kernel takes the first of a tie in
+/// its list, where the newest destination comes first.)
 fn least_loaded(load: Load, held: &[u32], weights: &[u32]) -> Vec<usize> {
     let live: Vec<usize> = (0..held.len()).filter(|&i| weights[i] > 0).collect();
     if load == Load::NeverQueue && live.iter().any(|&i| held[i] == 0) {
