@@ -86,17 +86,10 @@ impl Servers {
                 &["link", "add", "v0", "type", "veth", "peer", "name", "v1"],
             );
         }
-        let director: [&[&str]; 3] = [
-            &["link", "set", "v1", "netns", &tid],
-            &["addr", "add", &link, "dev", "v0"],
-            &["link", "set", "v0", "up"],
-        ];
-        for (i, args) in director.iter().enumerate() {
-            sh("ip", args);
-            if i == 0 {
-                wired_tx.send(()).expect("the servers' thread waits");
-            }
-        }
+        sh("ip", &["link", "set", "v1", "netns", &tid]);
+        wired_tx.send(()).expect("the servers' thread waits");
+        sh("ip", &["addr", "add", &link, "dev", "v0"]);
+        sh("ip", &["link", "set", "v0", "up"]);
         ready_rx.recv().expect("the servers are listening");
         Servers {
             addrs,
