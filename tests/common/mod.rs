@@ -20,6 +20,7 @@
 #![allow(dead_code)]
 
 pub mod ops;
+pub mod servers;
 pub mod tables;
 pub mod topology;
 pub mod traffic;
