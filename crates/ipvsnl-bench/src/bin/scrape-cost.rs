@@ -57,7 +57,9 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Times) {
 
 fn median(mut v: Vec<Times>) -> Times {
     v.sort_by(|a, b| a.wall.total_cmp(&b.wall));
-    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or_default()
+    v.get(v.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or_default()
 }
 
 fn arg(args: &[String], name: &str, default: u32) -> Result<u32, String> {
@@ -136,7 +138,10 @@ fn run() -> Result<(), String> {
     for (name, t) in [
         ("`Client::table` (blocking listing)", b),
         ("`AsyncClient::table` (the listing on tokio)", a),
-        ("one scrape (`Exporter::scrape`: listing, totals, render)", s),
+        (
+            "one scrape (`Exporter::scrape`: listing, totals, render)",
+            s,
+        ),
     ] {
         println!(
             "| {name} | {:.3} | {:.3} | {:.3} | {:.3}x |",

@@ -1,0 +1,263 @@
+//! The kernel's connection-sync daemon driven through the library: a
+//! master on director A and a backup on director B (their own namespaces,
+//! one link between them), connections made through A showing up in B's
+//! connection table, the daemons' listing, and a failover where the client
+//! keeps its established connection when the VIP moves to B. The wiring is
+//! in `common::directors`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::directors::{
+    echoed, entry_for, exchange, ip, poll, EchoServer, Lab, Node, Side, RS, SYNC_IF, SYNC_MTU, VIP,
+};
+use ipvsnl::connections::Connection;
+use ipvsnl::{Client, DaemonRole, SyncDaemon};
+
+/// How long a synced entry may take to reach the backup: the master sends
+/// its buffer at the latest every 2 s (IPVS_SYNC_FLUSH_TIME).
+const SYNC_WAIT: Duration = Duration::from_secs(12);
+
+/// TCP states of a connection the client has closed.
+const CLOSING: &[&str] = &["FIN_WAIT", "CLOSE_WAIT", "TIME_WAIT", "CLOSE", "LAST_ACK"];
+
+/// IPv4 and UDP headers: the default message length is the MTU less these.
+const V4_HEADERS: u16 = 20 + 8;
+const V6_HEADERS: u16 = 40 + 8;
+
+/// A connection from the client, with two lines exchanged through the
+/// director the client's route points at.
+fn open(lab: &Lab, tag: &str) -> (TcpStream, u16) {
+    let s = lab.connect();
+    let port = s.local_addr().unwrap().port();
+    for n in 1..=2 {
+        let line = format!("{tag}-{n}");
+        assert_eq!(exchange(&s, &line), echoed(&line), "{tag}: reply via A");
+    }
+    (s, port)
+}
+
+/// The `Origin` column (`SYNC` or `LOCAL`) of `/proc/net/ip_vs_conn_sync`
+/// by client port.
+fn origins(node: &Node) -> BTreeMap<u16, String> {
+    let text = node.proc_net("ip_vs_conn_sync");
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let port = u16::from_str_radix(f.get(2)?, 16).ok()?;
+            Some((port, f.get(8)?.to_string()))
+        })
+        .collect()
+}
+
+/// Waits until B holds an entry for each port in `want` whose state
+/// satisfies the predicate; panics with both tables otherwise.
+fn wait_on_backup(lab: &Lab, want: &[(u16, &dyn Fn(&str) -> bool)]) -> BTreeMap<u16, Connection> {
+    let got = poll(SYNC_WAIT, || {
+        let mut found = BTreeMap::new();
+        for (port, ok) in want {
+            let c = entry_for(&lab.b, *port).filter(|c| ok(&c.state))?;
+            found.insert(*port, c);
+        }
+        Some(found)
+    });
+    got.unwrap_or_else(|| {
+        panic!(
+            "the backup did not get the connections {:?} in {SYNC_WAIT:?}\nA:\n{}B:\n{}",
+            want.iter().map(|w| w.0).collect::<Vec<_>>(),
+            lab.a.proc_net("ip_vs_conn"),
+            lab.b.proc_net("ip_vs_conn")
+        )
+    })
+}
+
+fn established(s: &str) -> bool {
+    s == "ESTABLISHED"
+}
+
+fn closing(s: &str) -> bool {
+    CLOSING.contains(&s)
+}
+
+/// Stops `role` on `c`; the listing is then empty and a second stop is
+/// refused with ESRCH.
+fn stop(c: &mut Client, role: DaemonRole) {
+    c.stop_sync_daemon(role).unwrap();
+    assert_eq!(c.sync_daemons().unwrap(), vec![], "{role} stopped");
+    let e = c.stop_sync_daemon(role).unwrap_err();
+    assert_eq!(e.errno(), Some(libc::ESRCH), "{e}");
+}
+
+/// The default group, port and TTL; the message length from the sync
+/// link's MTU. The master and backup list the same settings but for the
+/// message length, which the kernel sizes differently for a backup.
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn syncd_connections_reach_the_backup() {
+    let mut lab = Lab::new();
+    let _server = EchoServer::start(&lab.server);
+    lab.ca
+        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Master, SYNC_IF))
+        .unwrap();
+    lab.cb
+        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Backup, SYNC_IF))
+        .unwrap();
+
+    let defaults = |role| {
+        SyncDaemon::new(role, SYNC_IF)
+            .with_group(ip("224.0.0.81"))
+            .with_port(8848)
+            .with_ttl(1)
+    };
+    let masters = lab.ca.sync_daemons().unwrap();
+    assert_eq!(
+        masters,
+        vec![defaults(DaemonRole::Master).with_max_len(SYNC_MTU as u16 - V4_HEADERS)]
+    );
+    let backups = lab.cb.sync_daemons().unwrap();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    let backup_len = backups[0].max_len.expect("a listed message length");
+    assert_eq!(
+        backups,
+        vec![defaults(DaemonRole::Backup).with_max_len(backup_len)]
+    );
+    eprintln!("default message length: master {masters:?}, backup {backup_len}");
+
+    let open_ones: Vec<(TcpStream, u16)> = (0..3).map(|i| open(&lab, &format!("c{i}"))).collect();
+    let (done, done_port) = open(&lab, "closed");
+    done.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut &done, &mut rest);
+    assert!(rest.is_empty(), "the server closes after the client");
+    drop(done);
+
+    let mut want: Vec<(u16, &dyn Fn(&str) -> bool)> = open_ones
+        .iter()
+        .map(|(_, p)| (*p, &established as _))
+        .collect();
+    want.push((done_port, &closing));
+    let on_b = wait_on_backup(&lab, &want);
+    for (port, c) in &on_b {
+        assert_eq!(
+            (c.dest_addr, c.dest_port),
+            (ip(RS), 80),
+            "port {port}: {c:?}"
+        );
+        assert!(c.expires > 0, "{c:?}");
+        let on_a = entry_for(&lab.a, *port).expect("A still has the entry");
+        assert_eq!((on_a.dest_addr, on_a.dest_port), (c.dest_addr, c.dest_port));
+    }
+    eprintln!("closed connection on B: {}", on_b[&done_port].state);
+    let (a_origin, b_origin) = (origins(&lab.a), origins(&lab.b));
+    for port in on_b.keys() {
+        assert_eq!(a_origin.get(port).map(String::as_str), Some("LOCAL"));
+        assert_eq!(b_origin.get(port).map(String::as_str), Some("SYNC"));
+    }
+
+    stop(&mut lab.ca, DaemonRole::Master);
+    stop(&mut lab.cb, DaemonRole::Backup);
+    drop(open_ones);
+}
+
+/// An explicit group, port, TTL, sync id and message length, listed back
+/// as set, and connections still reach a backup configured alike; then an
+/// IPv6 group on the same link, listed with its own default length.
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn syncd_explicit_group_port_and_sync_id() {
+    let mut lab = Lab::new();
+    let _server = EchoServer::start(&lab.server);
+    let set = |role| {
+        SyncDaemon::new(role, SYNC_IF)
+            .with_sync_id(7)
+            .with_group(ip("239.10.0.1"))
+            .with_port(7777)
+            .with_ttl(2)
+            .with_max_len(1200)
+    };
+    lab.ca.start_sync_daemon(&set(DaemonRole::Master)).unwrap();
+    lab.cb.start_sync_daemon(&set(DaemonRole::Backup)).unwrap();
+    assert_eq!(
+        lab.ca.sync_daemons().unwrap(),
+        vec![set(DaemonRole::Master)]
+    );
+    assert_eq!(
+        lab.cb.sync_daemons().unwrap(),
+        vec![set(DaemonRole::Backup)]
+    );
+    let e = lab
+        .ca
+        .start_sync_daemon(&set(DaemonRole::Master))
+        .unwrap_err();
+    assert!(e.is_already_exists(), "{e}");
+
+    let (s, port) = open(&lab, "explicit");
+    let on_b = wait_on_backup(&lab, &[(port, &established)]);
+    assert_eq!(on_b[&port].dest_addr, ip(RS));
+    drop(s);
+    stop(&mut lab.ca, DaemonRole::Master);
+    stop(&mut lab.cb, DaemonRole::Backup);
+
+    let v6 = SyncDaemon::new(DaemonRole::Master, SYNC_IF)
+        .with_group(ip("ff02::81"))
+        .with_port(8850);
+    lab.ca.start_sync_daemon(&v6).unwrap();
+    assert_eq!(
+        lab.ca.sync_daemons().unwrap(),
+        vec![v6.with_ttl(1).with_max_len(SYNC_MTU as u16 - V6_HEADERS)]
+    );
+    stop(&mut lab.ca, DaemonRole::Master);
+}
+
+/// Direct routing: the client's established connection goes on through B
+/// once the VIP has moved there and A is gone from the client's link, since
+/// B has the connection's entry from A's sync daemon.
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn syncd_failover_keeps_an_established_connection() {
+    let mut lab = Lab::new();
+    let _server = EchoServer::start(&lab.server);
+    lab.ca
+        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Master, SYNC_IF).with_sync_id(3))
+        .unwrap();
+    lab.cb
+        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Backup, SYNC_IF).with_sync_id(3))
+        .unwrap();
+
+    let (s, port) = open(&lab, "before");
+    let synced = wait_on_backup(&lab, &[(port, &established)]);
+    assert_eq!(synced[&port].dest_addr, ip(RS));
+
+    // A goes: the VIP leaves it and its client link goes down; B takes the
+    // VIP and the client's route follows it.
+    lab.a.ip(&format!("addr del {VIP}/32 dev up0"));
+    lab.a.ip("link set up0 down");
+    lab.b.ip(&format!("addr add {VIP}/32 dev up0"));
+    lab.client_via(&Side::B);
+
+    for n in 1..=3 {
+        let line = format!("after-{n}");
+        assert_eq!(exchange(&s, &line), echoed(&line), "reply through B");
+    }
+    let on_b = entry_for(&lab.b, port).expect("B keeps the entry");
+    assert_eq!(on_b.state, "ESTABLISHED", "{on_b:?}");
+    assert_eq!(on_b.dest_addr, ip(RS));
+
+    // A new connection now is scheduled by B itself.
+    let (fresh, fresh_port) = open(&lab, "new-on-b");
+    let origin = origins(&lab.b);
+    assert_eq!(origin.get(&fresh_port).map(String::as_str), Some("LOCAL"));
+    assert_eq!(origin.get(&port).map(String::as_str), Some("SYNC"));
+    drop((s, fresh));
+
+    stop(&mut lab.ca, DaemonRole::Master);
+    stop(&mut lab.cb, DaemonRole::Backup);
+    assert!(
+        entry_for(&lab.b, port).is_some(),
+        "entries outlive the daemon"
+    );
+}
