@@ -56,7 +56,7 @@ fn origins(node: &Node) -> BTreeMap<u16, String> {
 
 /// Waits until B holds an entry for each port in `want` whose state
 /// satisfies the predicate; panics with both tables otherwise.
-fn wait_on_backup(lab: &Lab, want: &[(u16, &dyn Fn(&str) -> bool)]) -> BTreeMap<u16, Connection> {
+fn wait_on_backup(lab: &Lab, want: &[(u16, StateOk)]) -> BTreeMap<u16, Connection> {
     let got = poll(SYNC_WAIT, || {
         let mut found = BTreeMap::new();
         for (port, ok) in want {
@@ -74,6 +74,9 @@ fn wait_on_backup(lab: &Lab, want: &[(u16, &dyn Fn(&str) -> bool)]) -> BTreeMap<
         )
     })
 }
+
+/// A test of a connection's state.
+type StateOk = fn(&str) -> bool;
 
 fn established(s: &str) -> bool {
     s == "ESTABLISHED"
@@ -135,11 +138,11 @@ fn syncd_connections_reach_the_backup() {
     assert!(rest.is_empty(), "the server closes after the client");
     drop(done);
 
-    let mut want: Vec<(u16, &dyn Fn(&str) -> bool)> = open_ones
+    let mut want: Vec<(u16, StateOk)> = open_ones
         .iter()
-        .map(|(_, p)| (*p, &established as _))
+        .map(|(_, p)| (*p, established as StateOk))
         .collect();
-    want.push((done_port, &closing));
+    want.push((done_port, closing));
     let on_b = wait_on_backup(&lab, &want);
     for (port, c) in &on_b {
         assert_eq!(
@@ -196,7 +199,7 @@ fn syncd_explicit_group_port_and_sync_id() {
     assert!(e.is_already_exists(), "{e}");
 
     let (s, port) = open(&lab, "explicit");
-    let on_b = wait_on_backup(&lab, &[(port, &established)]);
+    let on_b = wait_on_backup(&lab, &[(port, established)]);
     assert_eq!(on_b[&port].dest_addr, ip(RS));
     drop(s);
     stop(&mut lab.ca, DaemonRole::Master);
@@ -229,7 +232,7 @@ fn syncd_failover_keeps_an_established_connection() {
         .unwrap();
 
     let (s, port) = open(&lab, "before");
-    let synced = wait_on_backup(&lab, &[(port, &established)]);
+    let synced = wait_on_backup(&lab, &[(port, established)]);
     assert_eq!(synced[&port].dest_addr, ip(RS));
 
     // A goes: the VIP leaves it and its client link goes down; B takes the
