@@ -124,6 +124,19 @@ impl Node {
         });
     }
 
+    /// The MTU of interface `ifname`, as `ip -o link` shows it.
+    pub fn mtu(&self, ifname: &str) -> u32 {
+        let args = ["-o", "link", "show", "dev", ifname].map(str::to_owned);
+        let out = self.run(move || super::run("ip", &args));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut words = text.split_whitespace();
+        words.find(|w| *w == "mtu");
+        words
+            .next()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or_else(|| panic!("no mtu in {text:?}"))
+    }
+
     /// An IPVS client whose socket is in the node's namespace.
     pub fn client(&self) -> Client {
         self.run(|| Client::new().expect("IPVS client"))
@@ -256,13 +269,35 @@ impl Lab {
     /// Connects from the client to the VIP (the socket stays in the
     /// client's namespace wherever it is used).
     pub fn connect(&self) -> TcpStream {
-        self.client.run(|| {
-            let addr = SocketAddr::new(ip(VIP), VPORT);
-            let s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))
-                .unwrap_or_else(|e| panic!("connect {addr}: {e}"));
-            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            s
-        })
+        let addr = SocketAddr::new(ip(VIP), VPORT);
+        let s = self
+            .client
+            .run(move || TcpStream::connect_timeout(&addr, Duration::from_secs(10)))
+            .unwrap_or_else(|e| panic!("connect {addr}: {e}\n{}", self.state()));
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s
+    }
+
+    /// Addresses, routes, neighbours, link counters and IPVS connections
+    /// of every node, for failure messages.
+    pub fn state(&self) -> String {
+        let mut out = String::new();
+        for n in [&self.a, &self.b, &self.client, &self.server] {
+            out += &format!("== {}\n", n.name);
+            for args in [
+                &["-o", "addr"][..],
+                &["route"],
+                &["neigh"],
+                &["-s", "-o", "link"],
+            ] {
+                let o = n.run(move || super::run("ip", args));
+                out += &String::from_utf8_lossy(&o.stdout);
+            }
+            if n.name.starts_with("director") {
+                out += &n.proc_net("ip_vs_conn");
+            }
+        }
+        out
     }
 }
 
