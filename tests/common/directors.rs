@@ -227,7 +227,10 @@ impl Lab {
             "10.50.0.2",
         );
         server.ip(&format!("addr add {VIP}/32 dev lo"));
-        server.ip("route add 10.31.0.0/24 via 10.50.0.1");
+        // Back to the client, whichever of its addresses it connects from.
+        for net in ["10.31.0.0/24", "10.32.0.0/24"] {
+            server.ip(&format!("route add {net} via 10.50.0.1"));
+        }
         a.ip(&format!("addr add {VIP}/32 dev up0"));
         let mut lab = Lab {
             ca: a.client(),
