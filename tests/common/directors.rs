@@ -34,6 +34,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use super::traffic::sh;
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, Destination, Forward, Scheduler, Service, ServiceKey};
 
@@ -164,6 +165,27 @@ impl Drop for Node {
     }
 }
 
+/// Waits (once per process, at most 10 s) until the kernel makes veth
+/// pairs: on 6.1 tests that start together raced the module's autoload,
+/// and `ip link add ... type veth` said "Error: Unknown device type." to
+/// all but one. Run on a node (the probe pair lives in its namespace).
+fn veth_ready() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let made = poll(Duration::from_secs(10), || {
+            let out = super::run(
+                "ip",
+                &[
+                    "link", "add", "probe0", "type", "veth", "peer", "name", "probe1",
+                ],
+            );
+            out.status.success().then_some(())
+        });
+        assert!(made.is_some(), "no veth pair in 10 s");
+        sh("ip", &["link", "del", "probe0"]);
+    });
+}
+
 /// A veth pair from `x` (interface `xi`, address `xa`/24) to `y` (`yi`,
 /// `ya`/24), both ends up.
 fn link(x: &Node, xi: &str, xa: &str, y: &Node, yi: &str, ya: &str) {
@@ -210,6 +232,7 @@ impl Lab {
                 }
             });
         }
+        a.run(veth_ready);
         link(&a, SYNC_IF, "10.30.0.1", &b, SYNC_IF, "10.30.0.2");
         for n in [&a, &b] {
             n.ip(&format!("link set {SYNC_IF} mtu {SYNC_MTU}"));
