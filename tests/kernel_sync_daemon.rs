@@ -90,8 +90,13 @@ fn closing(s: &str) -> bool {
 
 /// Stops `role` on `c`; the listing is then empty and a second stop is
 /// refused with ESRCH.
+#[track_caller]
 fn stop(c: &mut Client, role: DaemonRole) {
-    c.stop_sync_daemon(role).unwrap();
+    let at = std::panic::Location::caller();
+    let t = std::time::Instant::now();
+    c.stop_sync_daemon(role)
+        .unwrap_or_else(|e| panic!("stopping the {role} (line {}): {e}", at.line()));
+    eprintln!("{role} stopped in {:?} (line {})", t.elapsed(), at.line());
     assert_eq!(c.sync_daemons().unwrap(), vec![], "{role} stopped");
     let e = c.stop_sync_daemon(role).unwrap_err();
     assert_eq!(e.errno(), Some(libc::ESRCH), "{e}");
