@@ -17,6 +17,11 @@ use common::directors::{
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, DaemonRole, SyncDaemon};
 
+/// The tests run one at a time: on 6.1, with all three at once, stopping a
+/// master once went unanswered for the client's whole 30 s timeout (it
+/// never did alone).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// How long a synced entry may take to reach the backup: the master sends
 /// its buffer at the latest every 2 s (IPVS_SYNC_FLUSH_TIME).
 const SYNC_WAIT: Duration = Duration::from_secs(12);
@@ -107,6 +112,7 @@ fn stop(c: &mut Client, role: DaemonRole) {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_connections_reach_the_backup() {
+    let _serial = common::tables::serial(&SERIAL);
     let mut lab = Lab::new();
     let _server = EchoServer::start(&lab.server);
     lab.ca
@@ -178,6 +184,7 @@ fn syncd_connections_reach_the_backup() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_explicit_group_port_and_sync_id() {
+    let _serial = common::tables::serial(&SERIAL);
     let mut lab = Lab::new();
     let _server = EchoServer::start(&lab.server);
     let set = |role| {
@@ -229,6 +236,7 @@ fn syncd_explicit_group_port_and_sync_id() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_failover_keeps_an_established_connection() {
+    let _serial = common::tables::serial(&SERIAL);
     let mut lab = Lab::new();
     let _server = EchoServer::start(&lab.server);
     lab.ca
