@@ -36,13 +36,17 @@ const V4_DEFAULT_LEN: u16 = 1500 - 20 - 8;
 const V6_DEFAULT_LEN: u16 = 1500 - 40 - 8;
 
 /// A connection from the client, with two lines exchanged through the
-/// director the client's route points at.
+/// director the client's route points at (A unless moved).
 fn open(lab: &Lab, tag: &str) -> (TcpStream, u16) {
     let s = lab.connect();
     let port = s.local_addr().unwrap().port();
     for n in 1..=2 {
         let line = format!("{tag}-{n}");
-        assert_eq!(exchange(&s, &line), echoed(&line), "{tag}: reply via A");
+        assert_eq!(
+            exchange(&s, &line),
+            echoed(&line),
+            "{tag}: the real server's reply"
+        );
     }
     (s, port)
 }
@@ -107,20 +111,29 @@ fn stop(c: &mut Client, role: DaemonRole) {
     assert_eq!(e.errno(), Some(libc::ESRCH), "{e}");
 }
 
+/// A lab (while no other test of this file runs) with its echo server,
+/// `master` started on A and `backup` on B.
+fn lab_with(
+    master: &SyncDaemon,
+    backup: &SyncDaemon,
+) -> (std::sync::MutexGuard<'static, ()>, Lab, EchoServer) {
+    let serial = common::tables::serial(&SERIAL);
+    let mut lab = Lab::new();
+    let server = EchoServer::start(&lab.server);
+    lab.ca.start_sync_daemon(master).unwrap();
+    lab.cb.start_sync_daemon(backup).unwrap();
+    (serial, lab, server)
+}
+
 /// The default group, port, TTL and message length, listed as the kernel
 /// chose them.
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_connections_reach_the_backup() {
-    let _serial = common::tables::serial(&SERIAL);
-    let mut lab = Lab::new();
-    let _server = EchoServer::start(&lab.server);
-    lab.ca
-        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Master, SYNC_IF))
-        .unwrap();
-    lab.cb
-        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Backup, SYNC_IF))
-        .unwrap();
+    let (_serial, mut lab, _server) = lab_with(
+        &SyncDaemon::new(DaemonRole::Master, SYNC_IF),
+        &SyncDaemon::new(DaemonRole::Backup, SYNC_IF),
+    );
 
     let defaults = |role| {
         SyncDaemon::new(role, SYNC_IF)
@@ -184,9 +197,6 @@ fn syncd_connections_reach_the_backup() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_explicit_group_port_and_sync_id() {
-    let _serial = common::tables::serial(&SERIAL);
-    let mut lab = Lab::new();
-    let _server = EchoServer::start(&lab.server);
     let set = |role| {
         SyncDaemon::new(role, SYNC_IF)
             .with_sync_id(7)
@@ -195,8 +205,7 @@ fn syncd_explicit_group_port_and_sync_id() {
             .with_ttl(2)
             .with_max_len(500)
     };
-    lab.ca.start_sync_daemon(&set(DaemonRole::Master)).unwrap();
-    lab.cb.start_sync_daemon(&set(DaemonRole::Backup)).unwrap();
+    let (_serial, mut lab, _server) = lab_with(&set(DaemonRole::Master), &set(DaemonRole::Backup));
     // The kernel raises a backup's message length to at least 1024.
     assert_eq!(
         lab.ca.sync_daemons().unwrap(),
@@ -236,15 +245,10 @@ fn syncd_explicit_group_port_and_sync_id() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_failover_keeps_an_established_connection() {
-    let _serial = common::tables::serial(&SERIAL);
-    let mut lab = Lab::new();
-    let _server = EchoServer::start(&lab.server);
-    lab.ca
-        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Master, SYNC_IF).with_sync_id(3))
-        .unwrap();
-    lab.cb
-        .start_sync_daemon(&SyncDaemon::new(DaemonRole::Backup, SYNC_IF).with_sync_id(3))
-        .unwrap();
+    let (_serial, mut lab, _server) = lab_with(
+        &SyncDaemon::new(DaemonRole::Master, SYNC_IF).with_sync_id(3),
+        &SyncDaemon::new(DaemonRole::Backup, SYNC_IF).with_sync_id(3),
+    );
 
     let (s, port) = open(&lab, "before");
     let synced = wait_on_backup(&lab, &[(port, established)]);
