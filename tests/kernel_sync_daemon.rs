@@ -12,7 +12,8 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use common::directors::{
-    echoed, entry_for, exchange, ip, poll, EchoServer, Lab, Node, Side, RS, SYNC_IF, SYNC_MTU, VIP,
+    echoed, entry_for, exchange, ip, poll, try_exchange, EchoServer, Lab, Node, Side, RS, SYNC_IF,
+    SYNC_MTU, VIP,
 };
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, DaemonRole, SyncDaemon};
@@ -241,7 +242,8 @@ fn syncd_explicit_group_port_and_sync_id() {
 
 /// Direct routing: the client's established connection goes on through B
 /// once the VIP has moved there and A is gone from the client's link, since
-/// B has the connection's entry from A's sync daemon.
+/// B has the connection's entry from A's sync daemon; one made after A's
+/// daemon stopped is reset by B.
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_failover_keeps_an_established_connection() {
@@ -253,6 +255,12 @@ fn syncd_failover_keeps_an_established_connection() {
     let (s, port) = open(&lab, "before");
     let synced = wait_on_backup(&lab, &[(port, established)]);
     assert_eq!(synced[&port].dest_addr, ip(RS));
+    // A's daemon stops first: a connection made through A from now on
+    // never reaches B, and does not survive the move.
+    stop(&mut lab.ca, DaemonRole::Master);
+    let (unsynced, unsynced_port) = open(&lab, "unsynced");
+    assert!(entry_for(&lab.a, unsynced_port).is_some());
+    assert!(entry_for(&lab.b, unsynced_port).is_none());
 
     // A goes: the VIP leaves it and its client link goes down; B takes the
     // VIP and the client's route follows it.
@@ -265,6 +273,14 @@ fn syncd_failover_keeps_an_established_connection() {
         let line = format!("after-{n}");
         assert_eq!(exchange(&s, &line), echoed(&line), "reply through B");
     }
+    // B has no entry for this one and does not schedule a mid-stream
+    // segment: the VIP is local there, nothing listens on it, B resets it.
+    let got = try_exchange(&unsynced, "lost");
+    assert_eq!(
+        got.as_ref().map_err(std::io::Error::kind).err(),
+        Some(std::io::ErrorKind::ConnectionReset),
+        "the connection B has no entry for: {got:?}"
+    );
     let on_b = entry_for(&lab.b, port).expect("B keeps the entry");
     assert_eq!(on_b.state, "ESTABLISHED", "{on_b:?}");
     assert_eq!(on_b.dest_addr, ip(RS));
@@ -274,9 +290,8 @@ fn syncd_failover_keeps_an_established_connection() {
     let origin = origins(&lab.b);
     assert_eq!(origin.get(&fresh_port).map(String::as_str), Some("LOCAL"));
     assert_eq!(origin.get(&port).map(String::as_str), Some("SYNC"));
-    drop((s, fresh));
+    drop((s, fresh, unsynced));
 
-    stop(&mut lab.ca, DaemonRole::Master);
     stop(&mut lab.cb, DaemonRole::Backup);
     assert!(
         entry_for(&lab.b, port).is_some(),

@@ -340,13 +340,16 @@ pub fn ip(s: &str) -> IpAddr {
 /// Sends `line` and a newline on `s` and returns the reply line (without
 /// its newline).
 pub fn exchange(s: &TcpStream, line: &str) -> String {
+    try_exchange(s, line).unwrap_or_else(|e| panic!("reply to {line:?}: {e}"))
+}
+
+/// [`exchange`], giving the error of the send or the receive.
+pub fn try_exchange(s: &TcpStream, line: &str) -> std::io::Result<String> {
     let mut w = s;
-    w.write_all(format!("{line}\n").as_bytes()).expect("send");
+    w.write_all(format!("{line}\n").as_bytes())?;
     let mut reply = String::new();
-    BufReader::new(s)
-        .read_line(&mut reply)
-        .unwrap_or_else(|e| panic!("reply to {line:?}: {e}"));
-    reply.trim_end_matches('\n').to_owned()
+    BufReader::new(s).read_line(&mut reply)?;
+    Ok(reply.trim_end_matches('\n').to_owned())
 }
 
 /// The reply the real server gives to `line`.
