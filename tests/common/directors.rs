@@ -249,6 +249,10 @@ impl Lab {
             "to-client",
             "10.50.0.2",
         );
+        // Each director routes to the client's other link through the
+        // client (what it says to a client is a reset, at most).
+        a.ip("route add 10.32.0.0/24 via 10.31.0.2");
+        b.ip("route add 10.31.0.0/24 via 10.32.0.2");
         server.ip(&format!("addr add {VIP}/32 dev lo"));
         // Back to the client, whichever of its addresses it connects from.
         for net in ["10.31.0.0/24", "10.32.0.0/24"] {
