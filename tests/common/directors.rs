@@ -362,8 +362,8 @@ pub fn echoed(line: &str) -> String {
 }
 
 /// A line echo server on the real server (`VIP:80`): each line `x` is
-/// answered `rs:x`; a connection ends at the client's close or after
-/// 20 s of silence. Stops when dropped.
+/// answered `rs:x`; a connection ends at the client's close, after 20 s
+/// of silence, or when the server is dropped.
 pub struct EchoServer {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -383,12 +383,18 @@ impl EchoServer {
             let deadline = Instant::now() + Duration::from_secs(120);
             while !stopping.load(Ordering::Relaxed) && Instant::now() < deadline {
                 match listener.accept() {
-                    Ok((s, _)) => conns.push(thread::spawn(move || echo(s))),
+                    Ok((s, _)) => {
+                        let mine = s.try_clone().expect("clone a connection");
+                        conns.push((mine, thread::spawn(move || echo(s))));
+                    }
                     Err(_) => thread::sleep(Duration::from_millis(5)),
                 }
             }
-            for c in conns {
-                let _ = c.join();
+            // A connection whose client is gone without a word (reset by
+            // a director) would otherwise keep its thread to the timeout.
+            for (s, t) in conns {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                let _ = t.join();
             }
         });
         EchoServer {
