@@ -21,6 +21,7 @@
 //!     from-rs 10.50.0.1 ---- to-client 10.50.0.2
 //! ```
 //!
+//! Each director also routes the client's other link through the client.
 //! The real server has 10.40.0.2 on both of its director links, so a
 //! connection entry made on A (real server 10.40.0.2) is good on B too; it
 //! answers the client directly over its own link (direct routing), so the
