@@ -19,6 +19,7 @@
 
 #![allow(dead_code)]
 
+pub mod directors;
 pub mod ops;
 pub mod servers;
 pub mod tables;
