@@ -50,6 +50,10 @@ pub struct Connection {
     pub expires: u32,
     /// Persistence engine name and data (e.g. `sip` and a Call-ID), if any.
     pub persistence: Option<(String, String)>,
+    /// Where the entry came from, in `/proc/net/ip_vs_conn_sync` only:
+    /// `Local` (made here) or `Sync` (received from a master's sync
+    /// daemon); `None` in `/proc/net/ip_vs_conn`, which has no such column.
+    pub origin: Option<String>,
 }
 
 /// Why a text is not a connection table.
@@ -133,10 +137,24 @@ fn port(s: &str) -> Option<u16> {
     Some(hex_u32(s) as u16)
 }
 
-/// Parses one row (without the header). `None` if it lacks the nine
-/// columns of a connection.
+/// Parses one row of `/proc/net/ip_vs_conn` (without the header). `None`
+/// if it lacks the nine columns of a connection.
 pub fn parse_row(row: &str) -> Option<Connection> {
-    let f: Vec<&str> = row.split_ascii_whitespace().collect();
+    parse_columns(row, false)
+}
+
+/// Parses one row, of `ip_vs_conn_sync` (an Origin column before Expires)
+/// when `with_origin`.
+fn parse_columns(row: &str, with_origin: bool) -> Option<Connection> {
+    let mut f: Vec<&str> = row.split_ascii_whitespace().collect();
+    let origin = if with_origin {
+        if f.len() < 10 {
+            return None;
+        }
+        Some(f.remove(8).to_owned())
+    } else {
+        None
+    };
     if f.len() < 9 {
         return None;
     }
@@ -163,23 +181,26 @@ pub fn parse_row(row: &str) -> Option<Connection> {
         state: f[7].to_owned(),
         expires,
         persistence: (f.len() >= 11).then(|| (f[9].to_owned(), f[10].to_owned())),
+        origin,
     })
 }
 
-/// Parses the whole text of `/proc/net/ip_vs_conn` (or `ip_vs_conn_sync`,
-/// whose extra column is not kept): the header line, then one row per
-/// connection.
+/// Parses the whole text of `/proc/net/ip_vs_conn` or
+/// `/proc/net/ip_vs_conn_sync` (told apart by the header's `Origin`
+/// column, kept in [`Connection::origin`]): the header line, then one row
+/// per connection.
 pub fn parse(text: &str) -> Result<Vec<Connection>, ParseError> {
     let mut lines = text.lines().enumerate();
-    if lines.next().is_none() {
+    let Some((_, header)) = lines.next() else {
         return Err(ParseError::MissingHeader);
-    }
+    };
+    let with_origin = header.split_ascii_whitespace().any(|w| w == "Origin");
     let mut out = Vec::new();
     for (i, line) in lines {
         if line.trim().is_empty() {
             continue;
         }
-        match parse_row(line) {
+        match parse_columns(line, with_origin) {
             Some(c) => out.push(c),
             None => {
                 return Err(ParseError::BadRow {
@@ -210,6 +231,29 @@ mod tests {
 
     const HEADER: &str =
         "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Expires PEName PEData\n";
+
+    #[test]
+    fn the_sync_table_keeps_its_origin_and_its_expiry() {
+        // /proc/net/ip_vs_conn_sync: Origin between State and Expires.
+        let text = "Pro FromIP   FPrt ToIP     TPrt DestIP   DPrt State       Origin Expires PEName PEData\n\
+TCP 0A1E0002 A1B2 0A0A0A0A 0050 0A280002 1F90 ESTABLISHED Sync       899\n\
+UDP 0A1E0002 13C4 0A0A0A0A 13C4 0A280002 13C4 UDP         Local      170 sip 3a01bc@example.com\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].origin.as_deref(), Some("Sync"));
+        assert_eq!(c[0].expires, 899);
+        assert_eq!(c[0].state, "ESTABLISHED");
+        assert_eq!(c[1].origin.as_deref(), Some("Local"));
+        assert_eq!(c[1].expires, 170);
+        assert_eq!(
+            c[1].persistence,
+            Some(("sip".into(), "3a01bc@example.com".into()))
+        );
+        // The plain table has no origin.
+        let plain =
+            format!("{HEADER}TCP C0A80A01 D431 0A000001 0050 C0A80102 0050 ESTABLISHED 899\n");
+        assert_eq!(parse(&plain).unwrap()[0].origin, None);
+    }
 
     #[test]
     fn rows_of_every_form() {
