@@ -29,12 +29,12 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use super::topology::Netns;
 use super::traffic::sh;
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, Destination, Forward, Scheduler, Service, ServiceKey};
@@ -56,58 +56,27 @@ pub const SYNC_MTU: u32 = 1400;
 const A_UP: &str = "10.31.0.1";
 const B_UP: &str = "10.32.0.1";
 
-type Job = Box<dyn FnOnce() + Send>;
-
-/// A thread in a network namespace of its own, running closures it is sent.
+/// A thread in a network namespace of its own, running closures it is
+/// sent: the forwarding topology's [`Netns`], with the calls these tests
+/// make on a director, a client or a real server.
 pub struct Node {
     name: &'static str,
-    tid: i64,
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<JoinHandle<()>>,
+    ns: Netns,
 }
 
 impl Node {
     /// Starts the thread and its fresh namespace.
     pub fn spawn(name: &'static str) -> Node {
-        let (jobs, rx) = mpsc::channel::<Job>();
-        let (tid_tx, tid_rx) = mpsc::channel();
-        let thread = thread::Builder::new()
-            .name(name.into())
-            .spawn(move || {
-                super::fresh_netns();
-                // SAFETY: gettid has no preconditions.
-                let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-                tid_tx.send(tid).expect("send tid");
-                for job in rx {
-                    job();
-                }
-            })
-            .expect("spawn a namespace thread");
-        let tid = tid_rx.recv().expect("namespace thread started");
         Node {
             name,
-            tid,
-            jobs: Some(jobs),
-            thread: Some(thread),
+            ns: Netns::new(name),
         }
     }
 
     /// Runs `f` on the node's thread (so in its namespace) and returns what
     /// it returns; a panic in `f` is raised again here.
     pub fn run<R: Send + 'static>(&self, f: impl FnOnce() -> R + Send + 'static) -> R {
-        let (tx, rx) = mpsc::channel();
-        let job: Job = Box::new(move || {
-            let _ = tx.send(panic::catch_unwind(AssertUnwindSafe(f)));
-        });
-        self.jobs
-            .as_ref()
-            .expect("node running")
-            .send(job)
-            .expect("node thread gone");
-        match rx.recv().expect("node thread died") {
-            Ok(r) => r,
-            Err(p) => panic::resume_unwind(p),
-        }
+        self.ns.exec(f)
     }
 
     /// `ip ARGS...` (white-space separated) in the node's namespace.
@@ -157,15 +126,6 @@ impl Node {
     }
 }
 
-impl Drop for Node {
-    fn drop(&mut self) {
-        drop(self.jobs.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// Waits (once per process, at most 10 s) until the kernel makes veth
 /// pairs: on 6.1 tests that start together raced the module's autoload,
 /// and `ip link add ... type veth` said "Error: Unknown device type." to
@@ -192,7 +152,7 @@ fn veth_ready() {
 fn link(x: &Node, xi: &str, xa: &str, y: &Node, yi: &str, ya: &str) {
     x.ip(&format!(
         "link add {xi} type veth peer name {yi} netns {}",
-        y.tid
+        y.ns.tid()
     ));
     for (n, i, a) in [(x, xi, xa), (y, yi, ya)] {
         n.ip(&format!("addr add {a}/24 dev {i}"));
