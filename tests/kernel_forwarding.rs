@@ -114,12 +114,33 @@ fn check_replies(lab: &Lab, what: &str, sent: &[Vec<u8>], replies: &[Reply]) -> 
     names
 }
 
+/// The largest packet on the client's link (MTU 1500).
+const FULL_PACKET: u64 = 1500;
+
+/// The SCTP chunks the calling thread's namespace sent again
+/// (`/proc/net/sctp/snmp`: T3, fast and path-MTU retransmissions; 0 before
+/// the module is loaded).
+fn sctp_retransmissions() -> u64 {
+    let text = std::fs::read_to_string("/proc/thread-self/net/sctp/snmp").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split_once(char::is_whitespace))
+        .filter(|(k, _)| {
+            matches!(
+                *k,
+                "SctpT3Retransmits" | "SctpFastRetransmits" | "SctpPmtudRetransmits"
+            )
+        })
+        .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
+        .sum()
+}
+
 /// One TCP or SCTP exchange per size; the first connection is held open
 /// while the director's active count is checked.
 fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -> Traffic {
     let (client, to) = (lab.family.client(), lab.service_addr());
     let key = service_key(proto, to);
     let requests: Vec<Vec<u8>> = (0..).zip(sizes).map(|(i, &n)| payload(i, n)).collect();
+    let sctp_before = lab.client.exec(sctp_retransmissions);
     let held = lab
         .client
         .exec(move || Conn::open(proto, client, to))
@@ -141,6 +162,14 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
         }
         out.into_iter().unzip()
     });
+    // SCTP has no per-socket count of bytes sent again: the client's
+    // namespace's retransmitted chunks (each at most one full packet) are
+    // allowed to every connection, an upper bound.
+    let sctp_again = lab.client.exec(sctp_retransmissions) - sctp_before;
+    let retransmitted: Vec<u64> = match proto {
+        Proto::Sctp => vec![sctp_again * FULL_PACKET; retransmitted.len()],
+        _ => retransmitted,
+    };
     let names = check_replies(lab, &key.to_string(), &requests, &replies);
     let open_at = active.iter().find(|d| d.1 == 1).expect("the active one").0;
     assert_eq!(
