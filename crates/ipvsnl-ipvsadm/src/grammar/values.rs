@@ -91,15 +91,8 @@ pub(super) fn parse_timeout(text: Option<&str>, min: i64) -> Result<u32, ArgErro
 pub(super) fn parse_sched_flags(sched: &str, arg: &str) -> Result<u32, ArgError> {
     let mut flags = 0u32;
     for flag in arg.split(',').filter(|f| !f.is_empty()) {
-        let (bit, needs) = match flag {
-            "flag-1" => (ServiceFlags::SCHED1, None),
-            "flag-2" => (ServiceFlags::SCHED2, None),
-            "flag-3" => (ServiceFlags::SCHED3, None),
-            "sh-fallback" => (ServiceFlags::SH_FALLBACK, Some("sh")),
-            "sh-port" => (ServiceFlags::SH_PORT, Some("sh")),
-            "mh-fallback" => (ServiceFlags::MH_FALLBACK, Some("mh")),
-            "mh-port" => (ServiceFlags::MH_PORT, Some("mh")),
-            _ => return Err(ArgError::fail(format!("invalid scheduler flag `{flag}'"))),
+        let Some((bit, needs)) = ServiceFlags::scheduler_flag(flag) else {
+            return Err(ArgError::fail(format!("invalid scheduler flag `{flag}'")));
         };
         flags |= bit.bits();
         if let Some(s) = needs {

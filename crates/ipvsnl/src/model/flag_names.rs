@@ -123,6 +123,34 @@ impl fmt::Display for ServiceFlags {
 }
 
 impl ServiceFlags {
+    /// The scheduler flag ipvsadm's `-b` names `name`, and the scheduler it
+    /// belongs to if it is one scheduler's (`sh-port` is `sh`'s):
+    /// `flag-1`..`flag-3` for any, `sh-fallback`/`sh-port`,
+    /// `mh-fallback`/`mh-port`. `None` for any other word.
+    ///
+    /// ```
+    /// use ipvsnl::ServiceFlags;
+    /// assert_eq!(ServiceFlags::scheduler_flag("sh-port"), Some((ServiceFlags::SH_PORT, Some("sh"))));
+    /// assert_eq!(ServiceFlags::scheduler_flag("flag-3"), Some((ServiceFlags::SCHED3, None)));
+    /// assert_eq!(ServiceFlags::scheduler_flag("port"), None);
+    /// ```
+    pub fn scheduler_flag(name: &str) -> Option<(ServiceFlags, Option<&'static str>)> {
+        let generic = [
+            ("flag-1", ServiceFlags::SCHED1),
+            ("flag-2", ServiceFlags::SCHED2),
+            ("flag-3", ServiceFlags::SCHED3),
+        ];
+        if let Some((_, f)) = generic.iter().find(|(n, _)| *n == name) {
+            return Some((*f, None));
+        }
+        [(SH, "sh"), (MH, "mh")].iter().find_map(|(names, sched)| {
+            names
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|(bits, _)| (ServiceFlags::from_bits_retain(*bits), Some(*sched)))
+        })
+    }
+
     /// The flags in words, the scheduler flags named as `scheduler` names
     /// them (`sh-fallback`, `sh-port` for `sh`; `mh-fallback`, `mh-port`
     /// for `mh`; `flag-1` ... for the others), as ipvsadm lists them.

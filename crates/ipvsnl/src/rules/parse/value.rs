@@ -158,21 +158,12 @@ pub(super) fn sched_flags(text: &str, scheduler: &Scheduler) -> Result<ServiceFl
         return Ok(flags);
     }
     for name in text.split(',') {
-        let (flag, needs) = match name {
-            "flag-1" => (ServiceFlags::SCHED1, None),
-            "flag-2" => (ServiceFlags::SCHED2, None),
-            "flag-3" => (ServiceFlags::SCHED3, None),
-            "sh-fallback" => (ServiceFlags::SH_FALLBACK, Some("sh")),
-            "sh-port" => (ServiceFlags::SH_PORT, Some("sh")),
-            "mh-fallback" => (ServiceFlags::MH_FALLBACK, Some("mh")),
-            "mh-port" => (ServiceFlags::MH_PORT, Some("mh")),
-            _ => {
-                return Err(bad(
-                    "scheduler flag",
-                    name,
-                    "one of flag-1, flag-2, flag-3, sh-fallback, sh-port, mh-fallback, mh-port",
-                ))
-            }
+        let Some((flag, needs)) = ServiceFlags::scheduler_flag(name) else {
+            return Err(bad(
+                "scheduler flag",
+                name,
+                "one of flag-1, flag-2, flag-3, sh-fallback, sh-port, mh-fallback, mh-port",
+            ));
         };
         if let Some(needs) = needs {
             if scheduler.name() != needs {
