@@ -201,7 +201,7 @@ impl Bench {
                 format!("{name}: cached no-op sends nothing"),
                 r.requests().is_empty(),
             );
-            let churn = churned(layout, services, dests, 1);
+            let churn = churn(&want, layout, services, dests, 1);
             let (r, t_full) = timed(|| syncer.sync(&mut client, &churn).expect("sync"));
             let listed_runs = Runs::one(t_full);
             rows.push(row("1 % churn resync", "ours, listed", &listed_runs));

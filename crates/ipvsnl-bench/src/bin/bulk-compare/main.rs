@@ -86,7 +86,7 @@ use ipvsnl_bench::netns;
 use ipvsnl_bench::plain::batches::Batches;
 use ipvsnl_bench::plain::listing::{self, PlainDumper, PlainTable};
 use ipvsnl_bench::plain::socket;
-use ipvsnl_bench::workload::{churned, desired, Layout};
+use ipvsnl_bench::workload::{churn, desired, Layout};
 
 mod cli;
 mod contest;
