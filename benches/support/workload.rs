@@ -53,7 +53,13 @@ pub fn desired(layout: Layout, services: u32, dests: u32) -> Table {
 /// last destination replaced by a new real server, and a quarter are
 /// replaced by a new service (with as many new destinations).
 pub fn churned(layout: Layout, services: u32, dests: u32, percent: u32) -> Table {
-    churn(&desired(layout, services, dests), layout, services, dests, percent)
+    churn(
+        &desired(layout, services, dests),
+        layout,
+        services,
+        dests,
+        percent,
+    )
 }
 
 /// [`churned`] of a table already built by [`desired`]: a clone of `base`
