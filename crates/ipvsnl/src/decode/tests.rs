@@ -1,5 +1,4 @@
-//! Unit tests of the reply decoders: every field read back, unknown values kept, bad replies named.
-//! Round trips of every model value through the request encoder, the
+//! Unit tests of the reply decoders. Round trips of every model value through the request encoder, the
 //! bytes, the framing and this decoder, on seeded random values; and
 //! arbitrary or mutated bytes that must never panic.
 

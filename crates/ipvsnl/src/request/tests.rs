@@ -1,4 +1,6 @@
-//! Unit tests of the request encoders: the direct encoder writes the bytes the generic message would.
+//! Unit tests of the request encoders: the direct encoder writes the
+//! bytes the generic message would.
+
 use ipvsnl_wire::netlink_packet_core::NLM_F_REQUEST;
 use ipvsnl_wire::DestAttr;
 
