@@ -70,9 +70,10 @@
 //! [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]`
 //!
 //! The scale run (`scale.rs`, run by `.ci/bench --scale`): `bulk-compare
-//! --scale [--sizes ...] [--rounds N] [--memory-only]` (default sizes
-//! 1000x10,10000x10,50000x10,100000x10, 3 rounds; ours and the plain
-//! client only, per destination); `bulk-compare --plot POINTS OUT.svg
+//! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--memory-only]`
+//! (default sizes 1000x10,10000x10,50000x10,100000x10, 3 rounds, 1 round
+//! of the cold creates and listings above 10000 services; ours and the
+//! plain client only, per destination); `bulk-compare --plot POINTS OUT.svg
 //! [CAPTION]` draws its plot from the `SCALE-POINT` lines it printed.
 //! (`--pause-ms` and `--no-flush` exist to measure the teardown; our
 //! ipvsadm is `--ours-ipvsadm`, else `IPVSNL_OURS_IPVSADM`, else
@@ -118,6 +119,9 @@ struct Options {
     flush: bool,
     /// Rounds of the whole-process rows.
     cli_rounds: usize,
+    /// `--scale`: rounds of the cold creates and listings above 10000
+    /// services.
+    big_rounds: usize,
 }
 
 /// The run: options, the programs of the whole-process rows, and what was
@@ -163,7 +167,7 @@ impl Bench {
 }
 fn usage() -> ! {
     eprintln!(
-        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
+        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--big-rounds N] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
     );
     std::process::exit(2)
 }
@@ -191,6 +195,7 @@ fn main() {
     let mut pause = DEFAULT_PAUSE;
     let mut flush = true;
     let mut cli_rounds = 3;
+    let mut big_rounds = 1;
     let mut ours = None;
     let mut plain_client = None;
     while let Some(a) = args.next() {
@@ -206,6 +211,13 @@ fn main() {
                 )
             }
             "--scale" => scale = true,
+            "--big-rounds" => {
+                big_rounds = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .unwrap_or_else(|| usage())
+            }
             "--plot" => {
                 let points = args.next().unwrap_or_else(|| usage());
                 let out = args.next().unwrap_or_else(|| usage());
@@ -257,6 +269,7 @@ fn main() {
             pause,
             flush,
             cli_rounds,
+            big_rounds,
         },
         programs: cli::Programs::find(ours, plain_client),
         checks: Vec::new(),

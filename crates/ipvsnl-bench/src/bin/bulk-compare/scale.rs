@@ -8,12 +8,12 @@
 //!   counting allocator on (they are the workload's own, used below): the
 //!   live heap after the desired state, and the peak with the plan;
 //! * cold create: `Syncer::sync` and the plain client alternate over the
-//!   rounds, each in a fresh namespace (round r starts with contestant
-//!   r mod 2); the end state is listed and compared in the first round of
-//!   each (and in every round up to 10000 services: a listing of 100000 x
-//!   10 costs as much as a create);
+//!   rounds (`--rounds`, `--big-rounds` above 10000 services), each in a
+//!   fresh namespace (who starts alternates over the sizes and rounds);
+//!   the end state is listed and compared in the first round of each
+//!   (and in every round up to 10000 services);
 //! * full listing: the plain listing and `Client::table` alternate over
-//!   the rounds in the namespace the last create filled;
+//!   the same rounds in the namespace the last create filled;
 //! * resyncs, in that namespace: a no-op listed (`Syncer::sync`, once),
 //!   then from its cached view a no-op (each round), 10 changed
 //!   destinations (a new weight on one destination of 10 services spread
@@ -31,8 +31,11 @@ use super::*;
 pub(crate) const SIZES: [(u32, u32); 4] = [(1_000, 10), (10_000, 10), (50_000, 10), (100_000, 10)];
 
 /// Up to this many services, every cold create's end state is listed and
-/// compared (above it, the first round's of each contestant).
-const CHECK_EVERY_ROUND: u32 = 10_000;
+/// compared (above it, the first round's of each contestant), and the
+/// cold creates and listings run `--rounds` rounds (above it
+/// `--big-rounds`: a create of 100000 x 10 is about 10^11 guest
+/// instructions, some 10 minutes of the host's time under icount).
+pub(crate) const SMALL: u32 = 10_000;
 
 /// What one size measured.
 #[derive(Default, Clone)]
@@ -147,8 +150,14 @@ impl Bench {
     }
 
     /// Every measurement of one size.
-    pub(crate) fn scale_workload(&mut self, services: u32, dests: u32) -> Scaled {
-        let rounds = self.opts.rounds;
+    /// `first` is the contestant that starts round 1 (0 ours, 1 the
+    /// plain client): alternated over the sizes.
+    pub(crate) fn scale_workload(&mut self, services: u32, dests: u32, first: usize) -> Scaled {
+        let rounds = if services <= SMALL {
+            self.opts.rounds
+        } else {
+            self.opts.big_rounds
+        };
         let name = format!("{services} x {dests}");
         progress(format_args!("{name}: preparing (memory counted)"));
         count_from_zero();
@@ -176,7 +185,7 @@ impl Bench {
         let mut keep = None;
         for r in 0..rounds {
             for k in 0..2 {
-                let which = (r + k) % 2;
+                let which = (first + r + k) % 2;
                 self.next_namespace();
                 let mut c = ready_client();
                 let (done, t) = if which == 0 {
@@ -194,7 +203,7 @@ impl Bench {
                     m.create_plain.0.push(t);
                 }
                 ok[which] &= done;
-                if r == 0 || services <= CHECK_EVERY_ROUND {
+                if r == 0 || services <= SMALL {
                     ok[which] &= listed(&mut c).same_settings(&want);
                 }
                 progress(format_args!(
@@ -214,7 +223,7 @@ impl Bench {
         for (who, good) in WHO.iter().zip(ok) {
             self.check(
                 format!("{name}: cold create, {who}: complete in each of {rounds} rounds, end state the desired table (compared {})",
-                    if services <= CHECK_EVERY_ROUND { "every round" } else { "in the first round" }),
+                    if services <= SMALL { "every round" } else { "in the first round" }),
                 good,
             );
         }
@@ -232,7 +241,7 @@ impl Bench {
         std::thread::sleep(self.opts.pause);
         for r in 0..rounds {
             for k in 0..2 {
-                let plain = (r + k) % 2 == 0;
+                let plain = (first + r + k) % 2 == 0;
                 let took = if plain {
                     let (t, took) = plain_listing(family);
                     counts_ok &=
