@@ -241,7 +241,7 @@ impl Bench {
         std::thread::sleep(self.opts.pause);
         for r in 0..rounds {
             for k in 0..2 {
-                let plain = (first + r + k) % 2 == 0;
+                let plain = (first + r + k) & 1 == 0;
                 let took = if plain {
                     let (t, took) = plain_listing(family);
                     counts_ok &=
