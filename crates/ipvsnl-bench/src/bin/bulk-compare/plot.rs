@@ -12,17 +12,19 @@ use std::fmt::Write as _;
 /// Points of one series: (services, value).
 type Series = Vec<(f64, f64)>;
 
-/// The panels, in order: (id, title, y axis label).
-const PANELS: [(&str, &str, &str); 2] = [
+/// The panels, in order: (id, title, y axis label, log y).
+const PANELS: [(&str, &str, &str, bool); 2] = [
     (
         "table",
         "Cost per destination of the table",
         "ns per destination (guest instructions)",
+        false,
     ),
     (
         "change",
-        "10 changed destinations",
-        "µs per changed destination (guest instructions / 1000)",
+        "10 changed destinations (log scale)",
+        "µs per changed destination (10^3 guest instructions)",
+        true,
     ),
 ];
 
@@ -109,7 +111,70 @@ fn style(series: &str) -> (&'static str, &'static str, &'static str) {
     (colour, dash, marker)
 }
 
-fn panel(svg: &mut String, at: f64, title: &str, ylabel: &str, series: &BTreeMap<String, Series>) {
+/// The y axis: value to pixel, and the ticks (value, label).
+struct YAxis {
+    log: bool,
+    lo: f64,
+    hi: f64,
+    ticks: Vec<(f64, String)>,
+}
+
+impl YAxis {
+    fn new(max: f64, min_positive: f64, log: bool) -> Self {
+        if log {
+            let lo = 10f64.powf(min_positive.max(1e-9).log10().floor());
+            let hi = 10f64.powf((max * 1.2).max(lo * 10.0).log10().ceil());
+            let mut ticks = Vec::new();
+            let mut d = lo;
+            while d <= hi * 1.0001 {
+                for m in [1.0, 2.0, 5.0] {
+                    let v = d * m;
+                    if v <= hi * 1.0001 {
+                        ticks.push((v, format!("{v}")));
+                    }
+                }
+                d *= 10.0;
+            }
+            YAxis { log, lo, hi, ticks }
+        } else {
+            let step = nice_step(max * 1.08, 5.0);
+            let hi = (max * 1.08 / step).ceil() * step;
+            let mut ticks = Vec::new();
+            let mut y = 0.0;
+            while y <= hi + step / 2.0 {
+                let label = if step >= 1.0 {
+                    format!("{y:.0}")
+                } else {
+                    format!("{y:.1}")
+                };
+                ticks.push((y, label));
+                y += step;
+            }
+            YAxis {
+                log,
+                lo: 0.0,
+                hi,
+                ticks,
+            }
+        }
+    }
+
+    /// The fraction of the axis height at value `y`.
+    fn frac(&self, y: f64) -> f64 {
+        if self.log {
+            (y.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+        } else {
+            (y - self.lo) / (self.hi - self.lo).max(1e-9)
+        }
+    }
+}
+
+fn panel(
+    svg: &mut String,
+    at: f64,
+    (title, ylabel, log_y): (&str, &str, bool),
+    series: &BTreeMap<String, Series>,
+) {
     let (x0, x1) = (at + LEFT, at + PANEL_W - RIGHT);
     let (y0, y1) = (H - BOTTOM, TOP);
     let xs = series.values().flatten().map(|p| p.0);
@@ -121,10 +186,15 @@ fn panel(svg: &mut String, at: f64, title: &str, ylabel: &str, series: &BTreeMap
     }
     let (lmin, lmax) = ((xmin / 1.6).log10(), (xmax * 1.6).log10());
     let ymax_data = series.values().flatten().map(|p| p.1).fold(0.0, f64::max);
-    let step = nice_step(ymax_data * 1.08, 5.0);
-    let ymax = (ymax_data * 1.08 / step).ceil() * step;
+    let ymin_positive = series
+        .values()
+        .flatten()
+        .map(|p| p.1)
+        .filter(|&v| v > 0.0)
+        .fold(f64::MAX, f64::min);
+    let axis = YAxis::new(ymax_data, ymin_positive, log_y);
     let px = |x: f64| x0 + (x.log10() - lmin) / (lmax - lmin) * (x1 - x0);
-    let py = |y: f64| y0 - y / ymax.max(1e-9) * (y0 - y1);
+    let py = |y: f64| y0 - axis.frac(y) * (y0 - y1);
     let _ = writeln!(
         svg,
         r#"<text x="{:.1}" y="28" font-size="17" font-weight="bold" text-anchor="middle">{}</text>"#,
@@ -132,21 +202,14 @@ fn panel(svg: &mut String, at: f64, title: &str, ylabel: &str, series: &BTreeMap
         esc(title)
     );
     // Y grid and ticks.
-    let mut y = 0.0;
-    while y <= ymax + step / 2.0 {
-        let yy = py(y);
+    for (y, label) in &axis.ticks {
+        let yy = py(*y);
         let _ = writeln!(
             svg,
-            r##"<line x1="{x0:.1}" y1="{yy:.1}" x2="{x1:.1}" y2="{yy:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{}</text>"##,
+            r##"<line x1="{x0:.1}" y1="{yy:.1}" x2="{x1:.1}" y2="{yy:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{label}</text>"##,
             x0 - 6.0,
             yy + 4.0,
-            if step >= 1.0 {
-                format!("{y:.0}")
-            } else {
-                format!("{y:.1}")
-            }
         );
-        y += step;
     }
     // X ticks: the measured sizes, and decade grid lines.
     let mut sizes: Vec<f64> = xs.collect();
@@ -239,9 +302,14 @@ pub(crate) fn svg(points: &BTreeMap<String, BTreeMap<String, Series>>, caption: 
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
     );
     let _ = writeln!(svg, r##"<rect width="100%" height="100%" fill="#fff"/>"##);
-    for (i, (id, title, ylabel)) in PANELS.iter().enumerate() {
+    for (i, (id, title, ylabel, log_y)) in PANELS.iter().enumerate() {
         if let Some(series) = points.get(*id) {
-            panel(&mut svg, i as f64 * PANEL_W, title, ylabel, series);
+            panel(
+                &mut svg,
+                i as f64 * PANEL_W,
+                (title, ylabel, *log_y),
+                series,
+            );
         }
     }
     let _ = writeln!(
