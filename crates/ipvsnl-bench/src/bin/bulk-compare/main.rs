@@ -70,7 +70,8 @@
 //! [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]`
 //!
 //! The scale run (`scale.rs`, run by `.ci/bench --scale`): `bulk-compare
-//! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--memory-only]`
+//! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--resyncs-only]
+//! [--memory-only]`
 //! (default sizes 1000x10,10000x10,50000x10,100000x10, 3 rounds, 1 round
 //! of the cold creates and listings above 10000 services; ours and the
 //! plain client only, per destination); `bulk-compare --plot POINTS OUT.svg
@@ -122,6 +123,9 @@ struct Options {
     /// `--scale`: rounds of the cold creates and listings above 10000
     /// services.
     big_rounds: usize,
+    /// `--scale --resyncs-only`: no timed cold create nor listing (the
+    /// table created once, untimed), only the resyncs.
+    resyncs_only: bool,
 }
 
 /// The run: options, the programs of the whole-process rows, and what was
@@ -167,7 +171,7 @@ impl Bench {
 }
 fn usage() -> ! {
     eprintln!(
-        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--big-rounds N] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
+        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--big-rounds N] [--resyncs-only] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
     );
     std::process::exit(2)
 }
@@ -196,6 +200,7 @@ fn main() {
     let mut flush = true;
     let mut cli_rounds = 3;
     let mut big_rounds = 1;
+    let mut resyncs_only = false;
     let mut ours = None;
     let mut plain_client = None;
     while let Some(a) = args.next() {
@@ -211,6 +216,7 @@ fn main() {
                 )
             }
             "--scale" => scale = true,
+            "--resyncs-only" => resyncs_only = true,
             "--big-rounds" => {
                 big_rounds = args
                     .next()
@@ -270,6 +276,7 @@ fn main() {
             flush,
             cli_rounds,
             big_rounds,
+            resyncs_only,
         },
         programs: cli::Programs::find(ours, plain_client),
         checks: Vec::new(),

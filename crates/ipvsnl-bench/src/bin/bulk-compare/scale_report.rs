@@ -55,6 +55,9 @@ pub(crate) fn method(rounds: usize, big: usize, pause: f64) {
 
 /// One row of the detailed table.
 fn line(m: &Scaled, op: &str, who: &str, runs: &Runs, base: Option<(&str, &Runs)>) {
+    if runs.0.is_empty() {
+        return;
+    }
     let (lo, hi) = runs.range();
     let t = runs.median();
     let range = if runs.0.len() > 1 {
@@ -126,23 +129,39 @@ pub(crate) fn rows(all: &[Scaled]) {
 pub(crate) fn summary(all: &[Scaled]) {
     println!("| services x dests | cold create ns/dest, plain / ours (ratio) | full listing ns/dest, plain / ours (ratio) | no-op resync, listed s / cached ms | 10 changed dests, cached ms (plain client's 10 edits ms) | 1 % churn, listed s / cached s | memory B/dest, desired / + plan peak |");
     println!("|---|---|---|---|---|---|---|");
+    // A figure, or "-" for what was not run.
+    let fig = |r: &Runs, scale: f64, digits: usize| {
+        if r.0.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.*}", digits, r.median().wall * scale)
+        }
+    };
     for m in all {
+        let pair = |ours: &Runs, plain: &Runs| {
+            if ours.0.is_empty() || plain.0.is_empty() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{:.0} / {:.0} ({:.3}x)",
+                    m.per_dest(plain),
+                    m.per_dest(ours),
+                    ratio(ours, plain)
+                )
+            }
+        };
         println!(
-            "| {} x {} | {:.0} / {:.0} ({:.3}x) | {:.0} / {:.0} ({:.3}x) | {:.3} / {:.3} | {:.3} ({:.3}) | {:.3} / {:.4} | {:.0} / {:.0} |",
+            "| {} x {} | {} | {} | {} / {} | {} ({}) | {} / {} | {:.0} / {:.0} |",
             m.services,
             m.dests,
-            m.per_dest(&m.create_plain),
-            m.per_dest(&m.create_ours),
-            ratio(&m.create_ours, &m.create_plain),
-            m.per_dest(&m.list_plain),
-            m.per_dest(&m.list_ours),
-            ratio(&m.list_ours, &m.list_plain),
-            m.noop_listed.median().wall,
-            m.noop_cached.median().wall * 1e3,
-            m.ten_cached.median().wall * 1e3,
-            m.ten_plain.median().wall * 1e3,
-            m.churn_listed.median().wall,
-            m.churn_cached.median().wall,
+            pair(&m.create_ours, &m.create_plain),
+            pair(&m.list_ours, &m.list_plain),
+            fig(&m.noop_listed, 1.0, 3),
+            fig(&m.noop_cached, 1e3, 3),
+            fig(&m.ten_cached, 1e3, 3),
+            fig(&m.ten_plain, 1e3, 3),
+            fig(&m.churn_listed, 1.0, 3),
+            fig(&m.churn_cached, 1.0, 4),
             m.desired_bytes as f64 / m.destinations(),
             m.peak_bytes as f64 / m.destinations(),
         );
@@ -157,6 +176,9 @@ pub(crate) fn targets(all: &[Scaled]) {
             ("cold create", &m.create_ours, &m.create_plain),
             ("full listing", &m.list_ours, &m.list_plain),
         ] {
+            if ours.0.is_empty() || plain.0.is_empty() {
+                continue;
+            }
             let r = ratio(ours, plain);
             let (lo, mid, hi) = ours.paired_ratios(plain);
             println!(
@@ -180,6 +202,9 @@ pub(crate) fn targets(all: &[Scaled]) {
             }),
         ] {
             let (o, p) = pick(first);
+            if o.0.is_empty() || p.0.is_empty() {
+                continue;
+            }
             let base = ratio(&o, &p);
             let rs: Vec<(u32, f64)> = all
                 .iter()
@@ -271,7 +296,19 @@ pub(crate) fn points(all: &[Scaled]) {
             ("change", "10 changed, ours cached", ten(&m.ten_cached)),
             ("change", "10 edits, plain client", ten(&m.ten_plain)),
         ];
-        for (panel, series, v) in rows {
+        let empty = |r: &Runs| r.0.is_empty();
+        let skip = [
+            empty(&m.create_plain),
+            empty(&m.create_ours),
+            empty(&m.list_plain),
+            empty(&m.list_ours),
+            empty(&m.ten_cached),
+            empty(&m.ten_plain),
+        ];
+        for ((panel, series, v), skip) in rows.into_iter().zip(skip) {
+            if skip {
+                continue;
+            }
             println!("SCALE-POINT|{panel}|{series}|{}|{v:.3}", m.services);
         }
     }
@@ -294,6 +331,9 @@ impl Bench {
             self.opts.big_rounds,
             self.opts.pause.as_secs_f64(),
         );
+        if self.opts.resyncs_only {
+            println!("- `--resyncs-only`: no timed cold create nor listing; each table is created once by the plain client (untimed) and only the resyncs and the memory figure are measured.");
+        }
         let mut all = Vec::new();
         if memory_only || !netns::ipvs_available() {
             if !memory_only {
