@@ -133,12 +133,16 @@ impl AsyncClient {
 
     /// Adds a service.
     pub async fn add_service(&mut self, service: &Service) -> Result<(), Error> {
-        self.conn.set(Request::AddService(service.clone())).await
+        self.conn
+            .set(Request::AddService(Box::new(service.clone())))
+            .await
     }
 
     /// Replaces a service's scheduler, flags and persistence.
     pub async fn edit_service(&mut self, service: &Service) -> Result<(), Error> {
-        self.conn.set(Request::EditService(service.clone())).await
+        self.conn
+            .set(Request::EditService(Box::new(service.clone())))
+            .await
     }
 
     /// Deletes a service and its destinations.

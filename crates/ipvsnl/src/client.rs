@@ -106,12 +106,18 @@ impl Client {
 
     /// Adds a service.
     pub fn add_service(&mut self, service: &Service) -> Result<(), Error> {
-        block_on(self.conn.set(Request::AddService(service.clone())))
+        block_on(
+            self.conn
+                .set(Request::AddService(Box::new(service.clone()))),
+        )
     }
 
     /// Replaces a service's scheduler, flags and persistence.
     pub fn edit_service(&mut self, service: &Service) -> Result<(), Error> {
-        block_on(self.conn.set(Request::EditService(service.clone())))
+        block_on(
+            self.conn
+                .set(Request::EditService(Box::new(service.clone()))),
+        )
     }
 
     /// Deletes a service and its destinations.

@@ -93,6 +93,19 @@ impl<T: Transport> Conn<T> {
         })
     }
 
+    /// The IPVS family id as the kernel has it now, looked up again: an id
+    /// that differs from an earlier one means the `ip_vs` module was
+    /// unloaded and loaded since (its tables started empty).
+    pub(crate) async fn family_now(&mut self) -> Result<u16, Error> {
+        self.session.forget_family();
+        self.family_id().await
+    }
+
+    /// The family id this connection last resolved, if any.
+    pub(crate) fn known_family(&self) -> Option<u16> {
+        self.session.family()
+    }
+
     /// Sends a get or a dump (`kind` says which, and names it in errors)
     /// written by `write` (given the family id, sequence number and
     /// flags), and hands each IPVS reply (its command and attribute bytes)

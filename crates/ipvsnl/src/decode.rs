@@ -541,8 +541,8 @@ mod tests {
         for _ in 0..3000 {
             let s = service(&mut r);
             for req in [
-                Request::AddService(s.clone()),
-                Request::EditService(s.clone()),
+                Request::AddService(Box::new(s.clone())),
+                Request::EditService(Box::new(s.clone())),
             ] {
                 let (_, attrs) = through_bytes(&req);
                 assert_eq!(service_reply(&attrs, Detail::Full).unwrap().service, s);
@@ -662,7 +662,7 @@ mod tests {
             let s = service(&mut r);
             let d = destination(&mut r, s.key.family());
             let req = match r.below(3) {
-                0 => Request::AddService(s),
+                0 => Request::AddService(Box::new(s)),
                 1 => Request::AddDestination(s.key, d),
                 _ => Request::StartDaemon(daemon(&mut r)),
             };

@@ -53,9 +53,9 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
                 Some(e.pe.clone())
             };
             Ok(Command::Apply(if e.cmd == Cmd::Add {
-                Request::AddService(svc)
+                Request::AddService(Box::new(svc))
             } else {
-                Request::EditService(svc)
+                Request::EditService(Box::new(svc))
             }))
         }
         Cmd::AddDest | Cmd::EditDest => {

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::block_on::block_on;
 use crate::conn::Conn;
 use crate::decode::Detail;
+use crate::sync::cached::Synced;
 use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
 use crate::sync::report::{Found, Report, Unknown};
@@ -23,9 +24,18 @@ use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 /// [`Syncer::sync`] lists the kernel's table (the services in scope with
 /// their destinations), plans and applies. After a sync it knows the table
 /// it left: [`Syncer::sync_cached`] plans from that view instead of a
-/// listing, for a caller that promises no one else writes its services;
-/// the cost then grows with the change, not the table. Services whose
-/// request failed are read back from the kernel, so the view stays true.
+/// listing, for a caller that promises no one else writes its services.
+/// Services whose request failed are read back from the kernel, so the
+/// view stays true.
+///
+/// The cost of a cached sync grows with the change, not the table, when
+/// the desired table descends from the one last synced (the same table
+/// changed in place, or a clone of it changed): a [`Table`] keeps a
+/// journal of the services changed in it, and only those (with any left
+/// unsettled or draining) are planned. A table built anew is planned
+/// whole. Each cached sync also looks the IPVS family up (one round trip):
+/// a new id means the `ip_vs` module was reloaded, its table is empty, and
+/// the sync lists instead of trusting the view.
 ///
 /// ```no_run
 /// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
@@ -43,10 +53,11 @@ use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct Syncer {
-    options: PlanOptions,
-    apply: ApplyOptions,
-    cache: Option<Table>,
-    ledger: DrainLedger,
+    pub(crate) options: PlanOptions,
+    pub(crate) apply: ApplyOptions,
+    pub(crate) cache: Option<Table>,
+    pub(crate) synced: Option<Synced>,
+    pub(crate) ledger: DrainLedger,
 }
 
 impl Syncer {
@@ -79,6 +90,7 @@ impl Syncer {
     /// Forgets the cached view: the next [`Syncer::sync_cached`] lists.
     pub fn forget(&mut self) {
         self.cache = None;
+        self.synced = None;
     }
 
     /// Destinations draining, with the time their drain began.
@@ -151,54 +163,6 @@ impl Syncer {
         desired: &Table,
     ) -> Result<Report, Error> {
         let current = self.list_in(conn).await?;
-        Ok(self.run(conn, current, desired, true).await)
-    }
-
-    /// [`Syncer::sync_cached`] over any transport. Dropped unfinished, it
-    /// leaves no cached view: the next sync lists.
-    pub(crate) async fn sync_cached_in<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        desired: &Table,
-    ) -> Result<Report, Error> {
-        let Some(mut current) = self.cache.take() else {
-            return self.sync_in(conn, desired).await;
-        };
-        // Connection counts in the view are as old as its listing: read
-        // back the services whose destinations drain or are about to be
-        // removed (a drain decides by the live count).
-        let mut draining: HashSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
-        if self.options.drain.is_some() {
-            let pre = plan(
-                &current,
-                desired,
-                &self.options,
-                &self.ledger,
-                Instant::now(),
-            );
-            draining.extend(pre.draining().keys().map(|id| id.0));
-            for r in pre.requests() {
-                if let Request::DeleteDestination(k, _, _) = r {
-                    draining.insert(*k);
-                }
-            }
-        }
-        for key in draining {
-            if let Err(e) = refresh(conn, &mut current, &key).await {
-                self.cache = Some(current);
-                return Err(e);
-            }
-        }
-        Ok(self.run(conn, current, desired, false).await)
-    }
-
-    async fn run<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        mut current: Table,
-        desired: &Table,
-        listed: bool,
-    ) -> Report {
         let p = plan(
             &current,
             desired,
@@ -206,6 +170,20 @@ impl Syncer {
             &self.ledger,
             Instant::now(),
         );
+        Ok(self.run(conn, current, desired, p, true).await)
+    }
+
+    /// Applies `p`, planned from `current` (or from the part of it holding
+    /// the services that may have changed) to `desired`, keeps the view
+    /// true and remembers what it converged to.
+    pub(crate) async fn run<T: Transport>(
+        &mut self,
+        conn: &mut Conn<T>,
+        mut current: Table,
+        desired: &Table,
+        p: Plan,
+        listed: bool,
+    ) -> Report {
         let conflicts = p.conflicts().to_vec();
         let (requests, phase, ledger) = p.into_parts();
         self.ledger = ledger;
@@ -292,7 +270,14 @@ impl Syncer {
             self.repair(conn, &mut current, desired, &mut requests, &mut outcomes)
                 .await;
         }
-        self.cache = unread.is_empty().then_some(current);
+        self.remember(
+            conn,
+            unread.is_empty().then_some(current),
+            desired,
+            &requests,
+            &outcomes,
+            &conflicts,
+        );
         Report {
             requests,
             outcomes,

@@ -10,7 +10,9 @@
 //!   request's outcome.
 
 mod apply;
+mod cached;
 mod dryrun;
+mod journal;
 mod outcomes;
 mod plan;
 mod report;

@@ -281,7 +281,8 @@ pub fn plan(
                         p.conflicts.push(w.service.key);
                         continue;
                     }
-                    p.requests.push(Request::AddService(w.service.clone()));
+                    p.requests
+                        .push(Request::AddService(Box::new(w.service.clone())));
                     if !w.destinations.is_empty() {
                         dest_work.push(DestWork::AddAll(w));
                     }
@@ -303,7 +304,8 @@ pub fn plan(
                 }
                 let before = p.requests.len() + dest_ops.len();
                 if !service_matches(&c.service, &w.service) {
-                    p.requests.push(Request::EditService(w.service.clone()));
+                    p.requests
+                        .push(Request::EditService(Box::new(w.service.clone())));
                 }
                 let from = dest_ops.len();
                 diff_destinations(c, w, options, ledger, now, &mut dest_ops, &mut p.draining);

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::sync::journal::Journal;
 use crate::{Destination, Forward, Service, ServiceEntry, ServiceFlags, ServiceKey};
 
 /// A destination as the planner sees it: its settings and, when it was
@@ -109,11 +110,26 @@ pub(crate) fn dest_id(d: &Destination) -> (IpAddr, u16) {
 /// assert_eq!(serde_json::from_str::<Table>(&serde_json::to_string(&t).unwrap()).unwrap(), t);
 /// # }
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// A table keeps a short journal of the services changed in it, so that a
+/// [`Syncer::sync_cached`](crate::sync::Syncer::sync_cached) of a table
+/// that descends from the one last synced plans only those services. Two
+/// tables are equal when they hold the same services, whatever their
+/// histories.
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct Table {
     services: BTreeMap<ServiceKey, Arc<TableService>>,
+    journal: Journal,
 }
+
+impl PartialEq for Table {
+    fn eq(&self, other: &Table) -> bool {
+        self.services == other.services
+    }
+}
+
+impl Eq for Table {}
 
 impl Table {
     /// An empty table.
@@ -161,9 +177,9 @@ impl Table {
 
     /// Removes a service; returns it if it was there.
     pub fn remove(&mut self, key: &ServiceKey) -> Option<TableService> {
-        self.services
-            .remove(key)
-            .map(|e| Arc::try_unwrap(e).unwrap_or_else(|shared| (*shared).clone()))
+        let removed = self.services.remove(key)?;
+        self.journal.record(*key, self.services.len());
+        Some(Arc::try_unwrap(removed).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     /// The service with this key.
@@ -174,18 +190,49 @@ impl Table {
     /// The service with this key, for a change (copied first if another
     /// table shares it).
     pub(crate) fn get_mut(&mut self, key: &ServiceKey) -> Option<&mut TableService> {
-        self.services.get_mut(key).map(Arc::make_mut)
+        let len = self.services.len();
+        let entry = self.services.get_mut(key)?;
+        self.journal.record(*key, len);
+        Some(Arc::make_mut(entry))
     }
 
     pub(crate) fn put(&mut self, entry: TableService) {
-        self.services.insert(entry.service.key, Arc::new(entry));
+        let key = entry.service.key;
+        self.services.insert(key, Arc::new(entry));
+        self.journal.record(key, self.services.len());
     }
 
     /// Adds the entry of another table, shared.
     pub(crate) fn put_shared(&mut self, from: &Table, key: &ServiceKey) {
         if let Some(e) = from.services.get(key) {
             self.services.insert(*key, Arc::clone(e));
+            self.journal.record(*key, self.services.len());
         }
+    }
+
+    /// The entries of these keys (those it has), shared: the part of the
+    /// table a plan of only those services reads.
+    pub(crate) fn subset<'a>(&self, keys: impl IntoIterator<Item = &'a ServiceKey>) -> Table {
+        let mut part = Table::new();
+        for key in keys {
+            if let Some(e) = self.services.get(key) {
+                part.services.insert(*key, Arc::clone(e));
+            }
+        }
+        part
+    }
+
+    /// The stamp of this content (see [`Journal`]).
+    pub(crate) fn stamp(&self) -> u64 {
+        self.journal.stamp()
+    }
+
+    /// The keys changed since the content stamped `since`, if this table
+    /// descends from it and its journal reaches back that far.
+    pub(crate) fn changed_since(&self, since: u64) -> Option<impl Iterator<Item = &ServiceKey>> {
+        self.journal
+            .changed_since(since)
+            .map(|changes| changes.iter().map(|(_, key)| key))
     }
 
     /// Every service, in key order.

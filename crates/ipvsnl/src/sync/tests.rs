@@ -244,21 +244,23 @@ fn rules_cover_every_service_form() {
     let fw = ServiceKey::fwmark(5, crate::AddressFamily::Inet);
     let sctp = ServiceKey::sctp(ip("10.0.0.9"), 9);
     let reqs = [
-        Request::AddService(
+        Request::AddService(Box::new(
             Service::new(v6)
                 .with_scheduler(Scheduler::WeightedRoundRobin)
                 .with_persistence(300)
                 .with_netmask(Netmask::V6(64))
                 .with_persistence_engine("sip"),
-        ),
-        Request::AddService(
+        )),
+        Request::AddService(Box::new(
             Service::new(fw)
                 .with_scheduler(Scheduler::SourceHashing)
                 .with_persistence(360)
                 .with_netmask(Netmask::V4("255.255.255.0".parse().unwrap()))
                 .with_flags(ServiceFlags::SH_FALLBACK | ServiceFlags::SH_PORT),
-        ),
-        Request::AddService(Service::new(sctp).with_flags(ServiceFlags::ONE_PACKET)),
+        )),
+        Request::AddService(Box::new(
+            Service::new(sctp).with_flags(ServiceFlags::ONE_PACKET),
+        )),
         Request::AddDestination(
             v6,
             Destination::new(ip("2001:db8::5"), 443).with_forward(Forward::Route),
@@ -352,7 +354,7 @@ fn mixed_adds_and_changes_replay_to_the_desired_table() {
     let mut replayed = cur.clone();
     for r in p.requests() {
         match r {
-            Request::AddService(s) => replayed.insert(s.clone(), []),
+            Request::AddService(s) => replayed.insert((**s).clone(), []),
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
                 let e = replayed.get_mut(k).unwrap();
                 e.upsert(crate::sync::table::TableDestination {

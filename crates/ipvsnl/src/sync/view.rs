@@ -97,13 +97,13 @@ fn apply_to_service(e: &mut TableService, r: &Request) {
 pub(crate) fn apply_to(t: &mut Table, r: &Request) {
     match r {
         Request::AddService(s) => t.put(TableService {
-            service: s.clone(),
+            service: (**s).clone(),
             destinations: Vec::new(),
         }),
         Request::EditService(s) => match t.get_mut(&s.key) {
-            Some(e) => e.service = s.clone(),
+            Some(e) => e.service = (**s).clone(),
             None => t.put(TableService {
-                service: s.clone(),
+                service: (**s).clone(),
                 destinations: Vec::new(),
             }),
         },

@@ -23,7 +23,7 @@ use crate::{
 /// let r = parse_line("-A -t 10.0.0.1:80 -p", &Numeric).unwrap();
 /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
 /// let want = Service::new(key).with_persistence(DEFAULT_PERSISTENCE_TIMEOUT);
-/// assert_eq!(r, Request::AddService(want));
+/// assert_eq!(r, Request::AddService(Box::new(want)));
 /// ```
 pub const DEFAULT_PERSISTENCE_TIMEOUT: u32 = 360;
 
@@ -106,8 +106,8 @@ pub(super) fn request(line: &Scanned<'_>, names: &dyn Names) -> Result<Request, 
         }
     }
     let request = match command {
-        Opt::AddService => Request::AddService(service(line, names)?),
-        Opt::EditService => Request::EditService(service(line, names)?),
+        Opt::AddService => Request::AddService(Box::new(service(line, names)?)),
+        Opt::EditService => Request::EditService(Box::new(service(line, names)?)),
         Opt::DeleteService => Request::DeleteService(required_key(line, names)?),
         Opt::AddServer => {
             let key = required_key(line, names)?;

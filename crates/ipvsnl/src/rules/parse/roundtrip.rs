@@ -166,8 +166,8 @@ proptest! {
         let (svc, dests) = entry;
         let key = svc.key;
         let mut requests = vec![
-            Request::AddService(svc.clone()),
-            Request::EditService(svc),
+            Request::AddService(Box::new(svc.clone())),
+            Request::EditService(Box::new(svc)),
             Request::DeleteService(key),
             Request::Zero(Some(key)),
             Request::Zero(None),

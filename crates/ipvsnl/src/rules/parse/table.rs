@@ -76,13 +76,13 @@ impl Replay {
                         added_on,
                     });
                 }
-                self.table.insert(svc.clone(), []);
+                self.table.insert((**svc).clone(), []);
                 self.services.insert(svc.key, line);
             }
             Request::EditService(svc) => {
                 self.need_service(request, &svc.key)?;
                 if let Some(entry) = self.table.get_mut(&svc.key) {
-                    entry.service = svc.clone();
+                    entry.service = (**svc).clone();
                 }
             }
             Request::DeleteService(key) => {

@@ -54,7 +54,7 @@ fn add_service_with_every_setting() {
         .with_netmask(Netmask::V4(Ipv4Addr::new(255, 255, 255, 0)))
         .with_persistence_engine("sip")
         .with_flags(ServiceFlags::SH_FALLBACK | ServiceFlags::SH_PORT);
-    assert_eq!(r, Request::AddService(want));
+    assert_eq!(r, Request::AddService(Box::new(want)));
 }
 
 #[test]
@@ -75,7 +75,7 @@ fn service_defaults() {
     let Request::AddService(s) = one("-A -t 10.0.0.1:80") else {
         panic!("not an add");
     };
-    assert_eq!(s, Service::new(web()));
+    assert_eq!(s, Box::new(Service::new(web())));
     let Request::AddService(s) = one("-A -t 10.0.0.1:0 -p") else {
         panic!("not an add");
     };
@@ -96,7 +96,9 @@ fn edit_and_delete_service() {
     let edit = one("-E -t 10.0.0.1:80 -s wrr");
     assert_eq!(
         edit,
-        Request::EditService(Service::new(web()).with_scheduler(Scheduler::WeightedRoundRobin))
+        Request::EditService(Box::new(
+            Service::new(web()).with_scheduler(Scheduler::WeightedRoundRobin)
+        ))
     );
     assert_eq!(one("-D -t 10.0.0.1:80"), Request::DeleteService(web()));
     assert_eq!(

@@ -1,0 +1,286 @@
+//! A sync from the cached view: what the syncer remembers of the table it
+//! converged to, and the plan of only the services that may differ since.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use crate::conn::Conn;
+use crate::sync::apply::Syncer;
+use crate::sync::outcomes::Outcomes;
+use crate::sync::plan::plan;
+use crate::sync::report::Report;
+use crate::sync::table::Table;
+use crate::sync::view::{refresh, request_key};
+use crate::transport::Transport;
+use crate::{Error, Request, ServiceKey};
+
+/// What a sync converged to, beside the view it left.
+#[derive(Debug, Clone)]
+pub(crate) struct Synced {
+    /// The stamp of the desired table it was given.
+    stamp: u64,
+    /// The IPVS family id then: another one now means the module was
+    /// reloaded and the kernel's tables began again empty.
+    family: Option<u16>,
+    /// Services the view may show otherwise than the desired table (a
+    /// request failed, was skipped or its outcome stayed unknown; wanted
+    /// but out of scope): planned again by every cached sync until settled.
+    unsettled: BTreeSet<ServiceKey>,
+}
+
+impl Syncer {
+    /// Remembers the view a sync left (`None`: it could not be kept true)
+    /// and what it converged to.
+    pub(crate) fn remember<T: Transport>(
+        &mut self,
+        conn: &Conn<T>,
+        view: Option<Table>,
+        desired: &Table,
+        requests: &[Request],
+        outcomes: &Outcomes,
+        conflicts: &[ServiceKey],
+    ) {
+        self.synced = view.as_ref().map(|_| Synced {
+            stamp: desired.stamp(),
+            family: conn.known_family(),
+            unsettled: outcomes
+                .exceptions()
+                .filter_map(|(i, _)| request_key(&requests[i]))
+                .chain(conflicts.iter().copied())
+                .collect(),
+        });
+        self.cache = view;
+    }
+
+    /// The services a cached sync must plan: those changed in `desired`
+    /// since the table last synced, those left unsettled and those with
+    /// destinations draining. `None`: every service (the table does not
+    /// descend from the one synced, or changed too much to say).
+    fn to_plan(&self, desired: &Table) -> Option<BTreeSet<ServiceKey>> {
+        let synced = self.synced.as_ref()?;
+        let changed = desired.changed_since(synced.stamp)?;
+        let mut keys: BTreeSet<ServiceKey> = changed.copied().collect();
+        keys.extend(synced.unsettled.iter().copied());
+        keys.extend(self.ledger.keys().map(|id| id.0));
+        Some(keys)
+    }
+
+    /// [`Syncer::sync_cached`] over any transport. Dropped unfinished, it
+    /// leaves no cached view: the next sync lists.
+    pub(crate) async fn sync_cached_in<T: Transport>(
+        &mut self,
+        conn: &mut Conn<T>,
+        desired: &Table,
+    ) -> Result<Report, Error> {
+        let Some(mut current) = self.cache.take() else {
+            return self.sync_in(conn, desired).await;
+        };
+        // One round trip says whether the view can still be true: a
+        // reloaded module emptied the table under it.
+        let family = conn.family_now().await?;
+        if self.synced.as_ref().map(|s| s.family) != Some(Some(family)) {
+            self.synced = None;
+            return self.sync_in(conn, desired).await;
+        }
+        let keys = self.to_plan(desired);
+        // Connection counts in the view are as old as its listing: read
+        // back the services whose destinations drain or are about to be
+        // removed (a drain decides by the live count).
+        let mut reread: BTreeSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
+        if self.options.drain.is_some() {
+            let pre = match &keys {
+                Some(k) => plan(
+                    &current.subset(k),
+                    &desired.subset(k),
+                    &self.options,
+                    &self.ledger,
+                    Instant::now(),
+                ),
+                None => plan(
+                    &current,
+                    desired,
+                    &self.options,
+                    &self.ledger,
+                    Instant::now(),
+                ),
+            };
+            reread.extend(pre.draining().keys().map(|id| id.0));
+            reread.extend(pre.requests().iter().filter_map(|r| match r {
+                Request::DeleteDestination(k, _, _) => Some(*k),
+                _ => None,
+            }));
+        }
+        for key in &reread {
+            if let Err(e) = refresh(conn, &mut current, key).await {
+                self.cache = Some(current);
+                return Err(e);
+            }
+        }
+        let p = match &keys {
+            Some(k) => plan(
+                &current.subset(k),
+                &desired.subset(k),
+                &self.options,
+                &self.ledger,
+                Instant::now(),
+            ),
+            None => plan(
+                &current,
+                desired,
+                &self.options,
+                &self.ledger,
+                Instant::now(),
+            ),
+        };
+        Ok(self.run(conn, current, desired, p, false).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use super::*;
+    use crate::sync::plan::PlanOptions;
+    use crate::{Destination, Scheduler, Service};
+
+    fn key(i: u32) -> ServiceKey {
+        ServiceKey::tcp(IpAddr::from([10, 0, (i >> 8) as u8, i as u8]), 80)
+    }
+
+    fn dest(i: u32) -> Destination {
+        Destination::new(IpAddr::from([172, 16, (i >> 8) as u8, i as u8]), 80)
+    }
+
+    fn service(s: u32, weight: u32) -> (Service, Vec<Destination>) {
+        (
+            Service::new(key(s)).with_scheduler(Scheduler::RoundRobin),
+            (0..4)
+                .map(|d| dest(s * 4 + d).with_weight(weight))
+                .collect(),
+        )
+    }
+
+    /// A syncer that converged to `desired` (its view shares the entries).
+    fn converged(desired: &Table) -> Syncer {
+        Syncer {
+            cache: Some(desired.clone()),
+            synced: Some(Synced {
+                stamp: desired.stamp(),
+                family: Some(0x20),
+                unsettled: BTreeSet::new(),
+            }),
+            ..Syncer::default()
+        }
+    }
+
+    fn plan_of(s: &Syncer, desired: &Table) -> Vec<String> {
+        let view = s.cache.as_ref().unwrap();
+        let p = match s.to_plan(desired) {
+            Some(k) => plan(
+                &view.subset(&k),
+                &desired.subset(&k),
+                &s.options,
+                &s.ledger,
+                Instant::now(),
+            ),
+            None => plan(view, desired, &s.options, &s.ledger, Instant::now()),
+        };
+        p.requests().iter().map(ToString::to_string).collect()
+    }
+
+    fn whole_plan(s: &Syncer, desired: &Table) -> Vec<String> {
+        let view = s.cache.as_ref().unwrap();
+        plan(
+            view,
+            desired,
+            &PlanOptions::default(),
+            &s.ledger,
+            Instant::now(),
+        )
+        .requests()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+    }
+
+    #[test]
+    fn a_descendant_is_planned_by_its_changes_alone_and_plans_what_a_whole_plan_does() {
+        let mut desired: Table = (1..=300).map(|s| service(s, 1)).collect();
+        let syncer = converged(&desired);
+        assert_eq!(syncer.to_plan(&desired).map(|k| k.len()), Some(0));
+        // A little PRNG: the same mix of changes every run.
+        let mut x = 0x9e37_79b9_u32;
+        let mut next = |n: u32| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x % n
+        };
+        for step in 0..200 {
+            let s = 1 + next(320);
+            match next(4) {
+                0 => {
+                    desired.remove(&key(s));
+                }
+                1 => {
+                    let (svc, d) = service(s, 1 + next(3));
+                    desired.insert(svc, d);
+                }
+                2 => {
+                    // Changed, then changed back: planned, and nothing to do.
+                    let (svc, d) = service(s, 9);
+                    desired.insert(svc, d);
+                    let (svc, d) = service(s, 1);
+                    desired.insert(svc, d);
+                }
+                _ => {
+                    let (svc, mut d) = service(s, 1);
+                    d.truncate(next(4) as usize);
+                    desired.insert(svc, d);
+                }
+            }
+            let keys = syncer.to_plan(&desired).expect("a descendant");
+            assert!(keys.len() <= step + 1, "only the keys changed are planned");
+            assert_eq!(plan_of(&syncer, &desired), whole_plan(&syncer, &desired));
+        }
+    }
+
+    #[test]
+    fn a_table_of_another_line_or_past_the_journal_is_planned_whole() {
+        let desired: Table = (1..=10).map(|s| service(s, 1)).collect();
+        let syncer = converged(&desired);
+        // The same content built again is another table: no shared history.
+        let rebuilt: Table = (1..=10).map(|s| service(s, 1)).collect();
+        assert_eq!(rebuilt, desired);
+        assert_eq!(syncer.to_plan(&rebuilt), None);
+        assert!(plan_of(&syncer, &rebuilt).is_empty());
+        // A table changed more than its journal keeps.
+        let mut churned = desired.clone();
+        for round in 0..3 {
+            for s in 1..=600 {
+                let (svc, d) = service(s, 1 + round);
+                churned.insert(svc, d);
+            }
+        }
+        assert_eq!(syncer.to_plan(&churned), None);
+        assert_eq!(plan_of(&syncer, &churned), whole_plan(&syncer, &churned));
+        // 590 services added with their 4 destinations; the 10 kept have
+        // their 4 destinations' weights edited.
+        assert_eq!(plan_of(&syncer, &churned).len(), 590 * 5 + 10 * 4);
+    }
+
+    #[test]
+    fn unsettled_and_draining_services_are_planned_again() {
+        let desired: Table = (1..=10).map(|s| service(s, 1)).collect();
+        let mut syncer = converged(&desired);
+        if let Some(s) = syncer.synced.as_mut() {
+            s.unsettled.insert(key(3));
+        }
+        syncer
+            .ledger
+            .insert((key(7), dest(28).addr, 80), Instant::now());
+        let keys: Vec<ServiceKey> = syncer.to_plan(&desired).unwrap().into_iter().collect();
+        assert_eq!(keys, vec![key(3), key(7)]);
+    }
+}
