@@ -91,12 +91,13 @@ pub(crate) fn peak_rss_kib() -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
 }
 
-/// The 10 destinations changed by "10 changed destinations": one of each
-/// of 10 services spread evenly over the table (service 1, 1 + s/10, ...),
-/// the k-th service's (k mod d)-th destination, given `weight`.
-pub(crate) fn ten_changed(want: &Table, weight: u32) -> (Table, Vec<Request>) {
-    let keys: Vec<ServiceKey> = want.keys().copied().collect();
-    let mut t = want.clone();
+/// Changes 10 destinations of `t` in place (as a controller keeping its
+/// desired table would, so the table's journal knows what changed): one
+/// of each of 10 services spread evenly over the table (service 1,
+/// 1 + s/10, ...), the k-th service's (k mod d)-th destination, given
+/// `weight`. Returns the edits that set them so.
+pub(crate) fn ten_changed(t: &mut Table, weight: u32) -> Vec<Request> {
+    let keys: Vec<ServiceKey> = t.keys().copied().collect();
     let mut edits = Vec::new();
     let n = keys.len().min(10);
     for k in 0..n {
@@ -112,7 +113,28 @@ pub(crate) fn ten_changed(want: &Table, weight: u32) -> (Table, Vec<Request>) {
         edits.push(Request::EditDestination(key, list[at]));
         t.insert(svc, list);
     }
-    (t, edits)
+    edits
+}
+
+/// `from` changed in place into `to`: a table that holds `to` and descends
+/// from `from` (its journal lists the services that differ), as a
+/// controller that edits its desired table would have it.
+pub(crate) fn descendant(from: &Table, to: &Table) -> Table {
+    let mut t = from.clone();
+    for key in from.keys() {
+        if to.get(key).is_none() {
+            t.remove(key);
+        }
+    }
+    for entry in to.iter() {
+        if from.get(&entry.service.key) != Some(entry) {
+            t.insert(
+                entry.service.clone(),
+                entry.destinations.iter().map(|d| d.destination),
+            );
+        }
+    }
+    t
 }
 
 /// Turns the counting allocator on from zero; [`counted`] reads it.
@@ -323,12 +345,13 @@ impl Bench {
         // ours gives them a new weight. The plain client's writes leave the
         // syncer's view behind on those 10, and ours overwrite them next.
         let mut ten_ok = true;
-        let (_, undo) = ten_changed(want, 1);
+        let mut now = want.clone();
+        let undo = ten_changed(&mut want.clone(), 1);
         let undo = Batches::encode(&undo, family);
         for r in 0..rounds {
             let weight = 2 + r as u32;
-            let (changed, edits) = ten_changed(want, weight);
-            let (rep, t) = timed(|| syncer.sync_cached(client, &changed).expect("sync"));
+            let edits = ten_changed(&mut now, weight);
+            let (rep, t) = timed(|| syncer.sync_cached(client, &now).expect("sync"));
             ten_ok &= rep.is_complete() && rep.requests().len() == edits.len() && edits.len() == 10;
             m.ten_cached.0.push(t);
             let (n, t) = plain_create(&undo);
@@ -343,23 +366,28 @@ impl Bench {
         }
         // The kernel holds `want` again; the view, the last weights: 10
         // edits bring it back (the kernel's side changes nothing).
-        let back = syncer.sync_cached(client, want).expect("sync");
+        ten_changed(&mut now, 1);
+        let back = syncer.sync_cached(client, &now).expect("sync");
         ten_ok &= back.is_complete() && back.requests().len() == 10;
-        ten_ok &= listed(client).same_settings(want);
+        ten_ok &= now.same_settings(want) && listed(client).same_settings(want);
         self.check(
             format!("{name}: 10 changed destinations: 10 requests each round from the cached view, complete; the plain client's 10 edits accepted; the table the desired one after"),
             ten_ok,
         );
 
         // 1 % churn: from the cached view (timed), back (untimed), then
-        // listed by a fresh syncer (timed).
+        // listed by a fresh syncer (timed). The cached syncs are given
+        // the desired table changed in place (it descends from the one
+        // synced).
         let churn = churned(Layout::Spread, services, dests, 1);
-        let (r, t) = timed(|| syncer.sync_cached(client, &churn).expect("sync"));
+        let to_churn = descendant(&now, &churn);
+        let (r, t) = timed(|| syncer.sync_cached(client, &to_churn).expect("sync"));
         m.churn_cached.0.push(t);
         m.churn_requests.1 = r.requests().len();
         let mut churn_ok = r.is_complete() && listed(client).same_settings(&churn);
+        let back = descendant(&to_churn, want);
         churn_ok &= syncer
-            .sync_cached(client, want)
+            .sync_cached(client, &back)
             .expect("sync")
             .is_complete();
         let mut fresh = Syncer::new(PlanOptions::default());
