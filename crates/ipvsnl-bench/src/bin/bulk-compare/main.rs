@@ -72,7 +72,7 @@
 //! The scale run (`scale.rs`, run by `.ci/bench --scale`): `bulk-compare
 //! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--resyncs-only]
 //! [--memory-only]`
-//! (default sizes 1000x10,10000x10,50000x10,100000x10, 3 rounds, 1 round
+//! (default sizes 1000x10,10000x10,50000x10,100000x10, 3 rounds, 2 rounds
 //! of the cold creates and listings above 10000 services; ours and the
 //! plain client only, per destination); `bulk-compare --plot POINTS OUT.svg
 //! [CAPTION]` draws its plot from the `SCALE-POINT` lines it printed.
@@ -199,7 +199,7 @@ fn main() {
     let mut pause = DEFAULT_PAUSE;
     let mut flush = true;
     let mut cli_rounds = 3;
-    let mut big_rounds = 1;
+    let mut big_rounds = 2;
     let mut resyncs_only = false;
     let mut ours = None;
     let mut plain_client = None;

@@ -33,9 +33,14 @@ pub(crate) const SIZES: [(u32, u32); 4] = [(1_000, 10), (10_000, 10), (50_000, 1
 /// Up to this many services, every cold create's end state is listed and
 /// compared (above it, the first round's of each contestant), and the
 /// cold creates and listings run `--rounds` rounds (above it
-/// `--big-rounds`: a create of 100000 x 10 is about 10^11 guest
-/// instructions, some 10 minutes of the host's time under icount).
+/// `--big-rounds`: a create of 100000 x 10 is about 1.7 x 10^10 guest
+/// instructions, and with its checks some minutes of the host's time
+/// under icount).
 pub(crate) const SMALL: u32 = 10_000;
+
+/// The longest wait for the machine to become quiet before a timed run
+/// (the teardown of a namespace that held 100000 x 10 outlasts the pause).
+const SETTLE_MAX: Duration = Duration::from_secs(60);
 
 /// What one size measured.
 #[derive(Default, Clone)]
@@ -211,6 +216,7 @@ impl Bench {
             for k in 0..2 {
                 let which = (first + r + k) % 2;
                 self.next_namespace();
+                self.settle(SETTLE_MAX);
                 let mut c = ready_client();
                 let (done, t) = if which == 0 {
                     let mut syncer = Syncer::new(PlanOptions::default());
@@ -272,6 +278,7 @@ impl Bench {
         let mut client = keep;
         let mut counts_ok = true;
         std::thread::sleep(self.opts.pause);
+        self.settle(SETTLE_MAX);
         for r in 0..rounds {
             for k in 0..2 {
                 let plain = (first + r + k) & 1 == 0;

@@ -34,7 +34,7 @@ pub(crate) fn method(rounds: usize, big: usize, pause: f64) {
         "- Sizes: services 10.0.0.1, 10.0.0.2, ... port 80 (spread over the kernel's 256 service hash buckets: at 100000 services about 390 a bucket), rr, each with 10 distinct masquerading real servers. Every figure of a size comes from one boot, ours next to the plain client."
     );
     println!(
-        "- Cold create: {rounds} rounds up to 10000 services, {big} above (under icount a create of 100000 x 10 is about 10^11 guest instructions, 10 minutes of the host's time); in each, `Syncer::sync` and the plain client (every request encoded before the clock, 64 KiB per sendmsg, one ACK per datagram) each create the table in a fresh network namespace, alternating (who starts alternates from round to round and from size to size). The end state is listed and compared with the desired table in every round up to 10000 services, in the first round of each contestant above."
+        "- Cold create: {rounds} rounds up to 10000 services, {big} above (under icount a create of 100000 x 10 is about 1.7 x 10^10 guest instructions; with the checks and listings each round of the big sizes costs minutes of the host's time); in each, `Syncer::sync` and the plain client (every request encoded before the clock, 64 KiB per sendmsg, one ACK per datagram) each create the table in a fresh network namespace, alternating (who starts alternates from round to round and from size to size). The end state is listed and compared with the desired table in every round up to 10000 services, in the first round of each contestant above."
     );
     println!(
         "- Full listing: the plain listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) and `Client::table` alternate over as many rounds in the namespace the last create filled."
@@ -46,7 +46,7 @@ pub(crate) fn method(rounds: usize, big: usize, pause: f64) {
         "- Memory: the desired state (`Table`) and the plan from empty (`plan` of an empty table, default options) of the size are built with a counting allocator on: the live heap after the desired state, and the peak live heap with the plan, per destination of the table."
     );
     println!(
-        "- A namespace holding a table is flushed (untimed) before it is left; each contestant starts {pause:.2} s after entering its fresh namespace. Family ids are resolved and sockets opened before the clock."
+        "- A namespace holding a table is flushed (untimed) before it is left; each contestant starts {pause:.2} s after entering its fresh namespace, and later if the machine was not quiet by then (the background teardown of a namespace that held 100000 x 10 outlasts the pause): until 200 ms in a row below 40 % of a CPU, at most 60 s. Family ids are resolved and sockets opened before the clock."
     );
     println!(
         "- Wall seconds of this process (under icount: guest instructions, user and kernel together, 1e9 a second). A row with several runs shows the median run and the range; ns per destination is the median wall over the table's destinations."
