@@ -68,6 +68,14 @@
 //! Usage: `bulk-compare [--quick] [--memory-only] [--rounds N]
 //! [--sizes 10000x5,5000x4] [--no-bucket] [--pause-ms MS] [--no-flush]`
 //! [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]`
+//!
+//! The scale run (`scale.rs`, run by `.ci/bench --scale`): `bulk-compare
+//! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--resyncs-only]
+//! [--memory-only]`
+//! (default sizes 1000x10,10000x10,50000x10,100000x10, 3 rounds, 2 rounds
+//! of the cold creates and listings above 10000 services; ours and the
+//! plain client only, per destination); `bulk-compare --plot POINTS OUT.svg
+//! [CAPTION]` draws its plot from the `SCALE-POINT` lines it printed.
 //! (`--pause-ms` and `--no-flush` exist to measure the teardown; our
 //! ipvsadm is `--ours-ipvsadm`, else `IPVSNL_OURS_IPVSADM`, else
 //! `ipvsnl-ipvsadm` next to this program).
@@ -92,7 +100,10 @@ mod cli;
 mod contest;
 mod memory;
 mod namespaces;
+mod plot;
 mod rows;
+mod scale;
+mod scale_report;
 mod targets;
 mod timing;
 
@@ -109,6 +120,12 @@ struct Options {
     flush: bool,
     /// Rounds of the whole-process rows.
     cli_rounds: usize,
+    /// `--scale`: rounds of the cold creates and listings above 10000
+    /// services.
+    big_rounds: usize,
+    /// `--scale --resyncs-only`: no timed cold create nor listing (the
+    /// table created once, untimed), only the resyncs.
+    resyncs_only: bool,
 }
 
 /// The run: options, the programs of the whole-process rows, and what was
@@ -154,7 +171,7 @@ impl Bench {
 }
 fn usage() -> ! {
     eprintln!(
-        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]"
+        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--big-rounds N] [--resyncs-only] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
     );
     std::process::exit(2)
 }
@@ -175,12 +192,15 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut quick = false;
     let mut memory_only = false;
-    let mut rounds = 5;
+    let mut rounds = None;
+    let mut scale = false;
     let mut sizes = None;
     let mut bucket = true;
     let mut pause = DEFAULT_PAUSE;
     let mut flush = true;
     let mut cli_rounds = 3;
+    let mut big_rounds = 2;
+    let mut resyncs_only = false;
     let mut ours = None;
     let mut plain_client = None;
     while let Some(a) = args.next() {
@@ -188,11 +208,31 @@ fn main() {
             "--quick" => quick = true,
             "--memory-only" => memory_only = true,
             "--rounds" => {
-                rounds = args
+                rounds = Some(
+                    args.next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| n > 0)
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--scale" => scale = true,
+            "--resyncs-only" => resyncs_only = true,
+            "--big-rounds" => {
+                big_rounds = args
                     .next()
                     .and_then(|n| n.parse().ok())
                     .filter(|&n| n > 0)
                     .unwrap_or_else(|| usage())
+            }
+            "--plot" => {
+                let points = args.next().unwrap_or_else(|| usage());
+                let out = args.next().unwrap_or_else(|| usage());
+                let caption = args.next().unwrap_or_default();
+                if let Err(e) = plot::run(&points, &out, &caption) {
+                    eprintln!("bulk-compare --plot: {e}");
+                    std::process::exit(1);
+                }
+                return;
             }
             "--sizes" => sizes = Some(parse_sizes(&args.next().unwrap_or_else(|| usage()))),
             "--no-bucket" => bucket = false,
@@ -216,14 +256,17 @@ fn main() {
             _ => usage(),
         }
     }
+    let rounds = rounds.unwrap_or(if scale { 3 } else { 5 });
     let sizes = sizes.unwrap_or_else(|| {
-        if quick {
+        if scale {
+            scale::SIZES.to_vec()
+        } else if quick {
             vec![(200, 4)]
         } else {
             vec![(1_000, 4), (5_000, 4), (10_000, 5)]
         }
     });
-    let bucket = bucket.then_some(if quick { (200, 4) } else { (10_000, 5) });
+    let bucket = (bucket && !scale).then_some(if quick { (200, 4) } else { (10_000, 5) });
     let mut bench = Bench {
         opts: Options {
             rounds,
@@ -232,6 +275,8 @@ fn main() {
             pause,
             flush,
             cli_rounds,
+            big_rounds,
+            resyncs_only,
         },
         programs: cli::Programs::find(ours, plain_client),
         checks: Vec::new(),
@@ -245,6 +290,10 @@ fn main() {
         .trim()
         .to_string();
     println!("BULK-COMPARE-BEGIN");
+    if scale {
+        bench.scale_run(&kernel, memory_only);
+        return;
+    }
     println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
     println!("Kernel {kernel}, one boot. Method (see crates/ipvsnl-bench/src/bin/bulk-compare/main.rs):\n");
     // How the VM keeps time, as .ci/bench says (instruction counting or not).

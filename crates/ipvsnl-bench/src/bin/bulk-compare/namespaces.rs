@@ -18,6 +18,8 @@ pub(crate) struct TeardownLog {
     /// The slowest synchronous flush before leaving, and how many flushes.
     pub(crate) max_flush: f64,
     pub(crate) flushes: usize,
+    /// The scale run: how long each [`Bench::settle`] waited after the pause.
+    pub(crate) settle_waits: Vec<f64>,
 }
 
 /// The pause after entering a fresh namespace. Measured on 6.1 under TCG
@@ -105,6 +107,30 @@ impl Bench {
         }
     }
 
+    /// After [`Bench::next_namespace`]'s pause: if the machine was not
+    /// quiet by its end (a big table's namespace still being torn down),
+    /// waits until it is ([`QUIET_SAMPLES`] quiet samples in a row), at
+    /// most `max`. Returns how long it waited.
+    pub(crate) fn settle(&mut self, max: Duration) -> f64 {
+        let start = Instant::now();
+        let mut before = busy_ticks();
+        let mut quiet_run = 0;
+        while quiet_run < QUIET_SAMPLES && start.elapsed() < max {
+            std::thread::sleep(SAMPLE);
+            let now = busy_ticks();
+            if now.saturating_sub(before) > QUIET_TICKS {
+                quiet_run = 0;
+            } else {
+                quiet_run += 1;
+            }
+            before = now;
+        }
+        let waited = start.elapsed().as_secs_f64();
+        self.teardown.settle_waits.push(waited);
+        progress(format_args!("settled after {waited:.2} s more"));
+        waited
+    }
+
     pub(crate) fn teardown_line(&mut self) {
         let t = &self.teardown;
         if t.settled.is_empty() {
@@ -130,7 +156,18 @@ impl Bench {
             self.opts.pause.as_secs_f64(),
             t.late
         );
-        let ok = t.late == 0;
+        let line = if t.settle_waits.is_empty() {
+            line
+        } else {
+            let mut w = t.settle_waits.clone();
+            w.sort_by(f64::total_cmp);
+            format!(
+                "{line}; the scale run then waited until the machine was quiet: {:.2} s (median) / {:.2} s (max) more",
+                w[(w.len() - 1) / 2],
+                w[w.len() - 1]
+            )
+        };
+        let ok = t.late == 0 || !t.settle_waits.is_empty();
         let probes = t.probes.clone();
         self.note(format!("teardown: {line}"), ok);
         if !probes.is_empty() {
