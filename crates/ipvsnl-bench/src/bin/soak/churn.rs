@@ -16,9 +16,10 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use ipvsnl::{AddressFamily, Protocol, ServiceKey};
+use ipvsnl::{AddressFamily, ServiceKey};
 
 use crate::rng::Rng;
+use crate::saved::{parse_saved, spec_of, Listed};
 use crate::tables::{our_key, COTENANT_MARKS};
 
 /// What the churner did, as it reports on quitting.
@@ -156,78 +157,6 @@ impl Churner {
             }
         }
         Ok(f)
-    }
-}
-
-/// A service as `ipvsadm -S -n` printed it: its spec (`-t 10.10.0.1:80`,
-/// `-f 5 -6`) and its real servers' `-r` values.
-#[derive(Debug, Clone)]
-struct Listed {
-    spec: Vec<String>,
-    v6: bool,
-    servers: Vec<String>,
-}
-
-/// Reads `ipvsadm -S -n`: `-A SPEC options` and `-a SPEC -r RS options`.
-fn parse_saved(text: &str) -> Vec<Listed> {
-    let mut out: Vec<Listed> = Vec::new();
-    for line in text.lines() {
-        let t: Vec<&str> = line.split_whitespace().collect();
-        if t.len() < 3 {
-            continue;
-        }
-        let mut spec: Vec<String> = vec![t[1].to_owned(), t[2].to_owned()];
-        if t.get(3) == Some(&"-6") {
-            spec.push("-6".to_owned());
-        }
-        let v6 = spec.iter().any(|s| s == "-6" || s.contains('['));
-        match t[0] {
-            "-A" => out.push(Listed {
-                spec,
-                v6,
-                servers: Vec::new(),
-            }),
-            "-a" => {
-                let rs = t.iter().position(|w| *w == "-r").and_then(|i| t.get(i + 1));
-                if let (Some(rs), Some(svc)) = (rs, out.iter_mut().rev().find(|s| s.spec == spec)) {
-                    svc.servers.push((*rs).to_owned());
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// ipvsadm's spec of a key: `-t ADDR:PORT`, `-u`, `--sctp-service`, or
-/// `-f MARK` (`-6` for IPv6).
-fn spec_of(key: &ServiceKey) -> Vec<String> {
-    let endpoint = |addr: &IpAddr, port: u16| match addr {
-        IpAddr::V4(a) => format!("{a}:{port}"),
-        IpAddr::V6(a) => format!("[{a}]:{port}"),
-    };
-    match key {
-        ServiceKey::Inet {
-            protocol,
-            addr,
-            port,
-        } => {
-            let flag = match protocol {
-                Protocol::Udp => "-u",
-                Protocol::Sctp => "--sctp-service",
-                _ => "-t",
-            };
-            vec![flag.to_owned(), endpoint(addr, *port)]
-        }
-        ServiceKey::Fwmark { mark, family } => {
-            let mut v = vec!["-f".to_owned(), mark.to_string()];
-            if *family == AddressFamily::Inet6 {
-                v.push("-6".to_owned());
-            }
-            v
-        }
-        #[allow(unreachable_patterns)]
-        _ => vec!["-f".to_owned(), "1".to_owned()],
     }
 }
 

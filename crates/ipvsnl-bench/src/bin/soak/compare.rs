@@ -166,3 +166,78 @@ pub(crate) fn only(t: &Table, keep: impl Fn(&ServiceKey) -> bool) -> Table {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipvsnl::{Destination, Forward, Service, Tunnel};
+
+    fn key(i: u8) -> ServiceKey {
+        ServiceKey::tcp(IpAddr::from([10, 10, 0, i]), 80)
+    }
+
+    fn table(weight: u32, gue_port: u16) -> Table {
+        let mut t = Table::new();
+        t.insert(
+            Service::new(key(1)),
+            [
+                Destination::new(IpAddr::from([10, 20, 0, 1]), 80).with_weight(weight),
+                Destination::new(IpAddr::from([10, 20, 0, 2]), 80)
+                    .with_forward(Forward::Tunnel(Tunnel::gue(gue_port))),
+            ],
+        );
+        t.insert(Service::new(key(2)), []);
+        t
+    }
+
+    fn ours(k: &ServiceKey) -> bool {
+        crate::tables::is_ours(k)
+    }
+
+    #[test]
+    fn equal_tables_and_the_kernels_hashed_flag_are_no_difference() {
+        let want = table(1, 6080);
+        assert!(differences(&want, &want.clone(), ours).is_empty());
+        let mut found = want.clone();
+        let mut svc = found.remove(&key(2)).unwrap().service;
+        svc.flags |= ServiceFlags::HASHED;
+        found.insert(svc, []);
+        assert!(differences(&want, &found, ours).is_empty());
+    }
+
+    #[test]
+    fn a_skipped_request_is_a_difference_named_by_field() {
+        let want = table(1, 6080);
+        let d = differences(&want, &table(2, 6080), ours);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].contains("weight: wanted 1, kernel 2"), "{d:?}");
+        let d = differences(&want, &table(1, 6081), ours);
+        assert!(d[0].contains("forwarding"), "{d:?}");
+        let mut found = want.clone();
+        found.remove(&key(2));
+        let d = differences(&want, &found, ours);
+        assert!(d[0].contains("missing from the kernel"), "{d:?}");
+        let mut found = want.clone();
+        let old = found.remove(&key(1)).unwrap();
+        found.insert(old.service, [old.destinations[1].destination]);
+        let d = differences(&want, &found, ours);
+        assert!(
+            d[0].contains("destination 10.20.0.1 port 80: wanted, missing"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn services_out_of_scope_are_not_compared_but_extra_ones_in_scope_are() {
+        let want = table(1, 6080);
+        let mut found = want.clone();
+        found.insert(
+            Service::new(ServiceKey::tcp(IpAddr::from([192, 168, 50, 1]), 80)),
+            [],
+        );
+        assert!(differences(&want, &found, ours).is_empty());
+        found.insert(Service::new(key(3)), []);
+        let d = differences(&want, &found, ours);
+        assert!(d[0].contains("not wanted"), "{d:?}");
+    }
+}

@@ -28,6 +28,7 @@ mod figures;
 mod memory;
 mod rng;
 mod round;
+mod saved;
 mod tables;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

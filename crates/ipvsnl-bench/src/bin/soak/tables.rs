@@ -379,3 +379,44 @@ pub(crate) fn cotenant(rng: &mut Rng, u: &Universe) -> Table {
     }
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn universe() -> Universe {
+        Universe {
+            schedulers: Scheduler::named().collect(),
+            pe_sip: true,
+            max_services: 300,
+            local_forwarding: true,
+        }
+    }
+
+    /// Every generated table is one the library accepts (nothing refused
+    /// before it is sent), ours only, within the size bound.
+    #[test]
+    fn generated_tables_are_valid_and_ours() {
+        let u = universe();
+        let mut rng = Rng::new(42);
+        let mut t = Table::new();
+        for round in 0..300 {
+            t = if round % 7 == 0 {
+                fresh(&mut rng, &u)
+            } else {
+                mutate(&mut rng, &u, &t)
+            };
+            assert!(t.len() <= u.max_services + 6);
+            for s in t.iter() {
+                assert!(is_ours(&s.service.key), "{}", s.service.key);
+                s.service.validate().unwrap();
+                for d in &s.destinations {
+                    d.destination.validate_for(&s.service.key).unwrap();
+                }
+            }
+        }
+        for s in cotenant(&mut rng, &u).iter() {
+            assert!(!is_ours(&s.service.key), "{}", s.service.key);
+        }
+    }
+}
