@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::named_netns::{in_netns, NamedNetns};
 use common::oracle::{assert_tables_equal, needed, parse_proc_ip_vs, scoped, Needed, RawTable};
-use common::reload::{load_ip_vs, loaded_ip_vs_modules, unload_ip_vs};
+use common::reload::{load_ip_vs, loaded_ip_vs_modules, module_refs, unload_ip_vs, NoAutoload};
 use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Found, Outcome, Plan, PlanOptions, Scope, Syncer, Table};
@@ -103,26 +103,6 @@ fn service_of(r: &Request) -> ServiceKey {
         | Request::EditDestination(k, _)
         | Request::DeleteDestination(k, _, _) => *k,
         other => panic!("not a sync's request: {other}"),
-    }
-}
-
-/// Module autoloading off while it lives: the kernel's usermode modprobe
-/// (`kernel.modprobe`) pointed at a program that does not exist.
-struct NoAutoload(String);
-
-const MODPROBE: &str = "/proc/sys/kernel/modprobe";
-
-impl NoAutoload {
-    fn new() -> NoAutoload {
-        let was = std::fs::read_to_string(MODPROBE).unwrap();
-        std::fs::write(MODPROBE, "/nonexistent/modprobe").unwrap();
-        NoAutoload(was.trim().to_owned())
-    }
-}
-
-impl Drop for NoAutoload {
-    fn drop(&mut self) {
-        std::fs::write(MODPROBE, &self.0).unwrap();
     }
 }
 
@@ -306,13 +286,6 @@ fn exclusive_chaos_sigkill_mid_apply() {
     );
     assert!(s.plan(&mut c, &want).unwrap().is_empty());
     c.flush().unwrap();
-}
-
-/// How many services hold a scheduler's module (every namespace's).
-fn module_refs(module: &str) -> u32 {
-    let path = format!("/sys/module/{module}/refcnt");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    text.trim().parse().unwrap()
 }
 
 #[test]

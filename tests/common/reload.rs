@@ -1,7 +1,8 @@
-//! Unloading and loading the IPVS modules, for the tests that reload
-//! `ip_vs` under a live client (in a boot of their own: `exclusive_`
-//! tests run alone, see .ci/kernel-tests). Modules are global: a reload
-//! from any namespace resets every namespace's table.
+//! Unloading and loading the IPVS modules (and keeping the kernel from
+//! loading them by itself), for the tests that reload `ip_vs` under a live
+//! client (in a boot of their own: `exclusive_` tests run alone, see
+//! .ci/kernel-tests). Modules are global: a reload from any namespace
+//! resets every namespace's table.
 
 use std::time::Duration;
 
@@ -77,4 +78,31 @@ pub fn reload_ip_vs(c: &mut Client) {
     c.flush().unwrap();
     let was = unload_ip_vs();
     load_ip_vs(&was);
+}
+
+/// Module autoloading off while it lives: the kernel's usermode modprobe
+/// (`kernel.modprobe`) pointed at a program that does not exist.
+pub struct NoAutoload(String);
+
+const MODPROBE: &str = "/proc/sys/kernel/modprobe";
+
+impl NoAutoload {
+    pub fn new() -> NoAutoload {
+        let was = std::fs::read_to_string(MODPROBE).unwrap();
+        std::fs::write(MODPROBE, "/nonexistent/modprobe").unwrap();
+        NoAutoload(was.trim().to_owned())
+    }
+}
+
+impl Drop for NoAutoload {
+    fn drop(&mut self) {
+        std::fs::write(MODPROBE, &self.0).unwrap();
+    }
+}
+
+/// How many services hold a scheduler's module (every namespace's).
+pub fn module_refs(module: &str) -> u32 {
+    let path = format!("/sys/module/{module}/refcnt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.trim().parse().unwrap()
 }
