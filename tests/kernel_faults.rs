@@ -12,6 +12,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use common::reload::reload_ip_vs;
 use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Found, PlanOptions, Scope, Syncer, Table};
@@ -200,42 +201,6 @@ fn a_concurrent_writer_during_a_sync() {
     assert!(ours.same_settings(&want));
     // The other writer's service was left alone.
     assert!(table.get(&key(2000)).is_some());
-}
-
-/// Unloads every IPVS module (the table flushed first: a service holds its
-/// scheduler's module) and loads `ip_vs` and two schedulers again.
-fn reload_ip_vs(c: &mut Client) {
-    c.flush().unwrap();
-    let modules = std::fs::read_to_string("/proc/modules").unwrap();
-    let mut ours: Vec<&str> = modules
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|m| m.starts_with("ip_vs_"))
-        .collect();
-    ours.push("ip_vs");
-    for m in ours {
-        // A deleted service lets go of its scheduler after an RCU grace
-        // period: until then the module is busy (EAGAIN).
-        let mut tries = 0;
-        loop {
-            let out = run("rmmod", &[m]);
-            if out.status.success() {
-                break;
-            }
-            tries += 1;
-            if tries == 50 {
-                assert_ok(&format!("rmmod {m}"), out);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
-    assert!(!std::fs::read_to_string("/proc/modules")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("ip_vs ")));
-    for m in ["ip_vs", "ip_vs_rr", "ip_vs_wlc"] {
-        assert_ok(&format!("modprobe {m}"), run("modprobe", &[m]));
-    }
 }
 
 #[test]

@@ -20,7 +20,10 @@
 #![allow(dead_code)]
 
 pub mod directors;
+pub mod named_netns;
 pub mod ops;
+pub mod oracle;
+pub mod reload;
 pub mod servers;
 pub mod tables;
 pub mod topology;
