@@ -94,7 +94,7 @@ use ipvsnl_bench::netns;
 use ipvsnl_bench::plain::batches::Batches;
 use ipvsnl_bench::plain::listing::{self, PlainDumper, PlainTable};
 use ipvsnl_bench::plain::socket;
-use ipvsnl_bench::workload::{churn, desired, Layout};
+use ipvsnl_bench::workload::{churn, churned, desired, Layout};
 
 mod cli;
 mod contest;
