@@ -65,6 +65,26 @@ impl Syncer {
         Some(keys)
     }
 
+    /// The plan of the services `keys` (all of them if `None`).
+    fn plan_part(
+        &self,
+        current: &Table,
+        desired: &Table,
+        keys: Option<&BTreeSet<ServiceKey>>,
+    ) -> crate::sync::Plan {
+        let now = Instant::now();
+        match keys {
+            Some(k) => plan(
+                &current.subset(k),
+                &desired.subset(k),
+                &self.options,
+                &self.ledger,
+                now,
+            ),
+            None => plan(current, desired, &self.options, &self.ledger, now),
+        }
+    }
+
     /// [`Syncer::sync_cached`] over any transport. Dropped unfinished, it
     /// leaves no cached view: the next sync lists.
     pub(crate) async fn sync_cached_in<T: Transport>(
@@ -88,22 +108,7 @@ impl Syncer {
         // removed (a drain decides by the live count).
         let mut reread: BTreeSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
         if self.options.drain.is_some() {
-            let pre = match &keys {
-                Some(k) => plan(
-                    &current.subset(k),
-                    &desired.subset(k),
-                    &self.options,
-                    &self.ledger,
-                    Instant::now(),
-                ),
-                None => plan(
-                    &current,
-                    desired,
-                    &self.options,
-                    &self.ledger,
-                    Instant::now(),
-                ),
-            };
+            let pre = self.plan_part(&current, desired, keys.as_ref());
             reread.extend(pre.draining().keys().map(|id| id.0));
             reread.extend(pre.requests().iter().filter_map(|r| match r {
                 Request::DeleteDestination(k, _, _) => Some(*k),
@@ -116,22 +121,7 @@ impl Syncer {
                 return Err(e);
             }
         }
-        let p = match &keys {
-            Some(k) => plan(
-                &current.subset(k),
-                &desired.subset(k),
-                &self.options,
-                &self.ledger,
-                Instant::now(),
-            ),
-            None => plan(
-                &current,
-                desired,
-                &self.options,
-                &self.ledger,
-                Instant::now(),
-            ),
-        };
+        let p = self.plan_part(&current, desired, keys.as_ref());
         Ok(self.run(conn, current, desired, p, false).await)
     }
 }
