@@ -139,6 +139,26 @@ pub enum Request {
 }
 
 impl Request {
+    /// The service this request is about (`None` for one about no single
+    /// service: a flush, a zero of everything, timeouts, the daemon).
+    ///
+    /// ```
+    /// use ipvsnl::{Request, ServiceKey};
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// assert_eq!(Request::DeleteService(key).service_key(), Some(key));
+    /// assert_eq!(Request::Flush.service_key(), None);
+    /// ```
+    pub fn service_key(&self) -> Option<ServiceKey> {
+        match self {
+            Request::AddService(s) | Request::EditService(s) => Some(s.key),
+            Request::DeleteService(k)
+            | Request::AddDestination(k, _)
+            | Request::EditDestination(k, _)
+            | Request::DeleteDestination(k, _, _) => Some(*k),
+            _ => None,
+        }
+    }
+
     /// The kind of request.
     pub fn kind(&self) -> RequestKind {
         match self {

@@ -25,14 +25,7 @@ pub(crate) fn is_unknown(o: &Outcome) -> bool {
 
 /// The service a request is about.
 pub(crate) fn request_key(r: &Request) -> Option<ServiceKey> {
-    match r {
-        Request::AddService(s) | Request::EditService(s) => Some(s.key),
-        Request::DeleteService(k)
-        | Request::AddDestination(k, _)
-        | Request::EditDestination(k, _)
-        | Request::DeleteDestination(k, _, _) => Some(*k),
-        _ => None,
-    }
+    r.service_key()
 }
 
 /// Applies the requests that were done to the view. Destination requests

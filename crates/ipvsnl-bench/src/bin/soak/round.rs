@@ -34,14 +34,7 @@ pub(crate) struct Soak {
 /// The service a request is about (`None` for one about no service, such
 /// as a flush: never ours to send).
 fn request_key(r: &Request) -> Option<ServiceKey> {
-    match r {
-        Request::AddService(s) | Request::EditService(s) => Some(s.key),
-        Request::DeleteService(k)
-        | Request::AddDestination(k, _)
-        | Request::EditDestination(k, _)
-        | Request::DeleteDestination(k, _, _) => Some(*k),
-        _ => None,
-    }
+    r.service_key()
 }
 
 impl Soak {
