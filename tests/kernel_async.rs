@@ -166,6 +166,43 @@ fn dropped_futures_leave_the_client_usable() {
 
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn listings_under_a_callers_short_deadline_after_a_stopped_visit() {
+    // The caller gives each listing 2 s (its own deadline, shorter than the
+    // client's 30 s time-out). A visit stopped at the first of 5 services
+    // once left its dump's end unread; every later listing then waited for
+    // it, and each was cancelled at 2 s, so the client never recovered.
+    fresh_netns();
+    ops::runtime().block_on(async {
+        let mut c = AsyncClient::new().unwrap();
+        for i in 1..=5 {
+            let k = ServiceKey::tcp(ip("10.6.1.1"), i);
+            c.add_service(&Service::new(k)).await.unwrap();
+        }
+        let mut seen = 0;
+        c.for_each_service(|_| {
+            seen += 1;
+            std::ops::ControlFlow::Break(())
+        })
+        .await
+        .unwrap();
+        assert_eq!(seen, 1);
+        let deadline = std::time::Duration::from_secs(2);
+        let mut timed_out = 0;
+        for _ in 0..8 {
+            match tokio::time::timeout(deadline, c.services()).await {
+                Ok(listed) => assert_eq!(listed.unwrap().len(), 5),
+                Err(_) => timed_out += 1,
+            }
+        }
+        assert_eq!(
+            timed_out, 0,
+            "listings cancelled at the caller's 2 s deadline"
+        );
+    });
+}
+
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn the_client_moves_into_a_task_of_a_multi_thread_runtime() {
     fresh_netns();
     let _quiet = common::tables::serial(&QUIET);

@@ -167,6 +167,8 @@ impl Error {
                 detail: "the dump was interrupted (the table changed) every time it was taken"
                     .into(),
             },
+            Failure::NotSent(Cause::Unavailable) => Error::Unavailable,
+            Failure::NotSent(cause) => Error::NotSent { target, cause },
         }
     }
 

@@ -437,6 +437,10 @@ impl<R: Encode, O: Outcomes> Machine for Apply<'_, '_, R, O> {
     }
 
     fn handle(&mut self, input: Input<'_>) {
+        // The tail of a dump an earlier call abandoned may come first.
+        if let Input::Datagram(d) = input {
+            self.session.observe(d);
+        }
         match &mut self.stage {
             Stage::Finished => {}
             Stage::Lookup { step, refresh } => {

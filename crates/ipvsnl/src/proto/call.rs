@@ -9,14 +9,21 @@
 //! request is sent once more. A dump marked interrupted
 //! (`NLM_F_DUMP_INTR`) is taken again from the start, a few times at most;
 //! so is a read whose replies may have been dropped (`ENOBUFS`).
-//! A call that ends before its dump did (a reply that cannot be decoded, a
-//! time-out, the caller dropping it) leaves the dump to the next call.
+//! A call that ends before its dump did (the caller wants no more, a reply
+//! that cannot be decoded, a time-out, the caller dropping it) leaves the
+//! dump's rest to the next call. The session knows at every moment whether
+//! a dump is open: the rest of a datagram a call stopped in, and every
+//! datagram handed to a finished call (a driver receives several at
+//! once), are still read for the dump's end. The read-out takes only what
+//! is queued: the kernel makes a dump's next part while the previous one
+//! is read, so an open dump always has a datagram queued, and an empty
+//! queue means it ended.
 
 use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
 
 use crate::proto::family::FamilyStep;
 use crate::proto::frame::{self, Reply, NLM_F_DUMP_INTR};
-use crate::proto::{Failure, Input, Machine, Poll, Session, Wait};
+use crate::proto::{Cause, Failure, Input, Machine, Poll, Session, Wait};
 
 /// What kind of answer a call expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,8 +80,8 @@ const MAX_RESTARTS: u32 = 3;
 /// Where a call stands.
 #[derive(Debug)]
 enum Stage {
-    /// Reading out the session's unfinished dump (this number).
-    Drain(u32),
+    /// Reading out the session's unfinished dump.
+    Drain,
     /// Looking the family up; `stale` holds the refusal that made a
     /// known id suspect.
     Lookup {
@@ -117,8 +124,6 @@ pub struct Call<'s, W, S> {
     stage: Stage,
     /// The request's number (once written).
     seq: u32,
-    /// The dump was sent and its end not yet read.
-    dump_open: bool,
     /// A part of this dump came marked interrupted.
     interrupted: bool,
     /// Replies were dropped while this dump was read: take it again.
@@ -147,7 +152,6 @@ where
             pending_tx: false,
             stage: Stage::Finished,
             seq: 0,
-            dump_open: false,
             interrupted: false,
             lossy: false,
             draining: false,
@@ -155,8 +159,8 @@ where
             refreshed: false,
             result: None,
         };
-        match call.session.unfinished_dump.take() {
-            Some(seq) => call.stage = Stage::Drain(seq),
+        match call.session.unfinished_dump {
+            Some(_) => call.stage = Stage::Drain,
             None => call.begin(),
         }
         call
@@ -222,8 +226,16 @@ where
         self.pending_tx = false;
     }
 
-    /// One datagram of the answer.
+    /// One datagram of the answer. A call that ends in its middle still
+    /// reads the rest for its dump's end.
     fn answer(&mut self, d: &[u8]) {
+        self.read_answer(d);
+        if matches!(self.stage, Stage::Finished) {
+            self.session.observe(d);
+        }
+    }
+
+    fn read_answer(&mut self, d: &[u8]) {
         let family = self.session.family.unwrap_or(0);
         self.replies.datagram(d);
         for f in frame::frames(d, family) {
@@ -245,12 +257,14 @@ where
                     }
                 }
                 Reply::Done(errno) if self.kind == CallKind::Dump => {
-                    self.dump_open = false;
+                    self.session.unfinished_dump = None;
                     return self.ended(errno);
                 }
                 Reply::Ack if self.kind == CallKind::Get => return self.finish(Ok(())),
                 Reply::Error(e) => {
-                    self.dump_open = false;
+                    if self.kind == CallKind::Dump {
+                        self.session.unfinished_dump = None;
+                    }
                     let suspect = matches!(e, libc::ENOENT | libc::EOPNOTSUPP);
                     if suspect && !self.refreshed {
                         self.refreshed = true;
@@ -289,16 +303,12 @@ where
                 self.session.family = None;
                 self.finish(Err(Failure::Unavailable))
             }
+            // The request was never sent: not a refusal of it.
+            (Err(Failure::Refused(e)), _) => {
+                self.finish(Err(Failure::NotSent(Cause::FamilyLookup(e))))
+            }
             (Err(f), _) => self.finish(Err(f)),
         }
-    }
-
-    /// Whether datagram `d` ends the unfinished dump `seq` (its DONE, or
-    /// an error).
-    fn ends_dump(seq: u32, d: &[u8]) -> bool {
-        frame::frames(d, 0).any(|f| {
-            matches!(f, Ok(f) if f.seq == seq && matches!(f.reply, Reply::Done(_) | Reply::Error(_)))
-        })
     }
 }
 
@@ -313,27 +323,39 @@ where
             _ if self.pending_tx => Poll::Transmit(&self.tx),
             Stage::Lookup { ref step, .. } => Poll::Receive(step.wait(self.session)),
             Stage::Answer if self.draining => Poll::Receive(Wait::Queued),
+            Stage::Drain => Poll::Receive(Wait::Queued),
             _ => Poll::Receive(Wait::Up(self.session.timeout())),
         }
     }
 
     fn handle(&mut self, input: Input<'_>) {
         match &mut self.stage {
-            Stage::Finished => {}
-            Stage::Drain(seq) => {
-                let seq = *seq;
-                match input {
-                    Input::Datagram(d) if !Self::ends_dump(seq, d) => {}
-                    // Its end came; or nothing more comes (the kernel
-                    // ended it some other way): the socket is free.
-                    Input::Datagram(_) | Input::TimedOut => self.begin(),
-                    Input::Overrun | Input::Truncated { .. } | Input::Sent => {}
-                    Input::SendFailed(e) | Input::ReceiveFailed(e) => {
-                        self.session.unfinished_dump = Some(seq);
-                        self.finish(Err(Failure::Socket(e)))
-                    }
+            // Datagrams received together with the one that ended the
+            // call: read for an open dump's end all the same.
+            Stage::Finished => {
+                if let Input::Datagram(d) = input {
+                    self.session.observe(d);
                 }
             }
+            Stage::Drain => match input {
+                Input::Datagram(d) => {
+                    self.session.observe(d);
+                    if self.session.unfinished_dump.is_none() {
+                        self.begin();
+                    }
+                }
+                // Nothing queued: the dump has ended (its end was read
+                // where the session could not see it, or the kernel ended
+                // it otherwise). The socket is free.
+                Input::TimedOut => {
+                    self.session.unfinished_dump = None;
+                    self.begin();
+                }
+                Input::Overrun | Input::Truncated { .. } | Input::Sent => {}
+                Input::SendFailed(e) | Input::ReceiveFailed(e) => {
+                    self.finish(Err(Failure::Socket(e)))
+                }
+            },
             Stage::Lookup { step, stale } => {
                 let stale = *stale;
                 let r = step.input(input, self.session, &mut self.tx, &mut self.pending_tx);
@@ -344,7 +366,9 @@ where
             Stage::Answer => match input {
                 Input::Sent => {
                     self.pending_tx = false;
-                    self.dump_open = self.kind == CallKind::Dump;
+                    if self.kind == CallKind::Dump {
+                        self.session.unfinished_dump = Some(self.seq);
+                    }
                 }
                 Input::SendFailed(e) => self.finish(Err(Failure::Socket(e))),
                 Input::Datagram(d) => self.answer(d),
@@ -370,11 +394,6 @@ where
 
 impl<W, S> Drop for Call<'_, W, S> {
     fn drop(&mut self) {
-        if self.dump_open {
-            self.session.unfinished_dump = Some(self.seq);
-        } else if let Stage::Drain(seq) = self.stage {
-            self.session.unfinished_dump = Some(seq);
-        }
         self.session.tx = std::mem::take(&mut self.tx);
     }
 }

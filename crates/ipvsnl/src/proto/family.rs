@@ -170,6 +170,11 @@ impl Machine for FamilyLookup<'_> {
     }
 
     fn handle(&mut self, input: Input<'_>) {
+        // The tail of a dump an earlier call abandoned may come first (or
+        // with the answer, in one receive).
+        if let Input::Datagram(d) = input {
+            self.session.observe(d);
+        }
         if self.result.is_some() {
             return;
         }

@@ -124,6 +124,9 @@ pub enum Failure {
     /// The dump was interrupted (`NLM_F_DUMP_INTR`: the table changed
     /// while it was read) every time it was taken again.
     Interrupted,
+    /// The request was never sent, for this cause (looking the family up
+    /// before it was refused, say): the kernel neither did nor refused it.
+    NotSent(Cause),
 }
 
 impl Failure {
@@ -142,6 +145,7 @@ impl Failure {
             Failure::Socket(e) => Cause::socket(e),
             Failure::Malformed(_) => Cause::BadReply,
             Failure::Interrupted => Cause::BadReply,
+            Failure::NotSent(cause) => *cause,
         }
     }
 }

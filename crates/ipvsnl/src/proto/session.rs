@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::proto::apply::{Apply, Limits};
 use crate::proto::call::{Call, CallKind, Replies};
 use crate::proto::family::FamilyLookup;
+use crate::proto::frame::{self, Reply};
 use crate::proto::seq::next_seq;
 use crate::proto::{Encode, Outcomes};
 
@@ -78,6 +79,20 @@ impl Session {
         self.seq = seq;
     }
 
+    /// Reads datagram `d` for the end (its `NLMSG_DONE`, or an error) of
+    /// the dump left open on the socket: every machine shows the session
+    /// each datagram it reads that is not its own answer, so whichever
+    /// call reads a dump's end (the dump's own call after it stopped
+    /// early, or a later apply or lookup that read past it), the session
+    /// knows the socket is free and no call waits for an end already read.
+    pub(crate) fn observe(&mut self, d: &[u8]) {
+        if let Some(seq) = self.unfinished_dump {
+            if ends_dump(seq, d) {
+                self.unfinished_dump = None;
+            }
+        }
+    }
+
     /// The next sequence number.
     pub(crate) fn next_seq(&mut self) -> u32 {
         self.seq = next_seq(self.seq);
@@ -118,4 +133,13 @@ impl Session {
     {
         Apply::new(self, requests, skip, limits, outcomes)
     }
+}
+
+/// Whether datagram `d` ends dump `seq` (its `NLMSG_DONE`, or an error
+/// answering it). A malformed message ends the scan: what follows it
+/// cannot be framed.
+fn ends_dump(seq: u32, d: &[u8]) -> bool {
+    frame::frames(d, 0).any(|f| {
+        matches!(f, Ok(f) if f.seq == seq && matches!(f.reply, Reply::Done(_) | Reply::Error(_)))
+    })
 }

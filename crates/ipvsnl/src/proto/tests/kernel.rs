@@ -104,6 +104,19 @@ pub struct Kernel {
     pub busy: u32,
     /// The family is not registered at all.
     pub unregistered: bool,
+    /// A dump's `NLMSG_DONE` comes in the datagram of its last part (as
+    /// netlink puts it when the part has room and the family's dump says
+    /// it ended), instead of a datagram of its own.
+    pub done_in_last_part: bool,
+    /// Family lookups are refused with this errno (`EPERM`, say).
+    pub refuse_lookup: Option<i32>,
+    /// Receives that waited for a reply and got none: each one a whole
+    /// time-out on a real socket.
+    pub stalls: usize,
+    /// How many datagrams one receive takes (a driver's `recvmmsg`): the
+    /// first waits, the others come if queued (or made by that read, as a
+    /// dump's next part is).
+    pub per_receive: usize,
     queue: VecDeque<Vec<u8>>,
     overrun: bool,
     congested: bool,
@@ -133,6 +146,10 @@ impl Kernel {
             done_errno: 0,
             busy: 0,
             unregistered: false,
+            refuse_lookup: None,
+            done_in_last_part: false,
+            per_receive: 1,
+            stalls: 0,
             queue: VecDeque::new(),
             overrun: false,
             congested: false,
@@ -203,6 +220,9 @@ impl Kernel {
     fn message(&mut self, seq: u32, flags: u16, kind: u16, index: Option<u32>) {
         match kind {
             GENL_ID_CTRL => {
+                if let Some(e) = self.refuse_lookup {
+                    return self.reply(error(seq, e));
+                }
                 if self.unregistered {
                     return self.reply(error(seq, libc::ENOENT));
                 }
@@ -281,12 +301,21 @@ impl Kernel {
             );
         }
         self.dump = Some((seq, end, intr));
+        if end >= self.dump_items && self.done_in_last_part {
+            message(
+                &mut d,
+                NLMSG_DONE,
+                flags,
+                seq,
+                &[&(-self.done_errno).to_ne_bytes()],
+            );
+            self.dump = None;
+        }
         self.reply(d);
     }
 
     /// A receive: the next datagram, or what the socket says instead.
     pub fn receive(&mut self, wait: Wait) -> Received {
-        let _ = wait;
         self.receives += 1;
         if self.faults.fail_recv == Some(self.receives) {
             return Received::Failed(io::Error::from_raw_os_error(libc::EBADF));
@@ -304,6 +333,9 @@ impl Kernel {
             self.next_part();
         }
         let Some(d) = self.queue.pop_front() else {
+            if matches!(wait, Wait::Up(_)) {
+                self.stalls += 1;
+            }
             return Received::TimedOut;
         };
         if self.queue.is_empty() {
@@ -380,13 +412,32 @@ pub fn run(m: &mut impl Machine, k: &mut Kernel, limit: usize) -> Vec<Wait> {
             Poll::Finished => return waits,
         };
         waits.push(wait);
-        match k.receive(wait) {
-            Received::Datagram(d) => m.handle(Input::Datagram(&d)),
-            Received::Truncated(len) => m.handle(Input::Truncated { len }),
-            Received::Overrun => m.handle(Input::Overrun),
-            Received::TimedOut => m.handle(Input::TimedOut),
-            Received::Failed(e) => m.handle(Input::ReceiveFailed(e)),
+        let first = k.receive(wait);
+        let mut more = matches!(first, Received::Datagram(_));
+        give(m, first);
+        // The rest of one receive call: handed over whatever the machine
+        // made of the first, as a driver does.
+        for _ in 1..k.per_receive.max(1) {
+            if !more || k.queue.is_empty() && k.dump.is_none() {
+                break;
+            }
+            let next = k.receive(Wait::Queued);
+            more = matches!(next, Received::Datagram(_));
+            if !more {
+                break;
+            }
+            give(m, next);
         }
     }
     panic!("the machine did not finish in {limit} steps");
+}
+
+fn give(m: &mut impl Machine, r: Received) {
+    match r {
+        Received::Datagram(d) => m.handle(Input::Datagram(&d)),
+        Received::Truncated(len) => m.handle(Input::Truncated { len }),
+        Received::Overrun => m.handle(Input::Overrun),
+        Received::TimedOut => m.handle(Input::TimedOut),
+        Received::Failed(e) => m.handle(Input::ReceiveFailed(e)),
+    }
 }
