@@ -10,7 +10,8 @@
 //! The library is what the binary is made of, each part callable alone:
 //! the renderer ([`Renderer`], [`render`]: a listing in, text out, pure),
 //! the flags ([`Flags`]), the source of listings ([`Source`], with
-//! [`ClientSource`] on the kernel) and the HTTP server ([`serve`]).
+//! [`ClientSource`] on the kernel) and the HTTP server ([`serve`], or
+//! [`serve_with`] under chosen [`Limits`]).
 //!
 //! ```
 //! use ipvsnl::{Destination, DestinationEntry, Service, ServiceEntry, ServiceKey, Stats};
