@@ -8,18 +8,26 @@
 //! in parts took 0.815 s (sys 0.587 s), the same scrape with the text in
 //! one buffer 1.280 s (sys 0.877 s: the faults, and the copies of a
 //! growing buffer), against 0.648 s (sys 0.576 s) for `Client::table`.
+//!
+//! A body holds its place in the text and the listing it renders from,
+//! which it shares with every response sent from that listing (see
+//! `listing.rs`): never a table of its own. The server lets hyper queue
+//! less than a part before it asks for the next one, so a client that
+//! stops reading pins one part (64 KiB) and its connection's buffers,
+//! whatever the table's size.
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
-use ipvsnl::{ServiceEntry, Stats};
 
-use crate::{render_exporter_metrics, Namespace, Position, Renderer};
+use crate::listing::Listing;
+use crate::server_stats::ServerStats;
+use crate::{render_exporter_metrics, Position};
 
 /// About how much text one part holds (a line is never cut).
 pub const PART_BYTES: usize = 64 << 10;
@@ -38,19 +46,17 @@ enum State {
     Parts(Box<Parts>),
 }
 
-/// What a scrape's body renders from.
+/// What a scrape's body renders from: a listing it shares with the other
+/// responses sent from it, and its own place in the text.
 #[derive(Debug)]
 struct Parts {
-    table: Vec<ServiceEntry>,
-    totals: Option<Stats>,
-    /// Taken from the exporter for this scrape, given back when done.
-    renderer: Option<Renderer>,
-    home: Arc<Mutex<Option<Renderer>>>,
+    /// Let go of as soon as the last part is rendered.
+    listing: Option<Arc<Listing>>,
     at: Position,
-    namespace: Namespace,
-    up: bool,
     started: Instant,
-    finished: bool,
+    /// The server's counters, rendered last (for a scrape the server
+    /// answers).
+    server: Option<Arc<ServerStats>>,
 }
 
 impl ScrapeBody {
@@ -62,37 +68,23 @@ impl ScrapeBody {
         }
     }
 
-    /// A scrape's body: `table` and `totals` (none when `up` is false),
-    /// then the exporter's own metrics, rendered with the renderer kept in
-    /// `home` (taken for the body's life, put back after).
-    pub(crate) fn scrape(
-        table: Vec<ServiceEntry>,
-        totals: Option<Stats>,
-        up: bool,
-        namespace: &Namespace,
-        home: Arc<Mutex<Option<Renderer>>>,
+    /// A scrape's body, sent from `listing`: its table and totals, then
+    /// the exporter's own metrics (the scrape's duration counted from
+    /// `started`) and, when given, the server's counters.
+    pub(crate) fn from_listing(
+        listing: Arc<Listing>,
         started: Instant,
+        server: Option<Arc<ServerStats>>,
     ) -> Self {
-        let kept = home.lock().map(|mut slot| slot.take()).unwrap_or(None);
-        let mut renderer = match kept {
-            Some(r) if r.namespace() == namespace => r,
-            _ => Renderer::new(namespace),
-        };
-        renderer.prepare(&table);
         let mut parts = Parts {
-            table,
-            totals,
-            renderer: Some(renderer),
-            home,
+            listing: Some(listing),
             at: Position::default(),
-            namespace: namespace.clone(),
-            up,
             started,
-            finished: false,
+            server,
         };
         // A scrape that fits in one part is sent whole, with its length.
         let first = parts.next_part();
-        if parts.finished {
+        if parts.listing.is_none() {
             return ScrapeBody {
                 state: State::Whole(first),
                 first: None,
@@ -127,38 +119,17 @@ impl ScrapeBody {
 
 impl Parts {
     fn next_part(&mut self) -> Option<Bytes> {
-        if self.finished {
-            return None;
-        }
-        let renderer = self.renderer.as_mut()?;
+        let listing = self.listing.as_ref()?;
         let mut out = Vec::with_capacity(PART_BYTES + 1024);
-        let done = renderer.render_part(
-            &mut out,
-            &self.table,
-            self.totals.as_ref(),
-            &mut self.at,
-            PART_BYTES,
-        );
-        if done {
-            render_exporter_metrics(&mut out, &self.namespace, self.up, self.started.elapsed());
-            self.finished = true;
-            self.give_back();
+        if listing.render_part(&mut out, &mut self.at, PART_BYTES) {
+            let namespace = listing.namespace();
+            render_exporter_metrics(&mut out, namespace, listing.up(), self.started.elapsed());
+            if let Some(server) = &self.server {
+                server.render(&mut out, namespace);
+            }
+            self.listing = None;
         }
         Some(Bytes::from(out))
-    }
-
-    fn give_back(&mut self) {
-        if let (Some(r), Ok(mut slot)) = (self.renderer.take(), self.home.lock()) {
-            *slot = Some(r);
-        }
-    }
-}
-
-impl Drop for Parts {
-    fn drop(&mut self) {
-        // A body dropped unsent (the client went away) still returns the
-        // renderer: its label sets are whole, made before the first part.
-        self.give_back();
     }
 }
 

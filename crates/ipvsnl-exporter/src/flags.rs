@@ -1,12 +1,13 @@
 //! The command line, node_exporter style (`--web.listen-address=:PORT`).
 //!
-//! A hand parser: four flags with values and two without do not pay for a
+//! A hand parser: nine flags with values and two without do not pay for a
 //! parser crate's build time and dependency tree.
 
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::Namespace;
+use crate::limits::format_duration;
+use crate::{parse_duration, Limits, Namespace};
 
 /// The default `--web.listen-address`: every address, port 19911 (see the
 /// README for why this port).
@@ -37,6 +38,10 @@ pub struct Flags {
     pub netns: Option<PathBuf>,
     /// `--metrics.namespace`: the metric name prefix.
     pub namespace: Namespace,
+    /// `--web.max-connections`, `--web.header-timeout`,
+    /// `--web.idle-timeout`, `--web.response-timeout`,
+    /// `--web.max-listings`: what the server grants its clients.
+    pub limits: Limits,
 }
 
 impl Default for Flags {
@@ -46,6 +51,7 @@ impl Default for Flags {
             telemetry_path: "/metrics".to_owned(),
             netns: None,
             namespace: Namespace::default(),
+            limits: Limits::default(),
         }
     }
 }
@@ -79,6 +85,17 @@ impl fmt::Display for FlagError {
 }
 
 impl std::error::Error for FlagError {}
+
+/// A count of 1 or more.
+fn count(flag: &str, value: &str) -> Result<usize, FlagError> {
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(bad(
+            flag,
+            format!("{value:?} is not a whole number of 1 or more"),
+        )),
+    }
+}
 
 fn bad(flag: &str, why: impl Into<String>) -> FlagError {
     FlagError {
@@ -118,7 +135,12 @@ impl Flags {
                 "--web.listen-address"
                 | "--web.telemetry-path"
                 | "--netns"
-                | "--metrics.namespace" => {}
+                | "--metrics.namespace"
+                | "--web.max-connections"
+                | "--web.header-timeout"
+                | "--web.idle-timeout"
+                | "--web.response-timeout"
+                | "--web.max-listings" => {}
                 _ if flag.starts_with('-') => return Err(bad(&flag, "unknown flag (see --help)")),
                 _ => return Err(bad(&flag, "unexpected argument (flags only; see --help)")),
             }
@@ -156,6 +178,24 @@ impl Flags {
                 self.telemetry_path = value;
             }
             "--netns" => self.netns = Some(PathBuf::from(value)),
+            "--web.max-connections" => {
+                self.limits = self.limits.with_max_connections(count(flag, &value)?);
+            }
+            "--web.max-listings" => {
+                self.limits = self.limits.with_max_listings(count(flag, &value)?);
+            }
+            "--web.header-timeout" => {
+                let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
+                self.limits = self.limits.with_header_timeout(d);
+            }
+            "--web.idle-timeout" => {
+                let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
+                self.limits = self.limits.with_idle_timeout(d);
+            }
+            "--web.response-timeout" => {
+                let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
+                self.limits = self.limits.with_response_timeout(d);
+            }
             _ => self.namespace = Namespace::new(&value).map_err(|e| bad(flag, e.to_string()))?,
         }
         Ok(())
@@ -163,6 +203,11 @@ impl Flags {
 
     /// The `--help` text.
     pub fn usage() -> String {
+        let limits = Limits::default();
+        let (max_connections, max_listings) = (limits.max_connections, limits.max_listings);
+        let header = format_duration(limits.header_timeout);
+        let idle = format_duration(limits.idle_timeout);
+        let response = format_duration(limits.response_timeout);
         format!(
             "usage: ipvs-exporter [flags]\n\
              \n\
@@ -177,8 +222,24 @@ impl Flags {
              \x20                             (/var/run/netns/NAME, /proc/PID/ns/net)\n\
              \x20 --metrics.namespace=NAME    metric name prefix (default ipvs; node_ipvs gives\n\
              \x20                             node_exporter's names)\n\
+             \x20 --web.max-connections=N     connections open at once (default {max_connections},\n\
+             \x20                             or the open-files limit less 64 if lower); beyond\n\
+             \x20                             it the connection waiting longest for a request is\n\
+             \x20                             closed, or the new one refused (503) if all answer\n\
+             \x20 --web.header-timeout=DUR    time for a request's headers, from the accept or\n\
+             \x20                             from its first byte (default {header})\n\
+             \x20 --web.idle-timeout=DUR      time a kept-alive connection may wait for its next\n\
+             \x20                             request (default {idle})\n\
+             \x20 --web.response-timeout=DUR  time for a response to be taken, from its request's\n\
+             \x20                             headers (default {response})\n\
+             \x20 --web.max-listings=N        listings of the table held by responses still\n\
+             \x20                             being sent (requests arriving together share one);\n\
+             \x20                             a newer one closes those sending the oldest\n\
+             \x20                             (default {max_listings})\n\
              \x20 --version                   print the version\n\
              \x20 --help                      print this\n\
+             \n\
+             DUR is a whole number and a unit: ms, s, m, h (500ms, 10s, 2m).\n\
              \n\
              exit status: 0 after a clean stop, 1 when it cannot serve (address in use,\n\
              no such namespace), 2 on a bad command line.\n"
@@ -217,6 +278,48 @@ mod tests {
         assert_eq!(f.netns, Some(PathBuf::from("/proc/1/ns/net")));
         assert_eq!(run(&["--netns=a", "--netns=b"]).netns, Some("b".into()));
         assert_eq!(Flags::parse(["-h"]).unwrap(), Parsed::Help);
+    }
+
+    #[test]
+    fn limits_flags() {
+        use std::time::Duration;
+        let f = run(&[
+            "--web.max-connections=8",
+            "--web.header-timeout",
+            "500ms",
+            "--web.idle-timeout=2m",
+            "--web.response-timeout=90s",
+            "--web.max-listings=3",
+        ]);
+        let want = Limits::default()
+            .with_max_connections(8)
+            .with_header_timeout(Duration::from_millis(500))
+            .with_idle_timeout(Duration::from_secs(120))
+            .with_response_timeout(Duration::from_secs(90))
+            .with_max_listings(3);
+        assert_eq!(f.limits, want);
+        for (args, says) in [
+            (&["--web.max-connections=0"][..], "1 or more"),
+            (&["--web.max-listings=x"][..], "1 or more"),
+            (&["--web.header-timeout=10"][..], "unit"),
+            (&["--web.idle-timeout=0s"][..], "more than zero"),
+            (&["--web.response-timeout=1.5s"][..], "not a duration"),
+        ] {
+            let e = error(args);
+            assert!(
+                args[0].starts_with(&e.flag) && e.why.contains(says),
+                "{args:?}: {e}"
+            );
+        }
+        let usage = Flags::usage();
+        for default in [
+            "(default 512,",
+            "(default 10s)",
+            "(default 2m)",
+            "(default 1m)",
+        ] {
+            assert!(usage.contains(default), "{default} in\n{usage}");
+        }
     }
 
     #[test]

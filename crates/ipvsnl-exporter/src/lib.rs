@@ -10,7 +10,8 @@
 //! The library is what the binary is made of, each part callable alone:
 //! the renderer ([`Renderer`], [`render`]: a listing in, text out, pure),
 //! the flags ([`Flags`]), the source of listings ([`Source`], with
-//! [`ClientSource`] on the kernel) and the HTTP server ([`serve`]).
+//! [`ClientSource`] on the kernel) and the HTTP server ([`serve`], or
+//! [`serve_with`] under chosen [`Limits`]).
 //!
 //! ```
 //! use ipvsnl::{Destination, DestinationEntry, Service, ServiceEntry, ServiceKey, Stats};
@@ -30,22 +31,35 @@
 #![warn(missing_docs)]
 
 mod body;
+mod conn_state;
+mod connections;
 mod families;
 mod flags;
 mod label_sets;
 mod labels;
+mod limits;
+mod listing;
+mod listings;
 mod log;
 mod namespace;
 mod render;
 mod server;
+mod server_stats;
 mod source;
+mod supervise;
 mod text;
+mod tracked_body;
+mod watched_io;
 
 pub use body::{ScrapeBody, PART_BYTES};
 pub use flags::{FlagError, Flags, Parsed, DEFAULT_LISTEN_ADDRESS};
+pub use limits::{
+    open_files_limit, parse_duration, Limits, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LISTINGS, DEFAULT_RESPONSE_TIMEOUT, RESERVED_DESCRIPTORS,
+};
 pub use log::log_line;
 pub use namespace::{InvalidNamespace, Namespace};
 pub use render::{render, render_exporter_metrics, Position, Renderer};
-pub use server::{bind, serve, Exporter, LogSink};
+pub use server::{bind, serve, serve_with, Exporter, LogSink};
 pub use source::{ClientSource, ScrapeError, Snapshot, Source};
 pub use text::CONTENT_TYPE;

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use ipvsnl_exporter::{bind, log_line, serve, ClientSource, Exporter, Flags, Parsed};
+use ipvsnl_exporter::{bind, log_line, serve_with, ClientSource, Exporter, Flags, Parsed};
 
 fn main() -> ExitCode {
     let flags = match Flags::parse(std::env::args().skip(1)) {
@@ -70,7 +70,7 @@ fn run(flags: Flags) -> Result<(), String> {
             )
         );
         let exporter = Exporter::new(source, flags.namespace, flags.telemetry_path);
-        serve(listener, exporter)
+        serve_with(listener, exporter, flags.limits)
             .await
             .map_err(|e| format!("serving failed: {e}"))
     })

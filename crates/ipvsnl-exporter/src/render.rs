@@ -131,7 +131,7 @@ impl Renderer {
     /// assert!(parts > 10);
     /// ```
     pub fn render_part(
-        &mut self,
+        &self,
         out: &mut Vec<u8>,
         table: &[ServiceEntry],
         totals: Option<&Stats>,

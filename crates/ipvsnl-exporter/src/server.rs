@@ -1,19 +1,49 @@
 //! The HTTP side: `/` (a link), the telemetry path (the metrics), 404
-//! elsewhere; HTTP/1.1 on hyper, one tokio task per connection.
+//! elsewhere; HTTP/1.1 on hyper, one tokio task per connection, under the
+//! server's [`Limits`]: a connection table with a cap
+//! (`connections.rs`), a phase and deadline per connection
+//! (`conn_state.rs`, `supervise.rs`), listings shared by the responses
+//! sent from them (`listings.rs`).
 
 use std::convert::Infallible;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
-use crate::{log_line, Namespace, Renderer, ScrapeBody, Source};
+use crate::conn_state::ConnState;
+use crate::connections::{Connections, Slot};
+use crate::listing::{Listing, RendererHome};
+use crate::listings::Listings;
+use crate::server_stats::ServerStats;
+use crate::supervise::supervise;
+use crate::tracked_body::TrackedBody;
+use crate::watched_io::WatchedStream;
+use crate::{log_line, open_files_limit, Limits, Namespace, Renderer, ScrapeBody, Source};
+
+/// hyper's buffer limit per connection (its minimum is 8 KiB): the
+/// request's headers must fit, and a response's body is polled for its
+/// next part only while less than this is queued, so a connection whose
+/// client stops reading holds one part of the body, not more.
+const CONNECTION_BUFFER: usize = 16 << 10;
+/// The first pause after a failed accept; it doubles up to
+/// [`MAX_ACCEPT_PAUSE`] while accepts keep failing.
+const MIN_ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+/// The longest pause after a failed accept.
+const MAX_ACCEPT_PAUSE: Duration = Duration::from_secs(1);
+/// What a refused connection gets before it is closed.
+const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\
+    Content-Type: text/plain; charset=utf-8\r\nContent-Length: 37\r\n\r\n\
+    too many connections; try again later";
+/// EMFILE and ENFILE (Linux): out of descriptors, for the process or the
+/// system.
+const OUT_OF_DESCRIPTORS: [i32; 2] = [24, 23];
 
 /// Where log lines go: one call per line, without the newline.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -31,8 +61,8 @@ pub struct Exporter<S> {
     /// Where the log lines go (stderr unless [`Exporter::with_log`]).
     pub log: LogSink,
     /// One renderer for every scrape: it keeps the label sets while the
-    /// table stays the same (lent to a scrape's body while it is sent).
-    renderer: Arc<Mutex<Option<Renderer>>>,
+    /// table stays the same (lent to a listing while responses send it).
+    renderer: RendererHome,
 }
 
 impl<S> std::fmt::Debug for Exporter<S> {
@@ -75,6 +105,13 @@ impl<S: Source> Exporter<S> {
     /// sends): the listing is taken now, the text as the body is read.
     pub async fn scrape_body(&self) -> ScrapeBody {
         let started = Instant::now();
+        ScrapeBody::from_listing(Arc::new(self.list(0).await), started, None)
+    }
+
+    /// Takes listing `id`: the table and the totals, ready to render. A
+    /// failed listing is an empty one, `up` 0, and one log line.
+    async fn list(&self, id: u64) -> Listing {
+        let home = Arc::clone(&self.renderer);
         match self.source.scrape().await {
             Ok(snapshot) => {
                 let totals = match snapshot.totals {
@@ -85,20 +122,30 @@ impl<S: Source> Exporter<S> {
                         None
                     }
                 };
-                let home = Arc::clone(&self.renderer);
-                ScrapeBody::scrape(snapshot.table, totals, true, &self.namespace, home, started)
+                Listing::new(id, snapshot.table, totals, true, &self.namespace, home)
             }
             Err(e) => {
                 (self.log)(&log_line("error", "scrape failed", Some(&e.to_string())));
-                let home = Arc::clone(&self.renderer);
-                ScrapeBody::scrape(Vec::new(), None, false, &self.namespace, home, started)
+                Listing::new(id, Vec::new(), None, false, &self.namespace, home)
             }
         }
     }
+}
 
-    async fn answer(&self, req: &Request<Incoming>) -> Response<ScrapeBody> {
+/// The server: the exporter, and what it keeps for all connections.
+struct Server<S> {
+    exporter: Arc<Exporter<S>>,
+    limits: Limits,
+    listings: Arc<Listings>,
+    connections: Arc<Connections>,
+    stats: Arc<ServerStats>,
+}
+
+impl<S: Source> Server<S> {
+    async fn answer(&self, req: &Request<Incoming>, conn: &Arc<ConnState>) -> Response<ScrapeBody> {
         let path = req.uri().path();
-        let known = path == "/" || path == self.telemetry_path;
+        let telemetry_path = &self.exporter.telemetry_path;
+        let known = path == "/" || path == telemetry_path;
         if !known {
             return plain(StatusCode::NOT_FOUND, "404 page not found\n".into());
         }
@@ -110,16 +157,77 @@ impl<S: Source> Exporter<S> {
         }
         let (body, kind) = if path == "/" {
             (
-                ScrapeBody::whole(index_page(&self.telemetry_path)),
+                ScrapeBody::whole(index_page(telemetry_path)),
                 "text/html; charset=utf-8",
             )
         } else {
-            (self.scrape_body().await, crate::CONTENT_TYPE)
+            (self.scrape(conn).await, crate::CONTENT_TYPE)
         };
         let mut r = Response::new(body);
         r.headers_mut()
             .insert(CONTENT_TYPE, HeaderValue::from_static(kind));
         r
+    }
+
+    /// A scrape's body for connection `conn`, from the listing being
+    /// taken or a new one.
+    async fn scrape(&self, conn: &Arc<ConnState>) -> ScrapeBody {
+        let started = Instant::now();
+        let exporter = Arc::clone(&self.exporter);
+        let joined = self
+            .listings
+            .join(move |id| async move { exporter.list(id).await })
+            .await;
+        let listing = match joined {
+            Some(l) => l,
+            None => {
+                let e = &self.exporter;
+                let why = Some("the listing's task panicked");
+                (e.log)(&log_line("error", "scrape failed", why));
+                let home = Arc::clone(&e.renderer);
+                Arc::new(Listing::new(
+                    u64::MAX,
+                    Vec::new(),
+                    None,
+                    false,
+                    &e.namespace,
+                    home,
+                ))
+            }
+        };
+        conn.sending_listing(listing.id());
+        listing.sent_by(conn);
+        ScrapeBody::from_listing(listing, started, Some(Arc::clone(&self.stats)))
+    }
+
+    /// Serves one connection until it ends or is cut; its place in the
+    /// table is given back after.
+    async fn run(self: Arc<Self>, stream: TcpStream, conn: Arc<ConnState>, slot: Slot) {
+        let io = TokioIo::new(WatchedStream::new(stream, Arc::clone(&conn)));
+        let server = Arc::clone(&self);
+        let state = Arc::clone(&conn);
+        let service = hyper::service::service_fn(move |req| {
+            let server = Arc::clone(&server);
+            let state = Arc::clone(&state);
+            async move {
+                state.answering(Instant::now());
+                let response = server.answer(&req, &state).await;
+                Ok::<_, Infallible>(response.map(|body| TrackedBody::new(body, state)))
+            }
+        });
+        // hyper's own header timeout is left off: it runs from the moment
+        // hyper waits for a request, so on a kept-alive connection it
+        // would be the idle timeout as well. The connection's phases
+        // (conn_state.rs) time the two apart, and the response too.
+        let serving = hyper::server::conn::http1::Builder::new()
+            .header_read_timeout(None)
+            .max_buf_size(CONNECTION_BUFFER)
+            .serve_connection(io, service);
+        // A client that goes away mid-request is no news: not logged.
+        if let Some(why) = supervise(serving, &conn, &self.limits).await {
+            self.stats.cut(why);
+        }
+        drop(slot);
     }
 }
 
@@ -173,31 +281,76 @@ pub async fn bind(address: &str) -> io::Result<TcpListener> {
     TcpListener::bind(&addrs[..]).await
 }
 
-/// Serves `exporter` on `listener` until the runtime stops. Each
-/// connection is one task; a failed connection is logged and dropped.
+/// Serves `exporter` on `listener` until the runtime stops, under the
+/// default [`Limits`].
 pub async fn serve<S: Source>(listener: TcpListener, exporter: Exporter<S>) -> io::Result<()> {
-    let exporter = Arc::new(exporter);
+    serve_with(listener, exporter, Limits::default()).await
+}
+
+/// Serves `exporter` on `listener` until the runtime stops, under
+/// `limits` (`max_connections` lowered to fit the open-files limit, with
+/// a log line). Each connection is one task; a failed accept is logged
+/// and followed by a pause that doubles while they keep failing (out of
+/// descriptors, the connection waiting longest for a request is closed
+/// to free one).
+pub async fn serve_with<S: Source>(
+    listener: TcpListener,
+    exporter: Exporter<S>,
+    limits: Limits,
+) -> io::Result<()> {
+    let (limits, lowered) = limits.fit_open_files(open_files_limit());
+    if let Some(why) = lowered {
+        (exporter.log)(&log_line("warn", &why, None));
+    }
+    let stats = Arc::new(ServerStats::default());
+    let server = Arc::new(Server {
+        exporter: Arc::new(exporter),
+        limits,
+        listings: Listings::new(limits.max_listings),
+        connections: Connections::new(limits.max_connections, Arc::clone(&stats)),
+        stats,
+    });
+    let mut pause = MIN_ACCEPT_PAUSE;
     loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(s) => s,
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                pause = MIN_ACCEPT_PAUSE;
+                stream
+            }
+            // The client reset before it was accepted: nothing is short.
+            Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => continue,
             Err(e) => {
-                // Out of descriptors and the like: say so, wait a little
-                // (not to spin), keep serving.
-                (exporter.log)(&log_line("error", "accept failed", Some(&e.to_string())));
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                server.stats.accept_failed();
+                let out_of_descriptors = e
+                    .raw_os_error()
+                    .is_some_and(|n| OUT_OF_DESCRIPTORS.contains(&n));
+                if out_of_descriptors {
+                    server.connections.evict_one();
+                }
+                let log = &server.exporter.log;
+                log(&log_line("error", "accept failed", Some(&e.to_string())));
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(MAX_ACCEPT_PAUSE);
                 continue;
             }
         };
-        let exporter = Arc::clone(&exporter);
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let exporter = Arc::clone(&exporter);
-                async move { Ok::<_, Infallible>(exporter.answer(&req).await) }
-            });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service);
-            // A client that goes away mid-request is no news: not logged.
-            let _ = conn.await;
-        });
+        let conn = Arc::new(ConnState::new(Instant::now()));
+        let Some(slot) = server.connections.admit(Arc::clone(&conn)).await else {
+            server.stats.refused();
+            refuse(stream);
+            continue;
+        };
+        tokio::spawn(Arc::clone(&server).run(stream, conn, slot));
+    }
+}
+
+/// Answers 503 on a connection that has no place, and closes it. The
+/// socket is new and its send buffer empty, so the write does not block
+/// (tokio's own `try_write` would not write: it has not seen the socket
+/// writable yet); a write that fails changes nothing.
+fn refuse(stream: TcpStream) {
+    use std::io::Write;
+    if let Ok(mut s) = stream.into_std() {
+        let _ = s.write(REFUSED);
     }
 }

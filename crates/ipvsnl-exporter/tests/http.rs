@@ -82,12 +82,14 @@ fn a_failed_scrape_is_200_with_up_0_and_one_log_line() {
     let (status, _, body) = get(addr, "GET", "/metrics");
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert!(body.contains("\nnode_ipvs_up 0\n"), "{body}");
+    // The exporter's own metrics only: up, the duration, and the HTTP
+    // server's counters.
     let samples: Vec<&str> = body.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(
-        samples.len(),
-        2,
-        "only the exporter's own metrics: {samples:?}"
-    );
+    let (server, own): (Vec<&str>, Vec<&str>) = samples
+        .iter()
+        .partition(|l| l.starts_with("node_ipvs_http_"));
+    assert_eq!(own.len(), 2, "only up and the duration: {own:?}");
+    assert_eq!(server.len(), 8, "{server:?}");
     let lines = log.lock().unwrap().clone();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].starts_with("ts="), "{}", lines[0]);

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod served;
+pub mod sized;
 pub mod tools;
 
 use ipvsnl::{
