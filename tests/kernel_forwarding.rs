@@ -37,6 +37,12 @@ const SCTP_SIZES: [usize; 2] = [5000, 30000];
 /// UDP: flows (one socket, one IPVS connection each) of this many datagrams.
 const UDP_FLOWS: usize = 4;
 const UDP_DATAGRAMS: usize = 3;
+/// The client's source port of the first UDP flow; flow `f` comes from
+/// this plus `f`. Chosen, not left to the kernel: a flow from the port of
+/// an earlier one would join that one's IPVS connection (still live)
+/// instead of being scheduled. Below the ephemeral range (32768-60999), so
+/// no other socket of the client's namespace holds one.
+const UDP_FIRST_PORT: u16 = 20000;
 
 fn service_key(proto: Proto, addr: SocketAddr) -> ServiceKey {
     match proto {
@@ -189,9 +195,11 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
     traffic
 }
 
-/// UDP_FLOWS sockets, UDP_DATAGRAMS datagrams each.
+/// UDP_FLOWS sockets, UDP_DATAGRAMS datagrams each, one after another,
+/// from ports of their own.
 fn udp_traffic(lab: &Lab) -> Traffic {
     let (client, to) = (lab.family.client(), lab.service_addr());
+    let ports: Vec<u16> = (UDP_FIRST_PORT..).take(UDP_FLOWS).collect();
     let flows: Vec<Vec<Vec<u8>>> = (0..UDP_FLOWS)
         .map(|f| {
             (0..UDP_DATAGRAMS)
@@ -202,15 +210,19 @@ fn udp_traffic(lab: &Lab) -> Traffic {
                 .collect()
         })
         .collect();
-    let sent = flows.clone();
+    let (sent, from) = (flows.clone(), ports.clone());
     let replies = lab.client.exec(move || -> Vec<Vec<Reply>> {
         sent.iter()
-            .map(|f| datagrams(client, to, f).expect("UDP exchange"))
+            .zip(from)
+            .map(|(f, port)| {
+                datagrams(SocketAddr::new(client, port), to, f)
+                    .unwrap_or_else(|e| panic!("UDP flow from port {port}: {e}"))
+            })
             .collect()
     });
     let mut traffic = Traffic::new();
     let mut first = Vec::new();
-    for (flow, got) in flows.iter().zip(&replies) {
+    for ((flow, got), port) in flows.iter().zip(&replies).zip(&ports) {
         let names = got.iter().map(|r| r.server.clone()).collect::<Vec<_>>();
         assert!(
             names.iter().all(|n| *n == names[0]),
@@ -218,6 +230,12 @@ fn udp_traffic(lab: &Lab) -> Traffic {
         );
         for (s, r) in flow.iter().zip(got) {
             r.assert_got(s, client);
+            assert_eq!(
+                r.peer,
+                SocketAddr::new(client, *port),
+                "{}: the flow's own source port: {r:?}",
+                r.server
+            );
         }
         first.push(got[0].clone());
         let c = traffic.entry(names[0].clone()).or_default();
@@ -227,7 +245,12 @@ fn udp_traffic(lab: &Lab) -> Traffic {
         c.received += got.iter().map(|r| r.size).sum::<u64>();
     }
     let firsts: Vec<Vec<u8>> = flows.iter().map(|f| f[0].clone()).collect();
-    check_replies(lab, "UDP flows", &firsts, &first);
+    check_replies(
+        lab,
+        &format!("UDP flows from ports {ports:?}"),
+        &firsts,
+        &first,
+    );
     traffic
 }
 

@@ -272,10 +272,17 @@ fn tcp_bytes_retransmitted(sock: &TcpStream) -> io::Result<u64> {
     Ok(info.tcpi_bytes_retrans)
 }
 
-/// One UDP socket from `local` to `to` (one IPVS connection): each request
-/// a datagram, each answered before the next is sent.
-pub fn datagrams(local: IpAddr, to: SocketAddr, requests: &[Vec<u8>]) -> io::Result<Vec<Reply>> {
-    let sock = UdpSocket::bind(SocketAddr::new(local, 0))?;
+/// One UDP socket from `from` to `to`: each request a datagram, each
+/// answered before the next is sent.
+///
+/// IPVS keys a UDP connection by the client's address and port and keeps
+/// it 300 s after its last packet: a flow is a new connection (scheduled
+/// anew) only if no earlier flow came from the same port, so the caller
+/// names the port. Port 0 (the kernel's pick, at random among the
+/// ephemeral range, a closed socket's port included) would make a flow
+/// join an earlier one's connection once in a few thousand.
+pub fn datagrams(from: SocketAddr, to: SocketAddr, requests: &[Vec<u8>]) -> io::Result<Vec<Reply>> {
+    let sock = UdpSocket::bind(from)?;
     sock.connect(to)?;
     sock.set_read_timeout(Some(IO_TIMEOUT))?;
     let mut buf = vec![0u8; 2048];
