@@ -394,9 +394,16 @@ impl Lab {
     }
 }
 
-/// The `ip` command that puts `family`'s VIP on `lo`.
+/// The `ip` command that puts `family`'s VIP on `lo`, usable at once
+/// (`nodad`): an IPv6 address left to duplicate address detection is
+/// tentative, and cannot be bound, until the kernel's DAD work has run,
+/// which under load came after a real server's echo servers bound the VIP.
 pub fn vip_on_lo(family: Family) -> String {
-    format!("addr add {}/{} dev lo", family.vip(), family.host_prefix())
+    format!(
+        "addr add {}/{} dev lo nodad",
+        family.vip(),
+        family.host_prefix()
+    )
 }
 
 /// `ip` commands for the far end `dev` of link `link`: both families'
