@@ -37,12 +37,19 @@ const SCTP_SIZES: [usize; 2] = [5000, 30000];
 /// UDP: flows (one socket, one IPVS connection each) of this many datagrams.
 const UDP_FLOWS: usize = 4;
 const UDP_DATAGRAMS: usize = 3;
-/// The client's source port of the first UDP flow; flow `f` comes from
-/// this plus `f`. Chosen, not left to the kernel: a flow from the port of
-/// an earlier one would join that one's IPVS connection (still live)
-/// instead of being scheduled. Below the ephemeral range (32768-60999), so
-/// no other socket of the client's namespace holds one.
-const UDP_FIRST_PORT: u16 = 20000;
+/// The client's source port of a protocol's first connection (UDP: flow);
+/// the `i`th comes from this plus `i`. Chosen, not left to the kernel,
+/// whose pick may be the port of an earlier connection, closed by then but
+/// still in the IPVS table: a UDP flow would join it instead of being
+/// scheduled, a TCP connection would have it expired (one short in the
+/// counts). Below the ephemeral range (32768-60999), so no other socket of
+/// the client's namespace holds one.
+const FIRST_CLIENT_PORT: u16 = 20000;
+
+/// The source ports of `n` connections of one protocol.
+fn client_ports(n: usize) -> Vec<u16> {
+    (FIRST_CLIENT_PORT..).take(n).collect()
+}
 
 fn service_key(proto: Proto, addr: SocketAddr) -> ServiceKey {
     match proto {
@@ -105,11 +112,25 @@ fn configure(lab: &Lab, ipvs: &mut Client, protos: &[Proto]) {
 }
 
 /// Checks each reply reports its request intact, from the client's
-/// address, and that round robin alternated; returns the server names.
-fn check_replies(lab: &Lab, what: &str, sent: &[Vec<u8>], replies: &[Reply]) -> Vec<String> {
+/// address and the connection's port (`ports`, in order), and that round
+/// robin alternated; returns the server names.
+fn check_replies(
+    lab: &Lab,
+    what: &str,
+    sent: &[Vec<u8>],
+    replies: &[Reply],
+    ports: &[u16],
+) -> Vec<String> {
     assert_eq!(sent.len(), replies.len(), "{what}");
-    for (s, r) in sent.iter().zip(replies) {
-        r.assert_got(s, lab.family.client());
+    let client = lab.family.client();
+    for ((s, r), &port) in sent.iter().zip(replies).zip(ports) {
+        r.assert_got(s, client);
+        assert_eq!(
+            r.peer,
+            SocketAddr::new(client, port),
+            "{what}: {} saw the connection's own source port: {r:?}",
+            r.server
+        );
     }
     let names: Vec<String> = replies.iter().map(|r| r.server.clone()).collect();
     for pair in names.windows(2) {
@@ -141,17 +162,21 @@ fn sctp_retransmissions() -> u64 {
         .sum()
 }
 
-/// One TCP or SCTP exchange per size; the first connection is held open
-/// while the director's active count is checked.
+/// One TCP or SCTP exchange per size, one connection after another, from
+/// ports of their own; the first connection is held open while the
+/// director's active count is checked.
 fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -> Traffic {
     let (client, to) = (lab.family.client(), lab.service_addr());
     let key = service_key(proto, to);
     let requests: Vec<Vec<u8>> = (0..).zip(sizes).map(|(i, &n)| payload(i, n)).collect();
+    let ports = client_ports(sizes.len());
+    let from: Vec<SocketAddr> = ports.iter().map(|&p| SocketAddr::new(client, p)).collect();
     let sctp_before = lab.client.exec(sctp_retransmissions);
+    let held_from = from[0];
     let held = lab
         .client
-        .exec(move || Conn::open(proto, client, to))
-        .unwrap_or_else(|e| panic!("{key}: connect: {e}"));
+        .exec(move || Conn::open(proto, held_from, to))
+        .unwrap_or_else(|e| panic!("{key}: connect from {held_from}: {e}"));
     let active = wait_for(ipvs, &key, "one active connection", |ds| {
         ds.iter().map(|d| d.1).sum::<u32>() == 1
     });
@@ -163,8 +188,9 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
     let reqs = requests.clone();
     let (replies, retransmitted): (Vec<Reply>, Vec<u64>) = lab.client.exec(move || {
         let mut out = vec![held.exchange(proto, &reqs[0]).expect("held exchange")];
-        for r in &reqs[1..] {
-            let conn = Conn::open(proto, client, to).expect("connect");
+        for (r, &from) in reqs.iter().zip(&from).skip(1) {
+            let conn =
+                Conn::open(proto, from, to).unwrap_or_else(|e| panic!("connect from {from}: {e}"));
             out.push(conn.exchange(proto, r).expect("exchange"));
         }
         out.into_iter().unzip()
@@ -177,7 +203,8 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
         Proto::Sctp => vec![sctp_again * FULL_PACKET; retransmitted.len()],
         _ => retransmitted,
     };
-    let names = check_replies(lab, &key.to_string(), &requests, &replies);
+    let what = format!("{key} from ports {ports:?}");
+    let names = check_replies(lab, &what, &requests, &replies, &ports);
     let open_at = active.iter().find(|d| d.1 == 1).expect("the active one").0;
     assert_eq!(
         lab.server_at(open_at).name,
@@ -199,7 +226,7 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
 /// from ports of their own.
 fn udp_traffic(lab: &Lab) -> Traffic {
     let (client, to) = (lab.family.client(), lab.service_addr());
-    let ports: Vec<u16> = (UDP_FIRST_PORT..).take(UDP_FLOWS).collect();
+    let ports = client_ports(UDP_FLOWS);
     let flows: Vec<Vec<Vec<u8>>> = (0..UDP_FLOWS)
         .map(|f| {
             (0..UDP_DATAGRAMS)
@@ -233,7 +260,7 @@ fn udp_traffic(lab: &Lab) -> Traffic {
             assert_eq!(
                 r.peer,
                 SocketAddr::new(client, *port),
-                "{}: the flow's own source port: {r:?}",
+                "{} saw the flow's own source port: {r:?}",
                 r.server
             );
         }
@@ -250,6 +277,7 @@ fn udp_traffic(lab: &Lab) -> Traffic {
         &format!("UDP flows from ports {ports:?}"),
         &firsts,
         &first,
+        &ports,
     );
     traffic
 }
@@ -467,9 +495,10 @@ fn forwarding(method: Method, family: Family) {
 /// 2's port); a TCP connection has it expired and is scheduled anew, one
 /// connection short in the counts. The kernel picks a port at random (UDP
 /// among the 28232 of its ephemeral range, TCP's bind among half of them),
-/// a closed socket's included, so that happened about once in 2500 runs;
-/// with the client's range narrowed to one port it would happen to every
-/// connection but a held one, and a second held one could not be made.
+/// a closed socket's included, so with 4 TCP connections and 4 UDP flows
+/// that happened about once in 1500 runs of a test; with the client's range
+/// narrowed to one port it would happen to every connection after the
+/// first (or the connection could not be made at all).
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn forwarding_connections_from_ports_of_their_own() {
