@@ -342,7 +342,7 @@ impl Lab {
             director.push(format!("link set dev {here} up"));
         }
         for f in [Family::V4, Family::V6] {
-            director.push(format!("addr add {}/{} dev lo", f.vip(), f.host_prefix()));
+            director.push(vip_on_lo(f));
         }
         ip_batch(&director);
 
@@ -394,6 +394,18 @@ impl Lab {
     }
 }
 
+/// The `ip` command that puts `family`'s VIP on `lo`, usable at once
+/// (`nodad`): an IPv6 address left to duplicate address detection is
+/// tentative, and cannot be bound, until the kernel's DAD work has run,
+/// which under load came after a real server's echo servers bound the VIP.
+pub fn vip_on_lo(family: Family) -> String {
+    format!(
+        "addr add {}/{} dev lo nodad",
+        family.vip(),
+        family.host_prefix()
+    )
+}
+
 /// `ip` commands for the far end `dev` of link `link`: both families'
 /// addresses, up, default routes through the director.
 fn end_of_link(dev: &str, link: u8) -> Vec<String> {
@@ -414,11 +426,7 @@ fn end_of_link(dev: &str, link: u8) -> Vec<String> {
 fn real_server_setup(method: Method, family: Family, dev: &str, link: u8) {
     let mut cmds = end_of_link(dev, link);
     if method != Method::Masquerade {
-        cmds.push(format!(
-            "addr add {}/{} dev lo",
-            family.vip(),
-            family.host_prefix()
-        ));
+        cmds.push(vip_on_lo(family));
         // Answer ARP only for addresses of the interface asked on, and
         // source ARP from the link's own address: the VIP stays the
         // director's on the link. (IPv6 neighbour discovery already answers

@@ -223,10 +223,11 @@ fn serve_datagrams(name: &str, sock: UdpSocket, stop: &AtomicBool) {
 pub struct Conn(TcpStream);
 
 impl Conn {
-    /// Connects (bound to `local`, so an SCTP association has one address).
-    pub fn open(proto: Proto, local: IpAddr, to: SocketAddr) -> io::Result<Conn> {
+    /// Connects from `from` (an address, so an SCTP association has one,
+    /// and a port: see [`datagrams`] for why the caller names it).
+    pub fn open(proto: Proto, from: SocketAddr, to: SocketAddr) -> io::Result<Conn> {
         let sock = stream_socket(proto, &to)?;
-        sock.bind(&SocketAddr::new(local, 0).into())?;
+        sock.bind(&from.into())?;
         sock.connect_timeout(&to.into(), IO_TIMEOUT)?;
         let stream: TcpStream = sock.into();
         stream.set_read_timeout(Some(IO_TIMEOUT))?;
@@ -272,10 +273,19 @@ fn tcp_bytes_retransmitted(sock: &TcpStream) -> io::Result<u64> {
     Ok(info.tcpi_bytes_retrans)
 }
 
-/// One UDP socket from `local` to `to` (one IPVS connection): each request
-/// a datagram, each answered before the next is sent.
-pub fn datagrams(local: IpAddr, to: SocketAddr, requests: &[Vec<u8>]) -> io::Result<Vec<Reply>> {
-    let sock = UdpSocket::bind(SocketAddr::new(local, 0))?;
+/// One UDP socket from `from` to `to`: each request a datagram, each
+/// answered before the next is sent.
+///
+/// IPVS keys a connection by protocol and the client's address and port,
+/// and keeps it after it closed (UDP 300 s after its last packet, TCP in
+/// TIME_WAIT): a flow is a new connection, scheduled anew, only if no
+/// earlier one came from the same port, so the caller names the port.
+/// Port 0, the kernel's pick at random among the ephemeral range (a closed
+/// socket's port included), would give an earlier connection's port once in
+/// a few thousand: a UDP flow then joins that connection, a TCP one has it
+/// expired.
+pub fn datagrams(from: SocketAddr, to: SocketAddr, requests: &[Vec<u8>]) -> io::Result<Vec<Reply>> {
+    let sock = UdpSocket::bind(from)?;
     sock.connect(to)?;
     sock.set_read_timeout(Some(IO_TIMEOUT))?;
     let mut buf = vec![0u8; 2048];
