@@ -5,3 +5,4 @@ mod apply;
 mod call;
 mod kernel;
 mod property;
+mod unanswered;
