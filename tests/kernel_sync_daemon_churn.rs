@@ -63,7 +63,10 @@ async fn start_stop_batches<C: Ops>(c: &mut C, role: DaemonRole) {
         let took = t.elapsed();
         for (r, req) in results.iter().zip(&batch) {
             if let Err(e) = r {
-                panic!("{} client, round {round}: {req} after {took:?}: {e}", C::NAME);
+                panic!(
+                    "{} client, round {round}: {req} after {took:?}: {e}",
+                    C::NAME
+                );
             }
         }
         assert_eq!(results.len(), 2);
