@@ -190,8 +190,8 @@ impl Client {
     /// `kthread_stop` did, the never-run thread's `EINTR`, and netlink
     /// answers nothing to that code. So the stop goes out followed by a
     /// no-op whose ACK ends the exchange: such a stop is reported done at
-    /// once, not unknown after the timeout (as it was on 6.1 for most
-    /// stops sent straight after a start). [`Client::apply`] does the same
+    /// once, not unknown after the timeout (as it was, on 6.1 and 6.12, for
+    /// many stops sent straight after a start). [`Client::apply`] does the same
     /// for a batch that ends with [`Request::StopDaemon`]. A stop sent in
     /// that window by another program that waits for the ACK gets no
     /// reply from the kernel either.

@@ -12,9 +12,8 @@
 //! `kthread_run` moments before) exits from `kthread()` with `-EINTR`
 //! without running its function. The stop is complete by then (the role's
 //! state is cleared, its threads gone, its sockets released); only the
-//! answer is missing. On Debian's 6.1 most stops sent straight after a
-//! start went so; the code is the same in 6.12, whose scheduler runs the
-//! new thread sooner.
+//! answer is missing. On Debian's 6.1 and 6.12 alike (the code is the
+//! same), a stop sent straight after a start often goes so.
 //!
 //! The kernel works through a datagram's messages in order before the
 //! send returns, so the closer's ACK, once read, says every message before
