@@ -18,11 +18,6 @@ use common::directors::{
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, DaemonRole, SyncDaemon};
 
-/// The tests run one at a time: on 6.1, with all three at once, stopping a
-/// master once went unanswered for the client's whole 30 s timeout (it
-/// never did alone).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// How long a synced entry may take to reach the backup: the master sends
 /// its buffer at the latest every 2 s (IPVS_SYNC_FLUSH_TIME).
 const SYNC_WAIT: Duration = Duration::from_secs(12);
@@ -112,18 +107,13 @@ fn stop(c: &mut Client, role: DaemonRole) {
     assert_eq!(e.errno(), Some(libc::ESRCH), "{e}");
 }
 
-/// A lab (while no other test of this file runs) with its echo server,
-/// `master` started on A and `backup` on B.
-fn lab_with(
-    master: &SyncDaemon,
-    backup: &SyncDaemon,
-) -> (std::sync::MutexGuard<'static, ()>, Lab, EchoServer) {
-    let serial = common::tables::serial(&SERIAL);
+/// A lab with its echo server, `master` started on A and `backup` on B.
+fn lab_with(master: &SyncDaemon, backup: &SyncDaemon) -> (Lab, EchoServer) {
     let mut lab = Lab::new();
     let server = EchoServer::start(&lab.server);
     lab.ca.start_sync_daemon(master).unwrap();
     lab.cb.start_sync_daemon(backup).unwrap();
-    (serial, lab, server)
+    (lab, server)
 }
 
 /// The default group, port, TTL and message length, listed as the kernel
@@ -131,7 +121,7 @@ fn lab_with(
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_connections_reach_the_backup() {
-    let (_serial, mut lab, _server) = lab_with(
+    let (mut lab, _server) = lab_with(
         &SyncDaemon::new(DaemonRole::Master, SYNC_IF),
         &SyncDaemon::new(DaemonRole::Backup, SYNC_IF),
     );
@@ -206,7 +196,7 @@ fn syncd_explicit_group_port_and_sync_id() {
             .with_ttl(2)
             .with_max_len(500)
     };
-    let (_serial, mut lab, _server) = lab_with(&set(DaemonRole::Master), &set(DaemonRole::Backup));
+    let (mut lab, _server) = lab_with(&set(DaemonRole::Master), &set(DaemonRole::Backup));
     // The kernel raises a backup's message length to at least 1024.
     assert_eq!(
         lab.ca.sync_daemons().unwrap(),
@@ -247,7 +237,7 @@ fn syncd_explicit_group_port_and_sync_id() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn syncd_failover_keeps_an_established_connection() {
-    let (_serial, mut lab, _server) = lab_with(
+    let (mut lab, _server) = lab_with(
         &SyncDaemon::new(DaemonRole::Master, SYNC_IF).with_sync_id(3),
         &SyncDaemon::new(DaemonRole::Backup, SYNC_IF).with_sync_id(3),
     );

@@ -204,7 +204,9 @@ impl AsyncClient {
         self.conn.set(Request::StartDaemon(daemon.clone())).await
     }
 
-    /// Stops the sync daemon of a role.
+    /// Stops the sync daemon of a role; answered even when it comes before
+    /// the daemon's kernel thread first ran (see
+    /// [`Client::stop_sync_daemon`](crate::Client::stop_sync_daemon)).
     pub async fn stop_sync_daemon(&mut self, role: DaemonRole) -> Result<(), Error> {
         self.conn.set(Request::StopDaemon(role)).await
     }

@@ -173,11 +173,28 @@ impl Client {
     }
 
     /// Starts a sync daemon.
+    ///
+    /// Once this returns the kernel lists the daemon and refuses a second
+    /// start in its role, though its thread may not have run yet; a stop
+    /// sent at once is answered all the same (see
+    /// [`Client::stop_sync_daemon`]).
     pub fn start_sync_daemon(&mut self, daemon: &SyncDaemon) -> Result<(), Error> {
         block_on(self.conn.set(Request::StartDaemon(daemon.clone())))
     }
 
     /// Stops the sync daemon of a role.
+    ///
+    /// A stop that finds the daemon's kernel thread not yet run (right
+    /// after the start) completes, but the kernel sends no reply to it, not
+    /// even the ACK asked for: `stop_sync_thread` returns what
+    /// `kthread_stop` did, the never-run thread's `EINTR`, and netlink
+    /// answers nothing to that code. So the stop goes out followed by a
+    /// no-op whose ACK ends the exchange: such a stop is reported done at
+    /// once, not unknown after the timeout (as it was, on 6.1 and 6.12, for
+    /// many stops sent straight after a start). [`Client::apply`] does the same
+    /// for a batch that ends with [`Request::StopDaemon`]. A stop sent in
+    /// that window by another program that waits for the ACK gets no
+    /// reply from the kernel either.
     pub fn stop_sync_daemon(&mut self, role: DaemonRole) -> Result<(), Error> {
         block_on(self.conn.set(Request::StopDaemon(role)))
     }

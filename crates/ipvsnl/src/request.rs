@@ -293,6 +293,13 @@ impl Encode for Request {
     fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
         encode(out, family, seq, flags, self);
     }
+
+    /// A stop of a sync daemon whose thread has not run yet is answered
+    /// with nothing (the kernel passes on the thread's `EINTR`, and netlink
+    /// sends no reply to that code), though the daemon is stopped.
+    fn may_go_unanswered(&self) -> bool {
+        matches!(self, Request::StopDaemon(_))
+    }
 }
 
 /// The 16-byte address union.

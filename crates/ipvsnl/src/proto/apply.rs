@@ -5,7 +5,10 @@
 //! before the send returns and answers each refused request with its own
 //! error, then the last one with its ACK. So the replies of a batch are
 //! queued once it is sent: errors in any order, and the batch is over when
-//! the last request's ACK (or error) is read.
+//! the last request's ACK (or error) is read. A batch whose last request
+//! may be answered with nothing at all (stopping a sync daemon, see
+//! [`Encode::may_go_unanswered`]) ends with a no-op asking for the ACK
+//! instead, and is over when that ACK is read.
 //!
 //! If replies were dropped (`ENOBUFS`), the queue is read out without
 //! waiting (everything that survived is there already; a congested socket
@@ -358,13 +361,19 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
                 self.seen.barrier = None;
                 return self.batch_over();
             }
+            if self.batch.closer == Some(f.seq) {
+                // The kernel handled the whole batch: its replies came
+                // before (or were dropped), a request without one is done.
+                self.seen.draining = false;
+                return self.batch_over();
+            }
             let Some(at) = self.batch.position(f.seq) else {
                 continue; // another call's, or an earlier barrier's
             };
             if answer != 0 {
                 self.seen.errnos[at] = answer;
             }
-            if at + 1 == self.batch.items.len() {
+            if at + 1 == self.batch.items.len() && self.batch.closer.is_none() {
                 // The last reply of the batch: everything before it was
                 // read or dropped, so no barrier is needed.
                 self.seen.last_answered = true;

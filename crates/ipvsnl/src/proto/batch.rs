@@ -1,10 +1,12 @@
 //! Batching: requests encoded back to back into one datagram of a bounded
 //! size, with consecutive sequence numbers and an acknowledgement asked of
 //! the last one only (the kernel still answers each refused one with its
-//! own error).
+//! own error), or of a no-op after it when it may go unanswered (see
+//! [`closer`](crate::proto::closer)).
 
-use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
+use ipvsnl_wire::netlink_packet_core::NLM_F_REQUEST;
 
+use crate::proto::closer::close_batch;
 use crate::proto::seq::{next_seq, steps};
 use crate::proto::Session;
 
@@ -24,6 +26,16 @@ pub trait Encode {
     /// Appends the message to `out` with the IPVS family id `family`, the
     /// sequence number `seq` and the netlink flags `flags`.
     fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16);
+
+    /// Whether the kernel may answer this request with nothing at all, not
+    /// even the ACK asked for, though it handled it: netlink sends no reply
+    /// to a request whose handler returned `EINTR` (stopping a sync daemon
+    /// whose thread never ran does). A batch that ends with such a request
+    /// ends with a no-op that asks for the ACK instead, so its end is still
+    /// seen at once. By default false.
+    fn may_go_unanswered(&self) -> bool {
+        false
+    }
 }
 
 /// The requests of the datagram in flight.
@@ -33,8 +45,12 @@ pub(crate) struct Batch {
     pub items: Vec<usize>,
     /// Sequence number of the first; the others follow one each.
     pub first_seq: u32,
-    /// Sequence number of the last (the one asked to ACK).
+    /// Sequence number of the last request.
     pub last_seq: u32,
+    /// Sequence number of the no-op that closes the batch and asks for its
+    /// ACK, when the last request may go unanswered (else the last request
+    /// asks for it).
+    pub closer: Option<u32>,
 }
 
 impl Batch {
@@ -44,9 +60,6 @@ impl Batch {
         (at < self.items.len()).then_some(at)
     }
 }
-
-/// Offset of `nlmsg_flags` in a netlink header.
-const FLAGS_AT: usize = 6;
 
 /// The requests of one apply, and how far encoding has come.
 #[derive(Debug)]
@@ -92,6 +105,7 @@ impl<'r, R: Encode> Queue<'r, R> {
     ) -> bool {
         tx.clear();
         batch.items.clear();
+        batch.closer = None;
         let mut last_start = 0;
         while self.next < self.requests.len() && batch.items.len() < max.max(1) {
             let i = self.next;
@@ -116,10 +130,11 @@ impl<'r, R: Encode> Queue<'r, R> {
             last_start = start;
             self.next += 1;
         }
-        if batch.items.is_empty() {
+        let Some(&last) = batch.items.last() else {
             return false;
-        }
-        ask_ack(tx, last_start);
+        };
+        let unanswered = self.requests[last].may_go_unanswered();
+        batch.closer = close_batch(tx, last_start, unanswered, session);
         true
     }
 }
@@ -135,6 +150,7 @@ pub(crate) fn refill<R: Encode>(
     family: u16,
 ) {
     tx.clear();
+    batch.closer = None;
     let mut last_start = 0;
     for (k, &i) in items.iter().enumerate() {
         last_start = tx.len();
@@ -146,15 +162,9 @@ pub(crate) fn refill<R: Encode>(
         requests[i].encode(tx, family, seq, NLM_F_REQUEST);
     }
     batch.items = items;
-    if !batch.items.is_empty() {
-        ask_ack(tx, last_start);
-    }
-}
-
-/// Sets `NLM_F_ACK` on the message at `start`.
-fn ask_ack(tx: &mut [u8], start: usize) {
-    if let Some(f) = tx.get_mut(start + FLAGS_AT..start + FLAGS_AT + 2) {
-        f.copy_from_slice(&(NLM_F_REQUEST | NLM_F_ACK).to_ne_bytes());
+    if let Some(&last) = batch.items.last() {
+        let unanswered = requests[last].may_go_unanswered();
+        batch.closer = close_batch(tx, last_start, unanswered, session);
     }
 }
 
@@ -163,6 +173,7 @@ mod tests {
     use super::*;
     use crate::proto::frame::{all_frames, Reply};
     use crate::{Destination, Request, Service, ServiceKey};
+    use ipvsnl_wire::netlink_packet_core::NLM_F_ACK;
     use std::time::Duration;
 
     fn requests(n: u32) -> Vec<Request> {

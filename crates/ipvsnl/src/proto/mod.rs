@@ -33,6 +33,7 @@
 mod apply;
 mod batch;
 mod call;
+mod closer;
 mod family;
 pub mod frame;
 mod machine;

@@ -80,7 +80,7 @@ pub struct Faults {
 }
 
 /// What the kernel did with each IPVS request it got, by index: the errno
-/// of each receipt (0: applied).
+/// of each receipt (0: applied; `EINTR`: handled, answered with nothing).
 pub struct Kernel {
     /// The IPVS family id now.
     pub family: u16,
@@ -260,6 +260,11 @@ impl Kernel {
                 let index = index.unwrap_or(u32::MAX);
                 let errno = (self.verdict)(index);
                 self.receipts.push((index, errno));
+                if errno == libc::EINTR {
+                    // Handled, and answered with nothing at all (netlink's
+                    // rule for a handler that returns EINTR).
+                    return;
+                }
                 if errno != 0 {
                     self.reply(error(seq, errno));
                 } else if flags & NLM_F_ACK != 0 {

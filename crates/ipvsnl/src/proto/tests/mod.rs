@@ -6,3 +6,4 @@ mod call;
 mod kernel;
 mod property;
 mod stopped;
+mod unanswered;
