@@ -7,8 +7,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sync::table::{dest_id, dest_matches, service_matches, Table, TableService};
-use crate::{Protocol, Request, ServiceKey};
+use crate::sync::table::{
+    dest_id, dest_matches, service_matches, Table, TableDestination, TableService,
+};
+use crate::{Protocol, Request, Service, ServiceFlags, ServiceKey};
 
 /// Which services a sync may touch, so that it coexists with other
 /// managers of the same table. Services outside the scope are never
@@ -353,6 +355,15 @@ enum DestWork<'a> {
     Planned(usize),
 }
 
+/// Whether a destination leaving a service still has clients to drain:
+/// connections (active or inactive), or, when the service is persistent,
+/// persistence templates (a template sends its client's new connections
+/// to the destination it names, whatever its weight, until it expires).
+fn holds_clients(found: &TableDestination, service: &Service) -> bool {
+    found.connections > 0
+        || (service.flags.contains(ServiceFlags::PERSISTENT) && found.templates > 0)
+}
+
 fn diff_destinations(
     c: &TableService,
     w: &TableService,
@@ -384,9 +395,15 @@ fn diff_destinations(
                     deletes.push(Request::DeleteDestination(key, d.addr, d.port));
                     continue;
                 };
-                let since = ledger.get(&id).copied().unwrap_or(now);
+                // A drain runs while the destination is at weight 0: one
+                // found otherwise (its weight-0 edit never went through, or
+                // someone set a weight again) begins its drain now.
+                let since = match ledger.get(&id) {
+                    Some(&t) if d.weight == 0 => t,
+                    _ => now,
+                };
                 let expired = now.saturating_duration_since(since) >= drain.max;
-                if found.connections == 0 || expired {
+                if !holds_clients(found, &w.service) || expired {
                     deletes.push(Request::DeleteDestination(key, d.addr, d.port));
                 } else {
                     if d.weight != 0 {
