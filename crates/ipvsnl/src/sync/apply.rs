@@ -25,17 +25,32 @@ use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 /// their destinations), plans and applies. After a sync it knows the table
 /// it left: [`Syncer::sync_cached`] plans from that view instead of a
 /// listing, for a caller that promises no one else writes its services.
-/// Services whose request failed are read back from the kernel, so the
-/// view stays true.
+/// What was done is applied to the view; a service is read back from the
+/// kernel only where the view may be wrong: a request's reply was never
+/// seen, or the kernel refused it as if the view were (`EEXIST`, `ESRCH`,
+/// `ENOENT` for a destination). A request refused otherwise or never sent
+/// left the kernel as the view shows it (its service is planned again by
+/// the next cached sync). The first read-back that fails (a stalled
+/// kernel) ends the reading and the view is dropped: the next sync lists.
 ///
 /// The cost of a cached sync grows with the change, not the table, when
 /// the desired table descends from the one last synced (the same table
 /// changed in place, or a clone of it changed): a [`Table`] keeps a
 /// journal of the services changed in it, and only those (with any left
 /// unsettled or draining) are planned. A table built anew is planned
-/// whole. Each cached sync also looks the IPVS family up (one round trip):
-/// a new id means the `ip_vs` module was reloaded, its table is empty, and
-/// the sync lists instead of trusting the view.
+/// whole.
+///
+/// A view is trusted only for the table it shows: each cached sync looks
+/// the IPVS family up (one round trip) and lists instead when the id is
+/// not the one seen before the view was listed (the `ip_vs` module was
+/// reloaded: its tables began again empty), or when the client talks to
+/// another network namespace than the one the view is of (family ids are
+/// the same in every namespace). A namespace is known by its namespace
+/// file (device, inode and the inode's change time, which tells a new
+/// namespace from a freed one whose inode number it got); a client whose
+/// namespace cannot be told (no `/proc`) always lists. A sync whose
+/// family id changed under it (a reload between its listing and its
+/// apply) keeps no view.
 ///
 /// ```no_run
 /// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
@@ -117,7 +132,10 @@ impl Syncer {
     }
 
     /// Lists the kernel's table, plans and applies. `Err` only when the
-    /// listing fails; every request's outcome is in the report.
+    /// family lookup or the listing fails; every request's outcome is in
+    /// the report. The view it leaves is remembered only if the `ip_vs`
+    /// module was not reloaded meanwhile and the client's namespace can be
+    /// told.
     pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
         block_on(self.sync_in(&mut client.conn, desired))
     }

@@ -32,6 +32,8 @@ pub use report::{Found, Report, Unknown};
 pub use table::{Table, TableDestination, TableService};
 
 #[cfg(test)]
+mod drain_tests;
+#[cfg(test)]
 mod engine_tests;
 #[cfg(test)]
 mod fake_kernel;

@@ -70,7 +70,40 @@ impl fmt::Debug for Scope {
     }
 }
 
-/// How destinations that are no longer wanted are removed.
+/// How destinations that are no longer wanted are removed: drained, then
+/// deleted.
+///
+/// A destination that leaves the desired table while it still has clients
+/// is not deleted at once: its weight is set to 0, so the scheduler gives
+/// it no new client, and it is kept while its clients last. Its clients are
+/// what the kernel counts on it when a sync reads it:
+///
+/// - its active and inactive connections;
+/// - for a persistent service ([`crate::Service::with_persistence`]), its
+///   persistence templates too (the kernel's "persistent connections",
+///   `IPVS_DEST_ATTR_PERSIST_CONNS`). A template sends its client's new
+///   connections to the destination it names, at weight 0 or not, until it
+///   expires: the service's persistence timeout after it was last used,
+///   and not before the client's last connection through it is gone
+///   (kubernetes#81591). The kernel drops such templates early only when
+///   the namespace's `net.ipv4.vs.expire_quiescent_template` is 1.
+///
+/// Nothing runs between syncs: each sync reads the counts (a listed sync
+/// lists them; a cached sync reads back the services with destinations
+/// draining or leaving) and deletes a draining destination once they are
+/// all 0, or once it has drained for `max`, whatever they are.
+///
+/// A drain begins when the destination's weight is known to be 0 in the
+/// kernel: when its weight-0 edit was applied (its reply seen, or the
+/// destination read back at weight 0), or when a sync finds it at weight
+/// 0 already. A sync dropped or failing before that records nothing, and a
+/// destination found at another weight (the edit never went through, or
+/// someone set it back) begins its drain again. The syncer keeps the
+/// beginnings ([`crate::sync::Syncer::draining`]); a destination wanted
+/// again while it drains gets its weight back and its drain is forgotten.
+///
+/// UDP and SCTP destinations are deleted at once unless
+/// [`Drain::with_datagrams`]: their "connections" are only timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Drain {
@@ -115,8 +148,9 @@ impl PlanOptions {
     }
 
     /// Removes destinations gracefully: weight 0 first, delete once their
-    /// active and inactive connections reach 0 (on a later sync), or after
-    /// the drain's maximum.
+    /// connections (and, for a persistent service, their persistence
+    /// templates) reach 0 on a later sync, or after the drain's maximum
+    /// (see [`Drain`]).
     #[must_use]
     pub fn with_drain(mut self, drain: Drain) -> Self {
         self.drain = Some(drain);
