@@ -73,7 +73,7 @@ async fn read_keys<T: Transport>(
 }
 
 /// A sync's requests with their outcomes, appended to as it goes on.
-pub(crate) type Ledger<'a> = (&'a mut Vec<Request>, &'a mut Outcomes);
+pub(crate) type RequestLog<'a> = (&'a mut Vec<Request>, &'a mut Outcomes);
 
 impl Syncer {
     /// The requests whose replies were never seen: their services were
@@ -86,7 +86,7 @@ impl Syncer {
         conn: &mut Conn<T>,
         current: &mut Table,
         desired: &Table,
-        (requests, outcomes): Ledger<'_>,
+        (requests, outcomes): RequestLog<'_>,
         drains: &DrainLedger,
         unread: &mut HashSet<ServiceKey>,
     ) -> Vec<Unknown> {
@@ -143,7 +143,7 @@ impl Syncer {
         conn: &mut Conn<T>,
         current: &mut Table,
         desired: &Table,
-        (requests, outcomes): Ledger<'_>,
+        (requests, outcomes): RequestLog<'_>,
         unread: &mut HashSet<ServiceKey>,
     ) {
         let mut missed: HashSet<ServiceKey> = HashSet::new();
@@ -182,7 +182,7 @@ impl Syncer {
         current: &mut Table,
         desired: &Table,
         keys: &HashSet<ServiceKey>,
-        (requests, outcomes): Ledger<'_>,
+        (requests, outcomes): RequestLog<'_>,
         unread: &mut HashSet<ServiceKey>,
     ) {
         if keys.is_empty() {
