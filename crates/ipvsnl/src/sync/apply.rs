@@ -1,20 +1,20 @@
 //! The applier: lists (or remembers) the kernel's table, plans, applies the
 //! plan pipelined and reports every request's outcome.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::block_on::block_on;
 use crate::conn::Conn;
 use crate::decode::Detail;
-use crate::sync::cached::Synced;
+use crate::sync::cached::{Origin, Synced};
+use crate::sync::drains::confirmed_drains;
 use crate::sync::outcomes::{Outcome, Outcomes};
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
-use crate::sync::report::{Found, Report, Unknown};
+use crate::sync::report::Report;
+use crate::sync::settle::read_back;
 use crate::sync::table::Table;
-use crate::sync::view::{
-    apply_done, apply_to, holds, is_unknown, refresh, request_key, result_outcome,
-};
+use crate::sync::view::{apply_done, is_unknown, request_key};
 use crate::transport::Transport;
 use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 
@@ -25,17 +25,32 @@ use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
 /// their destinations), plans and applies. After a sync it knows the table
 /// it left: [`Syncer::sync_cached`] plans from that view instead of a
 /// listing, for a caller that promises no one else writes its services.
-/// Services whose request failed are read back from the kernel, so the
-/// view stays true.
+/// What was done is applied to the view; a service is read back from the
+/// kernel only where the view may be wrong: a request's reply was never
+/// seen, or the kernel refused it as if the view were (`EEXIST`, `ESRCH`,
+/// `ENOENT` for a destination). A request refused otherwise or never sent
+/// left the kernel as the view shows it (its service is planned again by
+/// the next cached sync). The first read-back that fails (a stalled
+/// kernel) ends the reading and the view is dropped: the next sync lists.
 ///
 /// The cost of a cached sync grows with the change, not the table, when
 /// the desired table descends from the one last synced (the same table
 /// changed in place, or a clone of it changed): a [`Table`] keeps a
 /// journal of the services changed in it, and only those (with any left
 /// unsettled or draining) are planned. A table built anew is planned
-/// whole. Each cached sync also looks the IPVS family up (one round trip):
-/// a new id means the `ip_vs` module was reloaded, its table is empty, and
-/// the sync lists instead of trusting the view.
+/// whole.
+///
+/// A view is trusted only for the table it shows: each cached sync looks
+/// the IPVS family up (one round trip) and lists instead when the id is
+/// not the one seen before the view was listed (the `ip_vs` module was
+/// reloaded: its tables began again empty), or when the client talks to
+/// another network namespace than the one the view is of (family ids are
+/// the same in every namespace). A namespace is known by its namespace
+/// file (device, inode and the inode's change time, which tells a new
+/// namespace from a freed one whose inode number it got); a client whose
+/// namespace cannot be told (no `/proc`) always lists. A sync whose
+/// family id changed under it (a reload between its listing and its
+/// apply) keeps no view.
 ///
 /// ```no_run
 /// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
@@ -117,7 +132,10 @@ impl Syncer {
     }
 
     /// Lists the kernel's table, plans and applies. `Err` only when the
-    /// listing fails; every request's outcome is in the report.
+    /// family lookup or the listing fails; every request's outcome is in
+    /// the report. The view it leaves is remembered only if the `ip_vs`
+    /// module was not reloaded meanwhile and the client's namespace can be
+    /// told.
     pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
         block_on(self.sync_in(&mut client.conn, desired))
     }
@@ -162,6 +180,21 @@ impl Syncer {
         conn: &mut Conn<T>,
         desired: &Table,
     ) -> Result<Report, Error> {
+        let origin = Origin::now(conn).await?;
+        self.sync_listed(conn, desired, origin).await
+    }
+
+    /// Lists the table of `origin` (its namespace and family id, seen just
+    /// before), plans and applies.
+    pub(crate) async fn sync_listed<T: Transport>(
+        &mut self,
+        conn: &mut Conn<T>,
+        desired: &Table,
+        origin: Origin,
+    ) -> Result<Report, Error> {
+        // The view of an earlier sync goes first: this one may change the
+        // table and be dropped before it remembers what it left.
+        self.forget();
         let current = self.list_in(conn).await?;
         let p = plan(
             &current,
@@ -170,7 +203,7 @@ impl Syncer {
             &self.ledger,
             Instant::now(),
         );
-        Ok(self.run(conn, current, desired, p, true).await)
+        Ok(self.run(conn, origin, current, desired, p, true).await)
     }
 
     /// Applies `p`, planned from `current` (or from the part of it holding
@@ -179,17 +212,88 @@ impl Syncer {
     pub(crate) async fn run<T: Transport>(
         &mut self,
         conn: &mut Conn<T>,
+        origin: Origin,
         mut current: Table,
         desired: &Table,
         p: Plan,
         listed: bool,
     ) -> Report {
         let conflicts = p.conflicts().to_vec();
-        let (requests, phase, ledger) = p.into_parts();
-        self.ledger = ledger;
-        let mut outcomes = Outcomes::all_done(requests.len());
+        let (requests, phase, drains) = p.into_parts();
+        // The ledger is not touched until the weight-0 edits are known
+        // applied: a sync dropped before that leaves it as it was.
+        let mut outcomes = self.apply_plan(conn, &requests, phase).await;
+        self.ledger = confirmed_drains(&drains, &requests, |i| {
+            matches!(outcomes.get(i), Outcome::Done)
+        });
 
-        // Phase one: services. Then destinations of the services that exist.
+        // Bring the view up to date: what was done is applied to it; the
+        // services of requests whose outcome is unknown, or whose refusal
+        // says the view was wrong, are read back.
+        let all_done = conflicts.is_empty() && outcomes.all_plain_done();
+        if all_done && requests.len().saturating_mul(4) >= desired.len() {
+            // A big change that fully went through (a cold create, say):
+            // the view is the desired table plus what the plan left alone
+            // (services out of scope, destinations still draining). Cloning
+            // it is cheaper than replaying every request.
+            current = self.converged_view(&current, desired);
+        } else {
+            apply_done(&mut current, &requests, &outcomes);
+        }
+        let mut unread = read_back(conn, &mut current, &requests, &outcomes).await;
+        let mut requests = requests;
+        let unknown = self
+            .settle_unknown(
+                conn,
+                &mut current,
+                desired,
+                (&mut requests, &mut outcomes),
+                &drains,
+                &mut unread,
+            )
+            .await;
+        // The listing can miss services (the kernel's dump resumes by a
+        // position counted over every namespace's services): adding one
+        // then fails with EEXIST. It was read back above; plan it again
+        // and apply, once.
+        if unread.is_empty() {
+            self.repair(
+                conn,
+                &mut current,
+                desired,
+                (&mut requests, &mut outcomes),
+                &mut unread,
+            )
+            .await;
+        }
+        self.remember(
+            conn,
+            origin,
+            unread.is_empty().then_some(current),
+            desired,
+            &requests,
+            &outcomes,
+            &conflicts,
+        );
+        Report {
+            requests,
+            outcomes,
+            conflicts,
+            listed,
+            unknown,
+        }
+    }
+
+    /// Sends a plan's requests: the services (phase one, the first
+    /// `phase`), then the destinations of the services that exist (those
+    /// of a service whose add was refused are skipped).
+    async fn apply_plan<T: Transport>(
+        &self,
+        conn: &mut Conn<T>,
+        requests: &[Request],
+        phase: usize,
+    ) -> Outcomes {
+        let mut outcomes = Outcomes::all_done(requests.len());
         let first = conn.apply_failures(&requests[..phase], &self.apply).await;
         let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
         for (i, e) in first {
@@ -204,87 +308,27 @@ impl Syncer {
             for (i, e) in rest {
                 outcomes.set(phase + i, Outcome::Failed(e));
             }
-        } else {
-            let mut send = Vec::new();
-            let mut sent_at = Vec::new();
-            for (i, r) in requests.iter().enumerate().skip(phase) {
-                match request_key(r).and_then(|k| failed_adds.get(&k)) {
-                    Some(&cause) if !is_unknown(outcomes.get(cause)) => {
-                        outcomes.set(i, Outcome::Skipped { cause })
-                    }
-                    _ => {
-                        send.push(r.clone());
-                        sent_at.push(i);
-                    }
+            return outcomes;
+        }
+        let mut send = Vec::new();
+        let mut sent_at = Vec::new();
+        for (i, r) in requests.iter().enumerate().skip(phase) {
+            match request_key(r).and_then(|k| failed_adds.get(&k)) {
+                Some(&cause) if !is_unknown(outcomes.get(cause)) => {
+                    outcomes.set(i, Outcome::Skipped { cause })
                 }
-            }
-            let failures = conn.apply_failures(&send, &self.apply).await;
-            drop(send);
-            for (j, e) in failures {
-                outcomes.set(sent_at[j], Outcome::Failed(e));
-            }
-        }
-
-        // Bring the view up to date: what was done is applied to it; the
-        // services of failed or unknown requests are read back.
-        let all_done = conflicts.is_empty() && outcomes.all_plain_done();
-        if all_done && requests.len().saturating_mul(4) >= desired.len() {
-            // A big change that fully went through (a cold create, say):
-            // the view is the desired table plus what the plan left alone
-            // (services out of scope, destinations still draining). Cloning
-            // it is cheaper than replaying every request.
-            current = self.converged_view(&current, desired);
-        } else {
-            apply_done(&mut current, &requests, &outcomes);
-        }
-        let mut stale: HashSet<ServiceKey> = HashSet::new();
-        for (i, o) in outcomes.exceptions() {
-            if let Outcome::Failed(_) = o {
-                if let Some(k) = request_key(&requests[i]) {
-                    stale.insert(k);
+                _ => {
+                    send.push(r.clone());
+                    sent_at.push(i);
                 }
             }
         }
-        let mut unread: HashSet<ServiceKey> = HashSet::new();
-        for key in &stale {
-            if refresh(conn, &mut current, key).await.is_err() {
-                unread.insert(*key);
-            }
+        let failures = conn.apply_failures(&send, &self.apply).await;
+        drop(send);
+        for (j, e) in failures {
+            outcomes.set(sent_at[j], Outcome::Failed(e));
         }
-        let mut requests = requests;
-        let unknown = self
-            .settle_unknown(
-                conn,
-                &mut current,
-                desired,
-                &mut requests,
-                &mut outcomes,
-                &unread,
-            )
-            .await;
-        // The listing can miss services (the kernel's dump resumes by a
-        // position counted over every namespace's services): adding one
-        // then fails with EEXIST. It was read back above; plan it again
-        // and apply, once.
-        if unread.is_empty() {
-            self.repair(conn, &mut current, desired, &mut requests, &mut outcomes)
-                .await;
-        }
-        self.remember(
-            conn,
-            unread.is_empty().then_some(current),
-            desired,
-            &requests,
-            &outcomes,
-            &conflicts,
-        );
-        Report {
-            requests,
-            outcomes,
-            conflicts,
-            listed,
-            unknown,
-        }
+        outcomes
     }
 }
 
@@ -307,132 +351,5 @@ impl Syncer {
             }
         }
         view
-    }
-
-    /// The requests whose replies were never seen: their services were
-    /// read back (unless in `unread`). Those found applied are done; the
-    /// services of the others are planned again and corrected in this
-    /// sync, the requests that do it appended to the report.
-    async fn settle_unknown<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        current: &mut Table,
-        desired: &Table,
-        requests: &mut Vec<Request>,
-        outcomes: &mut Outcomes,
-        unread: &HashSet<ServiceKey>,
-    ) -> Vec<Unknown> {
-        let mut found = Vec::new();
-        let mut again: HashSet<ServiceKey> = HashSet::new();
-        for (i, o) in outcomes.exceptions() {
-            let Outcome::Failed(Error::Unknown { cause, .. }) = o else {
-                continue;
-            };
-            let key = request_key(&requests[i]);
-            let state = match key {
-                Some(k) if unread.contains(&k) => Found::Unread,
-                _ if holds(current, &requests[i]) => Found::Applied,
-                Some(k) => {
-                    again.insert(k);
-                    Found::Replanned
-                }
-                None => Found::Unread,
-            };
-            found.push(Unknown {
-                index: i,
-                cause: *cause,
-                found: state,
-            });
-        }
-        for u in &found {
-            match u.found {
-                Found::Applied => outcomes.set(u.index, Outcome::Done),
-                Found::Replanned => outcomes.set(u.index, Outcome::Superseded),
-                _ => {}
-            }
-        }
-        // Destinations skipped for an add whose outcome is now settled by
-        // the new plan are settled with it.
-        outcomes.supersede_where(|i, o| {
-            matches!(o, Outcome::Skipped { .. })
-                && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
-        });
-        self.replan(conn, current, desired, &again, requests, outcomes)
-            .await;
-        found
-    }
-
-    async fn repair<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        current: &mut Table,
-        desired: &Table,
-        requests: &mut Vec<Request>,
-        outcomes: &mut Outcomes,
-    ) {
-        let mut missed: HashSet<ServiceKey> = HashSet::new();
-        for (i, o) in outcomes.exceptions() {
-            if let (Request::AddService(svc), Outcome::Failed(e)) = (&requests[i], o) {
-                if e.is_already_exists() {
-                    missed.insert(svc.key);
-                }
-            }
-        }
-        if missed.is_empty() {
-            return;
-        }
-        outcomes.supersede_where(|i, o| match (&requests[i], o) {
-            (Request::AddService(s), Outcome::Failed(_)) => missed.contains(&s.key),
-            (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains(k),
-            _ => false,
-        });
-        self.replan(conn, current, desired, &missed, requests, outcomes)
-            .await;
-    }
-
-    /// Plans the services `keys` again from the view (read back) and
-    /// applies the plan, appending its requests and outcomes.
-    async fn replan<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        current: &mut Table,
-        desired: &Table,
-        keys: &HashSet<ServiceKey>,
-        requests: &mut Vec<Request>,
-        outcomes: &mut Outcomes,
-    ) {
-        if keys.is_empty() {
-            return;
-        }
-        let mut cur = Table::new();
-        let mut want = Table::new();
-        for key in keys {
-            if let Some(t) = current.get(key) {
-                cur.put(t.clone());
-            }
-            if let Some(t) = desired.get(key) {
-                want.put(t.clone());
-            }
-        }
-        let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
-        let (extra, _, ledger) = p.into_parts();
-        self.ledger.extend(ledger);
-        let results = conn
-            .apply_failures(&extra, &self.apply)
-            .await
-            .into_results(extra.len());
-        for (r, res) in extra.into_iter().zip(results) {
-            let o = result_outcome(res);
-            match &o {
-                Outcome::Done => apply_to(current, &r),
-                _ => {
-                    if let Some(k) = request_key(&r) {
-                        let _ = refresh(conn, current, &k).await;
-                    }
-                }
-            }
-            requests.push(r);
-            outcomes.push(o);
-        }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::conn::Conn;
 use crate::sync::apply::Syncer;
+use crate::sync::namespace::NetnsId;
 use crate::sync::outcomes::Outcomes;
 use crate::sync::plan::plan;
 use crate::sync::report::Report;
@@ -14,14 +15,37 @@ use crate::sync::view::{refresh, request_key};
 use crate::transport::Transport;
 use crate::{Error, Request, ServiceKey};
 
+/// Where a sync's view comes from: the namespace the client talks to and
+/// the IPVS family id seen before the table was listed (or, for a cached
+/// sync, before the remembered view was trusted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Origin {
+    /// `None`: the namespace could not be told; no view of it is kept.
+    pub(crate) namespace: Option<NetnsId>,
+    pub(crate) family: u16,
+}
+
+impl Origin {
+    /// The client's namespace and the family id the kernel has now (one
+    /// round trip: an id resolved earlier may be stale).
+    pub(crate) async fn now<T: Transport>(conn: &mut Conn<T>) -> Result<Origin, Error> {
+        let namespace = NetnsId::of(conn);
+        let family = conn.family_now().await?;
+        Ok(Origin { namespace, family })
+    }
+}
+
 /// What a sync converged to, beside the view it left.
 #[derive(Debug, Clone)]
 pub(crate) struct Synced {
     /// The stamp of the desired table it was given.
     stamp: u64,
-    /// The IPVS family id then: another one now means the module was
-    /// reloaded and the kernel's tables began again empty.
-    family: Option<u16>,
+    /// The namespace whose table the view shows.
+    namespace: NetnsId,
+    /// The IPVS family id seen before the view was listed, and still the
+    /// client's after the sync's requests: another one now means the module
+    /// was reloaded and the kernel's tables began again empty.
+    family: u16,
     /// Services the view may show otherwise than the desired table (a
     /// request failed, was skipped or its outcome stayed unknown; wanted
     /// but out of scope): planned again by every cached sync until settled.
@@ -30,26 +54,47 @@ pub(crate) struct Synced {
 
 impl Syncer {
     /// Remembers the view a sync left (`None`: it could not be kept true)
-    /// and what it converged to.
+    /// and what it converged to. A view is kept only of a namespace that
+    /// could be told, and only if the family id the client ends with is the
+    /// one seen before the listing (a module reloaded in between emptied
+    /// the table under the view, and the requests that found the new id
+    /// went to the new, empty table).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn remember<T: Transport>(
         &mut self,
         conn: &Conn<T>,
+        origin: Origin,
         view: Option<Table>,
         desired: &Table,
         requests: &[Request],
         outcomes: &Outcomes,
         conflicts: &[ServiceKey],
     ) {
-        self.synced = view.as_ref().map(|_| Synced {
+        let kept = match origin.namespace {
+            Some(ns) if conn.known_family() == Some(origin.family) => view.map(|v| (ns, v)),
+            _ => None,
+        };
+        self.synced = kept.as_ref().map(|(namespace, _)| Synced {
             stamp: desired.stamp(),
-            family: conn.known_family(),
+            namespace: *namespace,
+            family: origin.family,
             unsettled: outcomes
                 .exceptions()
                 .filter_map(|(i, _)| request_key(&requests[i]))
                 .chain(conflicts.iter().copied())
                 .collect(),
         });
+        let view = kept.map(|(_, v)| v);
         self.cache = view;
+    }
+
+    /// Whether the remembered view is of the namespace and the `ip_vs`
+    /// module (family id) of `origin`.
+    fn trusts(&self, origin: &Origin) -> bool {
+        match (&self.synced, origin.namespace) {
+            (Some(s), Some(ns)) => s.namespace == ns && s.family == origin.family,
+            _ => false,
+        }
     }
 
     /// The services a cached sync must plan: those changed in `desired`
@@ -96,11 +141,12 @@ impl Syncer {
             return self.sync_in(conn, desired).await;
         };
         // One round trip says whether the view can still be true: a
-        // reloaded module emptied the table under it.
-        let family = conn.family_now().await?;
-        if self.synced.as_ref().map(|s| s.family) != Some(Some(family)) {
+        // reloaded module emptied the table under it, and a client of
+        // another namespace talks to another table.
+        let origin = Origin::now(conn).await?;
+        if !self.trusts(&origin) {
             self.synced = None;
-            return self.sync_in(conn, desired).await;
+            return self.sync_listed(conn, desired, origin).await;
         }
         let keys = self.to_plan(desired);
         // Connection counts in the view are as old as its listing: read
@@ -122,7 +168,7 @@ impl Syncer {
             }
         }
         let p = self.plan_part(&current, desired, keys.as_ref());
-        Ok(self.run(conn, current, desired, p, false).await)
+        Ok(self.run(conn, origin, current, desired, p, false).await)
     }
 }
 
@@ -157,7 +203,8 @@ mod tests {
             cache: Some(desired.clone()),
             synced: Some(Synced {
                 stamp: desired.stamp(),
-                family: Some(0x20),
+                namespace: NetnsId::fake(1),
+                family: 0x20,
                 unsettled: BTreeSet::new(),
             }),
             ..Syncer::default()

@@ -11,11 +11,14 @@
 
 mod apply;
 mod cached;
+mod drains;
 mod dryrun;
 mod journal;
+mod namespace;
 mod outcomes;
 mod plan;
 mod report;
+mod settle;
 mod table;
 #[cfg(feature = "serde")]
 mod table_serde;
@@ -28,5 +31,11 @@ pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope
 pub use report::{Found, Report, Unknown};
 pub use table::{Table, TableDestination, TableService};
 
+#[cfg(test)]
+mod drain_tests;
+#[cfg(test)]
+mod engine_tests;
+#[cfg(test)]
+mod fake_kernel;
 #[cfg(test)]
 mod tests;

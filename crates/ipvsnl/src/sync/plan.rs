@@ -7,8 +7,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sync::table::{dest_id, dest_matches, service_matches, Table, TableService};
-use crate::{Protocol, Request, ServiceKey};
+use crate::sync::table::{
+    dest_id, dest_matches, service_matches, Table, TableDestination, TableService,
+};
+use crate::{Protocol, Request, Service, ServiceFlags, ServiceKey};
 
 /// Which services a sync may touch, so that it coexists with other
 /// managers of the same table. Services outside the scope are never
@@ -68,7 +70,40 @@ impl fmt::Debug for Scope {
     }
 }
 
-/// How destinations that are no longer wanted are removed.
+/// How destinations that are no longer wanted are removed: drained, then
+/// deleted.
+///
+/// A destination that leaves the desired table while it still has clients
+/// is not deleted at once: its weight is set to 0, so the scheduler gives
+/// it no new client, and it is kept while its clients last. Its clients are
+/// what the kernel counts on it when a sync reads it:
+///
+/// - its active and inactive connections;
+/// - for a persistent service ([`crate::Service::with_persistence`]), its
+///   persistence templates too (the kernel's "persistent connections",
+///   `IPVS_DEST_ATTR_PERSIST_CONNS`). A template sends its client's new
+///   connections to the destination it names, at weight 0 or not, until it
+///   expires: the service's persistence timeout after it was last used,
+///   and not before the client's last connection through it is gone
+///   (kubernetes#81591). The kernel drops such templates early only when
+///   the namespace's `net.ipv4.vs.expire_quiescent_template` is 1.
+///
+/// Nothing runs between syncs: each sync reads the counts (a listed sync
+/// lists them; a cached sync reads back the services with destinations
+/// draining or leaving) and deletes a draining destination once they are
+/// all 0, or once it has drained for `max`, whatever they are.
+///
+/// A drain begins when the destination's weight is known to be 0 in the
+/// kernel: when its weight-0 edit was applied (its reply seen, or the
+/// destination read back at weight 0), or when a sync finds it at weight
+/// 0 already. A sync dropped or failing before that records nothing, and a
+/// destination found at another weight (the edit never went through, or
+/// someone set it back) begins its drain again. The syncer keeps the
+/// beginnings ([`crate::sync::Syncer::draining`]); a destination wanted
+/// again while it drains gets its weight back and its drain is forgotten.
+///
+/// UDP and SCTP destinations are deleted at once unless
+/// [`Drain::with_datagrams`]: their "connections" are only timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Drain {
@@ -113,8 +148,9 @@ impl PlanOptions {
     }
 
     /// Removes destinations gracefully: weight 0 first, delete once their
-    /// active and inactive connections reach 0 (on a later sync), or after
-    /// the drain's maximum.
+    /// connections (and, for a persistent service, their persistence
+    /// templates) reach 0 on a later sync, or after the drain's maximum
+    /// (see [`Drain`]).
     #[must_use]
     pub fn with_drain(mut self, drain: Drain) -> Self {
         self.drain = Some(drain);
@@ -353,6 +389,15 @@ enum DestWork<'a> {
     Planned(usize),
 }
 
+/// Whether a destination leaving a service still has clients to drain:
+/// connections (active or inactive), or, when the service is persistent,
+/// persistence templates (a template sends its client's new connections
+/// to the destination it names, whatever its weight, until it expires).
+fn holds_clients(found: &TableDestination, service: &Service) -> bool {
+    found.connections > 0
+        || (service.flags.contains(ServiceFlags::PERSISTENT) && found.templates > 0)
+}
+
 fn diff_destinations(
     c: &TableService,
     w: &TableService,
@@ -384,9 +429,15 @@ fn diff_destinations(
                     deletes.push(Request::DeleteDestination(key, d.addr, d.port));
                     continue;
                 };
-                let since = ledger.get(&id).copied().unwrap_or(now);
+                // A drain runs while the destination is at weight 0: one
+                // found otherwise (its weight-0 edit never went through, or
+                // someone set a weight again) begins its drain now.
+                let since = match ledger.get(&id) {
+                    Some(&t) if d.weight == 0 => t,
+                    _ => now,
+                };
                 let expired = now.saturating_duration_since(since) >= drain.max;
-                if found.connections == 0 || expired {
+                if !holds_clients(found, &w.service) || expired {
                     deletes.push(Request::DeleteDestination(key, d.addr, d.port));
                 } else {
                     if d.weight != 0 {

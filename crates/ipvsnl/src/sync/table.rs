@@ -22,6 +22,26 @@ pub struct TableDestination {
         serde(default, skip_serializing_if = "crate::sync::table_serde::is_zero")
     )]
     pub connections: u64,
+    /// Persistence templates bound to it when listed (the kernel's
+    /// "persistent connections", `IPVS_DEST_ATTR_PERSIST_CONNS`; 0 for a
+    /// wanted one): while one lives, a persistent service sends its
+    /// client here, whatever the weight.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "crate::sync::table_serde::is_zero")
+    )]
+    pub templates: u64,
+}
+
+impl TableDestination {
+    /// A wanted destination: these settings, no connections.
+    pub(crate) fn new(destination: Destination) -> Self {
+        TableDestination {
+            destination,
+            connections: 0,
+            templates: 0,
+        }
+    }
 }
 
 /// A service and its destinations, sorted by address and port.
@@ -146,10 +166,7 @@ impl Table {
     ) {
         let dests: Vec<TableDestination> = destinations
             .into_iter()
-            .map(|destination| TableDestination {
-                destination,
-                connections: 0,
-            })
+            .map(TableDestination::new)
             .collect();
         self.insert_table_destinations(service, dests);
     }
@@ -265,7 +282,8 @@ impl Table {
     }
 
     /// The table listed from the kernel ([`crate::Client::table`]), with
-    /// each destination's active plus inactive connections.
+    /// each destination's active plus inactive connections and its
+    /// persistence templates.
     pub fn from_entries(entries: impl IntoIterator<Item = ServiceEntry>) -> Self {
         let mut t = Table::new();
         for e in entries {
@@ -314,6 +332,7 @@ pub(crate) fn service_from_entry(e: ServiceEntry) -> TableService {
         .map(|d| TableDestination {
             destination: d.destination,
             connections: u64::from(d.active_conns) + u64::from(d.inactive_conns),
+            templates: u64::from(d.persistent_conns),
         })
         .collect();
     destinations.sort_by_key(|d| dest_id(&d.destination));

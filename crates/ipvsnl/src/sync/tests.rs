@@ -357,10 +357,7 @@ fn mixed_adds_and_changes_replay_to_the_desired_table() {
             Request::AddService(s) => replayed.insert((**s).clone(), []),
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
                 let e = replayed.get_mut(k).unwrap();
-                e.upsert(crate::sync::table::TableDestination {
-                    destination: *d,
-                    connections: 0,
-                });
+                e.upsert(crate::sync::table::TableDestination::new(*d));
             }
             Request::DeleteDestination(k, a, port) => replayed.get_mut(k).unwrap().remove(a, *port),
             other => panic!("unexpected {other:?}"),

@@ -72,13 +72,7 @@ fn apply_to_service(e: &mut TableService, r: &Request) {
         Request::AddDestination(_, d) | Request::EditDestination(_, d) => {
             match e.position(&d.addr, d.port) {
                 Ok(at) => e.destinations[at].destination = *d,
-                Err(at) => e.destinations.insert(
-                    at,
-                    TableDestination {
-                        destination: *d,
-                        connections: 0,
-                    },
-                ),
+                Err(at) => e.destinations.insert(at, TableDestination::new(*d)),
             }
         }
         Request::DeleteDestination(_, a, p) => e.remove(a, *p),
@@ -105,13 +99,13 @@ pub(crate) fn apply_to(t: &mut Table, r: &Request) {
         }
         Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
             if let Some(e) = t.get_mut(k) {
-                let connections = e
+                // The settings change; the connections are the found ones.
+                let mut next = e
                     .destination(&d.addr, d.port)
-                    .map_or(0, |found| found.connections);
-                e.upsert(TableDestination {
-                    destination: *d,
-                    connections,
-                });
+                    .copied()
+                    .unwrap_or(TableDestination::new(*d));
+                next.destination = *d;
+                e.upsert(next);
             }
         }
         Request::DeleteDestination(k, a, p) => {

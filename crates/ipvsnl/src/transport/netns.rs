@@ -61,3 +61,11 @@ impl NetnsHandle {
         .unwrap_or_else(|_| Err(io::Error::other("namespace thread panicked")))
     }
 }
+
+impl NetnsHandle {
+    /// The namespace file's metadata (`fstat`): its device and inode name
+    /// the namespace, whichever path opened it.
+    pub(crate) fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        self.file.metadata()
+    }
+}

@@ -130,10 +130,7 @@ impl Replay {
 
     fn upsert(&mut self, key: &ServiceKey, dest: &crate::Destination) {
         if let Some(entry) = self.table.get_mut(key) {
-            entry.upsert(TableDestination {
-                destination: *dest,
-                connections: 0,
-            });
+            entry.upsert(TableDestination::new(*dest));
         }
     }
 }
