@@ -9,8 +9,7 @@ use crate::block_on::block_on;
 use crate::conn::{read_totals, setup_error, Conn};
 use crate::decode::Detail;
 use crate::transport::blocking::Blocking;
-use crate::transport::netns::NetnsHandle;
-use crate::transport::socket::NlSocket;
+use crate::transport::netns::{NetnsHandle, Sockets};
 use crate::{
     ApplyOptions, ClientOptions, DaemonRole, Destination, DestinationEntry, Error, Info, Request,
     Service, ServiceEntry, ServiceKey, Stats, SyncDaemon, Timeouts,
@@ -54,9 +53,9 @@ impl Client {
 
     /// A client in the caller's network namespace.
     pub fn with_options(opts: ClientOptions) -> Result<Self, Error> {
-        let sock = NlSocket::open().map_err(setup_error)?;
-        // The socket belongs to this thread's namespace: remember it.
-        Client::from_socket(sock, opts, NetnsHandle::current().ok())
+        let sockets = Sockets::open().map_err(setup_error)?;
+        // The sockets belong to this thread's namespace: remember it.
+        Client::from_sockets(sockets, opts, NetnsHandle::current().ok())
     }
 
     /// A client bound to the network namespace of `path`
@@ -71,26 +70,25 @@ impl Client {
         path: impl AsRef<Path>,
         opts: ClientOptions,
     ) -> Result<Self, Error> {
-        let path = path.as_ref();
-        let sock = NlSocket::open_in(path)?;
-        let netns = NetnsHandle::open(path).map_err(|source| Error::Namespace {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Client::from_socket(sock, opts, Some(netns))
+        let (sockets, netns) = Sockets::open_in(path.as_ref())?;
+        Client::from_sockets(sockets, opts, Some(netns))
     }
 
-    fn from_socket(
-        mut sock: NlSocket,
+    fn from_sockets(
+        sockets: Sockets,
         opts: ClientOptions,
         netns: Option<NetnsHandle>,
     ) -> Result<Self, Error> {
+        let Sockets {
+            netlink: mut sock,
+            sockopt,
+        } = sockets;
         sock.set_timeout(opts.timeout).map_err(setup_error)?;
         let granted = sock
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
         Ok(Client {
-            conn: Conn::new(Blocking { sock }, granted, opts, netns),
+            conn: Conn::new(Blocking { sock }, granted, opts, netns, sockopt),
         })
     }
 
@@ -210,7 +208,7 @@ impl Client {
     /// empty [`ServiceEntry::destinations`]: this lists no destination (see
     /// [`Client::table`] for a listing with them).
     pub fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        block_on(self.conn.list_services(1, Detail::Full))
+        block_on(self.conn.list_services(Detail::Full))
     }
 
     /// One service, with its counters and an empty
@@ -279,7 +277,7 @@ impl Client {
         &mut self,
         wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        block_on(self.conn.list_entries(1, Detail::Full, wanted))
+        block_on(self.conn.list_entries(Detail::Full, wanted))
     }
 
     /// Applies many requests, pipelined: as many as fit in a batch go out in

@@ -1,7 +1,8 @@
 //! Listing: services and destinations, one dump (or get) at a time on the
 //! client's one socket (over either transport), each reply decoded in place from the kernel's bytes
 //! (the wire crate's one-pass values, then [`crate::decode`]) without an
-//! intermediate attribute list.
+//! intermediate attribute list. A listing of the services is whole: what
+//! the kernel's dump skipped is found by the checks of [`whole`].
 //!
 //! One dump at a time: the kernel answers a second dump request on a socket
 //! whose first dump is unfinished with `EBUSY`. The first part of a dump is
@@ -11,6 +12,9 @@
 //! receive call. The kernel sizes the parts from the reader's buffer: the
 //! client's page-sized buffers keep them small, which measured faster than
 //! big ones.
+
+mod parts;
+mod whole;
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -22,10 +26,17 @@ use crate::conn::Conn;
 use crate::decode::{self, DecodeResult, Detail};
 use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
-use crate::proto::{CallKind, Replies};
+use crate::proto::{frame, CallKind, Replies};
 use crate::request::push_service_nest;
+use crate::transport::sockopt::ServiceSnapshot;
 use crate::transport::Transport;
-use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
+use crate::{
+    AddressFamily, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target,
+};
+
+use parts::Parts;
+pub(crate) use whole::Checks;
+use whole::{Found, Listed};
 
 #[cfg(doc)]
 use crate::Client;
@@ -34,10 +45,19 @@ impl<T: Transport> Conn<T> {
     /// One service, or not found (see [`Client::service`]).
     pub(crate) async fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
         key.validate()?;
+        self.get_service(key, Detail::Full).await
+    }
+
+    /// One service (a `GET_SERVICE`), unchecked key.
+    async fn get_service(
+        &mut self,
+        key: &ServiceKey,
+        detail: Detail,
+    ) -> Result<ServiceEntry, Error> {
         let kind = RequestKind::GetService;
         let mut replies = self
             .fetch(kind, IpvsCommand::GetService, Some(key), |attrs, out| {
-                out.push(decode::service_reply(attrs, Detail::Full)?);
+                out.push(decode::service_reply(attrs, detail)?);
                 Ok(())
             })
             .await?;
@@ -50,39 +70,45 @@ impl<T: Transport> Conn<T> {
         Ok(replies.swap_remove(0))
     }
 
-    /// Visits every service once (see [`Client::for_each_service`]).
+    /// Visits every service once, those the dump missed at the end (see
+    /// [`Client::for_each_service`]).
     pub(crate) async fn for_each_service(
         &mut self,
         visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         let kind = RequestKind::ListServices;
-        let mut call = self.session.call(
-            CallKind::Dump,
-            |out: &mut Vec<u8>, family, seq, flags| {
-                let msg = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetService);
-                end_message(out, msg);
-            },
-            Visit {
-                scratch: Vec::with_capacity(1),
-                seen: HashSet::new(),
-                visit,
-                stopped: false,
-            },
-        );
+        let mut visit = Visit {
+            scratch: Vec::with_capacity(1),
+            seen: HashSet::new(),
+            visit,
+            stopped: false,
+            parts: Parts::default(),
+            ipv6: false,
+        };
+        let mut call = self
+            .session
+            .call(CallKind::Dump, write_service_dump, Visiting(&mut visit));
         drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
-        outcome(call.result(), || Target::new(kind, Object::Table))
+        let result = call.result();
+        drop(call);
+        outcome(result, || Target::new(kind, Object::Table))?;
+        if visit.ipv6 {
+            self.checks.ipv6_listed();
+        }
+        if visit.stopped || visit.parts.is_one_snapshot() {
+            return Ok(());
+        }
+        self.complete(&mut visit, Detail::Full).await
     }
 
-    /// Every service from `passes` service dumps merged, each listed into
-    /// the entry it stays in, and the destinations of those `wanted`
-    /// accepts (one dump each; the others get none).
+    /// Every service, and the destinations of those `wanted` accepts (one
+    /// dump each; the others get none).
     pub(crate) async fn list_entries(
         &mut self,
-        passes: usize,
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut entries = self.list_services(passes, detail).await?;
+        let mut entries = self.list_services(detail).await?;
         for entry in &mut entries {
             let key = &entry.service.key;
             if wanted(key) {
@@ -92,34 +118,42 @@ impl<T: Transport> Conn<T> {
         Ok(entries)
     }
 
-    /// Every service, each once, from `passes` service dumps merged (see
-    /// [`keep_first`] for why a resumed dump can miss or repeat entries:
-    /// a second pass catches what one missed, at the cost of a dump).
+    /// Every service, each once, whole (see [`Client::table`]): one dump,
+    /// checked by [`whole`] unless it was made in one part.
     pub(crate) async fn list_services(
         &mut self,
-        passes: usize,
         detail: Detail,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut services = self.dump_services(detail).await?;
-        for _ in 1..passes {
-            if services.len() <= ONE_PART_SERVICES {
-                break;
-            }
-            let again = self.dump_services(detail).await?;
-            services.extend(again);
+        let (services, parts) = self.dump_services(detail).await?;
+        self.checks.listed(services.iter().map(|e| &e.service.key));
+        if parts.is_one_snapshot() {
+            return Ok(services);
         }
-        keep_first(&mut services, |s: &ServiceEntry| s.service.key);
-        Ok(services)
+        let mut listed = Listed::new(services);
+        self.complete(&mut listed, detail).await?;
+        Ok(listed.into_services())
     }
 
-    async fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
-        self.fetch(
-            RequestKind::ListServices,
-            IpvsCommand::GetService,
-            None,
-            |attrs, out| push_service(attrs, detail, out),
-        )
-        .await
+    /// One service dump, repeats dropped (see [`keep_first`]), and how its
+    /// services came.
+    async fn dump_services(&mut self, detail: Detail) -> Result<(Vec<ServiceEntry>, Parts), Error> {
+        let mut call = self.session.call(
+            CallKind::Dump,
+            write_service_dump,
+            ServiceDump {
+                out: Vec::new(),
+                detail,
+                parts: Parts::default(),
+            },
+        );
+        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        let result = call.result();
+        let mut out = std::mem::take(&mut call.replies().out);
+        let parts = call.replies().parts;
+        drop(call);
+        outcome(result, || Target::new(RequestKind::ListServices, Object::Table))?;
+        keep_first(&mut out, |s: &ServiceEntry| s.service.key);
+        Ok((out, parts))
     }
 
     /// The destinations of one service (one dump), unchecked key.
@@ -167,35 +201,112 @@ impl<T: Transport> Conn<T> {
     }
 }
 
+/// Writes the request of a service dump.
+fn write_service_dump(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
+    let msg = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetService);
+    end_message(out, msg);
+}
+
+/// The replies of a service dump, collected, and how they came.
+struct ServiceDump {
+    out: Vec<ServiceEntry>,
+    detail: Detail,
+    parts: Parts,
+}
+
+impl Replies for ServiceDump {
+    #[inline]
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+        self.parts.service();
+        push_service(attrs, self.detail, &mut self.out)
+    }
+
+    fn restart(&mut self) {
+        self.out.clear();
+        self.parts.restart();
+    }
+
+    #[inline]
+    fn datagram(&mut self, datagram: &[u8]) {
+        self.parts.datagram(datagram.len());
+        // Room for every service of the part at once.
+        self.out.reserve(frame::data_message_count(datagram));
+    }
+}
+
 /// The replies of [`Client::for_each_service`]: each service decoded into
-/// one scratch entry and shown to the visitor, once per key.
+/// one scratch entry and shown to the visitor, once per key; and how they
+/// came.
 struct Visit<F> {
     scratch: Vec<ServiceEntry>,
     seen: HashSet<ServiceKey>,
     visit: F,
     stopped: bool,
+    parts: Parts,
+    /// An IPv6 service was seen.
+    ipv6: bool,
 }
 
-impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visit<F> {
+/// A visit lent to the call of its dump.
+struct Visiting<'v, F>(&'v mut Visit<F>);
+
+impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visiting<'_, F> {
     fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.scratch.clear();
-        push_service(attrs, Detail::Full, &mut self.scratch)?;
-        if let Some(s) = self.scratch.first() {
-            // A resumed dump can send a service again (see keep_first).
-            if self.seen.insert(s.service.key) {
-                self.stopped = (self.visit)(s).is_break();
-            }
-        }
-        Ok(())
+        self.0.message(attrs)
     }
 
     fn restart(&mut self) {
         // Taken again from the start: those already shown are not shown
         // twice.
+        self.0.parts.restart();
+    }
+
+    fn datagram(&mut self, datagram: &[u8]) {
+        self.0.parts.datagram(datagram.len());
     }
 
     fn stopped(&self) -> bool {
-        self.stopped
+        self.0.stopped
+    }
+}
+
+impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Visit<F> {
+    /// One service of the dump.
+    fn message(&mut self, attrs: &[u8]) -> Result<(), String> {
+        self.parts.service();
+        self.scratch.clear();
+        push_service(attrs, Detail::Full, &mut self.scratch)?;
+        if let Some(s) = self.scratch.first() {
+            // A resumed dump can send a service again (see keep_first).
+            if self.seen.insert(s.service.key) {
+                self.ipv6 |= s.service.key.family() == AddressFamily::Inet6;
+                self.stopped = (self.visit)(s).is_break();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A visit goes on with the services found after its dump.
+impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Found for Visit<F> {
+    fn surely_has(&self, _snapshot: &ServiceSnapshot) -> bool {
+        // Its keys are in a set already: looking each up is cheap.
+        false
+    }
+
+    fn contains(&mut self, key: &ServiceKey) -> bool {
+        self.seen.contains(key)
+    }
+
+    fn add(&mut self, entry: ServiceEntry) -> ControlFlow<()> {
+        if self.seen.insert(entry.service.key) {
+            self.stopped = (self.visit)(&entry).is_break();
+        }
+        if self.stopped {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
     }
 }
 
@@ -218,11 +329,6 @@ pub(crate) fn push_service(
     }
     filled
 }
-
-/// Services that surely fit in the first part of a dump (a part is about a
-/// page; a service message about 330 bytes): a dump of no more was never
-/// resumed, so it can neither miss nor repeat one.
-const ONE_PART_SERVICES: usize = 8;
 
 #[cfg(test)]
 mod tests {

@@ -135,7 +135,7 @@ impl Syncer {
         // Settings and connection counts are all the planner reads.
         let scope = &self.options.scope;
         let entries = conn
-            .list_entries(2, Detail::Settings, |k| scope.contains(k))
+            .list_entries(Detail::Settings, |k| scope.contains(k))
             .await?;
         Ok(Table::from_entries(entries))
     }
