@@ -239,8 +239,9 @@ impl AsyncClient {
         .await
     }
 
-    /// Every service with its counters, no destinations (see
-    /// [`Client::services`](crate::Client::services)).
+    /// Every service with its counters, no destinations, whole (see
+    /// [`Client::services`](crate::Client::services) and
+    /// [`AsyncClient::table`]).
     pub async fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
         self.conn.list_services(Detail::Full).await
     }
@@ -250,8 +251,9 @@ impl AsyncClient {
         self.conn.service(key).await
     }
 
-    /// Visits every service once (see
-    /// [`Client::for_each_service`](crate::Client::for_each_service)).
+    /// Visits every service once, whole (see
+    /// [`Client::for_each_service`](crate::Client::for_each_service) and
+    /// [`AsyncClient::table`]).
     pub async fn for_each_service(
         &mut self,
         visit: impl FnMut(&ServiceEntry) -> ControlFlow<()> + Send,
@@ -265,8 +267,14 @@ impl AsyncClient {
         self.conn.list_destinations(key, Detail::Full).await
     }
 
-    /// Every service with its destinations (see
-    /// [`Client::table`](crate::Client::table)).
+    /// Every service with its destinations, whole (see
+    /// [`Client::table`](crate::Client::table) for what that guarantees).
+    ///
+    /// The check that makes it whole may copy the IPv4 services with a
+    /// `getsockopt` made inline, on the task: such a call never waits on
+    /// the network (the kernel answers within it, under its IPVS mutex,
+    /// as it answers a netlink request within the `sendmsg` that carries
+    /// it, which this client makes inline too).
     pub async fn table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
         self.conn.list_entries(Detail::Full, |_| true).await
     }

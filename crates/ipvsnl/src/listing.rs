@@ -13,6 +13,7 @@
 //! client's page-sized buffers keep them small, which measured faster than
 //! big ones.
 
+mod checks;
 mod parts;
 mod whole;
 
@@ -35,7 +36,7 @@ use crate::{
 };
 
 use parts::Parts;
-pub(crate) use whole::Checks;
+pub(crate) use checks::Checks;
 use whole::{Found, Listed};
 
 #[cfg(doc)]
@@ -95,10 +96,17 @@ impl<T: Transport> Conn<T> {
         if visit.ipv6 {
             self.checks.ipv6_listed();
         }
-        if visit.stopped || visit.parts.is_one_snapshot() {
+        if visit.stopped {
             return Ok(());
         }
-        self.complete(&mut visit, Detail::Full).await
+        if !visit.parts.is_one_snapshot() {
+            self.complete(&mut visit, Detail::Full).await?;
+            if visit.stopped {
+                return Ok(());
+            }
+        }
+        self.checks.whole(visit.seen.iter());
+        Ok(())
     }
 
     /// Every service, and the destinations of those `wanted` accepts (one
@@ -126,11 +134,11 @@ impl<T: Transport> Conn<T> {
     ) -> Result<Vec<ServiceEntry>, Error> {
         let (services, parts) = self.dump_services(detail).await?;
         self.checks.listed(services.iter().map(|e| &e.service.key));
-        if parts.is_one_snapshot() {
-            return Ok(services);
-        }
         let mut listed = Listed::new(services);
-        self.complete(&mut listed, detail).await?;
+        if !parts.is_one_snapshot() {
+            self.complete(&mut listed, detail).await?;
+        }
+        self.checks.whole(listed.keys());
         Ok(listed.into_services())
     }
 

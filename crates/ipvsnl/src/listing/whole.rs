@@ -20,18 +20,19 @@
 //!    When the copy and the dump agree, which is when nothing changed,
 //!    that costs the copy and one pass over both lists, in order.
 //! 3. IPv6 services have no such copy, nor a count (that interface counts
-//!    IPv4 services only): if the namespace has any (this client ever
-//!    listed one there), the dump is taken again, up to
-//!    [`MAX_DUMPS`] in all, until one finds no IPv6 service the ones before
-//!    missed (or was made in one part). Without the socket-option socket
-//!    (it could not be opened, or its calls fail) every service is
-//!    checked that way.
+//!    IPv4 services only). The client remembers those of its last listing
+//!    ([`super::checks`]): one the dump skipped is got alone. And if the
+//!    namespace has any (this client ever listed one there), the dump is
+//!    taken again, up to [`MAX_DUMPS`] in all, until one finds no IPv6
+//!    service the ones before missed (or was made in one part), for those
+//!    no listing of this client has seen yet.
+//! 4. Without the socket-option socket (it could not be opened, or its
+//!    calls fail), every service is checked as IPv6 ones are.
 //!
 //! Measured under qemu icount, kernel 6.1, 10,000 services x 5
 //! destinations, nothing changing: see [`Client::table`].
 
 use std::collections::HashSet;
-use std::io;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
 
@@ -39,7 +40,7 @@ use ipvsnl_wire::sockopt::SockoptService;
 
 use crate::conn::Conn;
 use crate::decode::Detail;
-use crate::transport::sockopt::{ServiceSnapshot, SockoptSocket};
+use crate::transport::sockopt::ServiceSnapshot;
 use crate::transport::Transport;
 use crate::{AddressFamily, Error, Protocol, ServiceEntry, ServiceKey};
 
@@ -49,52 +50,6 @@ use crate::Client;
 /// The most service dumps one listing takes, the first included, when it
 /// checks by dumping again.
 pub(crate) const MAX_DUMPS: usize = 4;
-
-/// What a client has to make its listings whole: the socket-option socket
-/// (or why it could not be opened), and whether its namespace was ever
-/// seen with an IPv6 service.
-pub(crate) struct Checks {
-    sockopt: io::Result<SockoptSocket>,
-    ipv6_seen: bool,
-    /// The last socket-option call that failed (that listing did without).
-    last_failure: Option<Error>,
-}
-
-impl std::fmt::Debug for Checks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut d = f.debug_struct("Checks");
-        match &self.sockopt {
-            Ok(_) => d.field("ipv4_snapshot", &"socket open"),
-            Err(e) => d.field("ipv4_snapshot", &format_args!("no socket: {e}")),
-        };
-        d.field("ipv6_seen", &self.ipv6_seen)
-            .field("last_failure", &self.last_failure.as_ref().map(|e| e.to_string()))
-            .finish()
-    }
-}
-
-impl Checks {
-    /// The checks of a client with this socket-option socket (or none).
-    pub(crate) fn new(sockopt: io::Result<SockoptSocket>) -> Self {
-        Checks {
-            sockopt,
-            ipv6_seen: false,
-            last_failure: None,
-        }
-    }
-
-    /// A dump listed these services.
-    pub(crate) fn listed<'a>(&mut self, mut keys: impl Iterator<Item = &'a ServiceKey>) {
-        if !self.ipv6_seen {
-            self.ipv6_seen = keys.any(|k| k.family() == AddressFamily::Inet6);
-        }
-    }
-
-    /// A dump listed an IPv6 service.
-    pub(crate) fn ipv6_listed(&mut self) {
-        self.ipv6_seen = true;
-    }
-}
 
 /// Where a listing keeps what it found.
 pub(crate) trait Found {
@@ -126,6 +81,11 @@ impl Listed {
     /// The services, those found after the dump at the end.
     pub(crate) fn into_services(self) -> Vec<ServiceEntry> {
         self.services
+    }
+
+    /// The keys of the services.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &ServiceKey> {
+        self.services.iter().map(|e| &e.service.key)
     }
 }
 
@@ -207,14 +167,34 @@ impl<T: Transport> Conn<T> {
             }
             None => true,
         };
+        if self.add_remembered(found, detail).await?.is_break() {
+            return Ok(());
+        }
         if every_family || self.checks.ipv6_seen {
             self.dump_again(found, detail, every_family).await?;
         }
         Ok(())
     }
 
-    /// Gets each service of `snapshot` that `found` lacks, and adds those
-    /// still there.
+    /// Gets each service remembered from the last listing that `found`
+    /// lacks, and adds those still there.
+    async fn add_remembered(
+        &mut self,
+        found: &mut impl Found,
+        detail: Detail,
+    ) -> Result<ControlFlow<()>, Error> {
+        let missing: Vec<ServiceKey> = self
+            .checks
+            .remembered
+            .iter()
+            .filter(|k| !found.contains(k))
+            .copied()
+            .collect();
+        self.add_got(missing.into_iter(), found, detail).await
+    }
+
+    /// Gets each service of `snapshot` that `found` lacks alone, and adds
+    /// those still there.
     async fn add_missing(
         &mut self,
         snapshot: &ServiceSnapshot,
@@ -224,18 +204,30 @@ impl<T: Transport> Conn<T> {
         if found.surely_has(snapshot) {
             return Ok(ControlFlow::Continue(()));
         }
-        for s in snapshot.services() {
-            let key = snapshot_key(&s);
-            if found.contains(&key) {
-                continue;
-            }
+        let missing: Vec<ServiceKey> = snapshot
+            .services()
+            .map(|s| snapshot_key(&s))
+            .filter(|k| !found.contains(k))
+            .collect();
+        self.add_got(missing.into_iter(), found, detail).await
+    }
+
+    /// Gets each service of `keys` alone, and adds those there (one that
+    /// is not left meanwhile).
+    async fn add_got(
+        &mut self,
+        keys: impl Iterator<Item = ServiceKey>,
+        found: &mut impl Found,
+        detail: Detail,
+    ) -> Result<ControlFlow<()>, Error> {
+        for key in keys {
             match self.get_service(&key, detail).await {
                 Ok(entry) => {
                     if found.add(entry).is_break() {
                         return Ok(ControlFlow::Break(()));
                     }
                 }
-                // It left after the snapshot.
+                // It left meanwhile.
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
