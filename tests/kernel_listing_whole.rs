@@ -52,7 +52,10 @@ impl Churn {
             let mut rounds = 0;
             while !flag.load(Ordering::Relaxed) {
                 assert!(c.apply(&adds).iter().all(Result::is_ok), "churn: adds");
-                assert!(c.apply(&deletes).iter().all(Result::is_ok), "churn: deletes");
+                assert!(
+                    c.apply(&deletes).iter().all(Result::is_ok),
+                    "churn: deletes"
+                );
                 rounds += 1;
             }
             rounds
@@ -76,11 +79,17 @@ fn fill(v4: u16, v6: u16) -> HashSet<ServiceKey> {
     let mut keys = HashSet::new();
     let v4_keys = (0..v4).map(|i| {
         let k = ServiceKey::tcp(IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80);
-        (k, Destination::new(IpAddr::from([10, 2, (i >> 8) as u8, i as u8]), 80))
+        (
+            k,
+            Destination::new(IpAddr::from([10, 2, (i >> 8) as u8, i as u8]), 80),
+        )
     });
     let v6_keys = (0..v6).map(|i| {
         let k = ServiceKey::tcp(format!("fd00::1:{i:x}").parse().unwrap(), 80);
-        (k, Destination::new(format!("fd00::2:{i:x}").parse().unwrap(), 80))
+        (
+            k,
+            Destination::new(format!("fd00::2:{i:x}").parse().unwrap(), 80),
+        )
     });
     for (k, d) in v4_keys.chain(v6_keys) {
         requests.push(Request::AddService(Box::new(Service::new(k))));
@@ -121,7 +130,10 @@ fn list_while_churning(want: &HashSet<ServiceKey>, listings: usize) -> Vec<HashS
         };
         let got: HashSet<ServiceKey> = keys.iter().copied().collect();
         assert_eq!(got.len(), keys.len(), "listing {i} repeated a service");
-        assert!(got.is_subset(want), "listing {i} has a service that is not ours");
+        assert!(
+            got.is_subset(want),
+            "listing {i} has a service that is not ours"
+        );
         listed.push(got);
     }
     listed
@@ -136,7 +148,11 @@ fn short_of(
 ) -> Vec<(usize, Vec<ServiceKey>)> {
     let mut short = Vec::new();
     for (i, got) in listed.iter().enumerate() {
-        let mut lacked: Vec<ServiceKey> = want.difference(got).filter(|k| counts(k)).copied().collect();
+        let mut lacked: Vec<ServiceKey> = want
+            .difference(got)
+            .filter(|k| counts(k))
+            .copied()
+            .collect();
         if !lacked.is_empty() {
             lacked.sort();
             lacked.truncate(3);
@@ -156,7 +172,9 @@ fn listings_of_an_unchanged_namespace_are_whole_while_another_churns() {
     let listed = list_while_churning(&want, LISTINGS);
     let rounds = churn.stop();
     Client::new().unwrap().flush().unwrap();
-    println!("{LISTINGS} listings of 300 services, {rounds} rounds of 40 adds and deletes elsewhere");
+    println!(
+        "{LISTINGS} listings of 300 services, {rounds} rounds of 40 adds and deletes elsewhere"
+    );
     let short = short_of(&want, &listed, |_| true);
     assert!(
         short.is_empty(),
@@ -236,7 +254,10 @@ fn a_watcher_of_an_unchanged_namespace_sees_no_change_while_another_churns() {
         };
         let mut w = Watcher::new(lister, Duration::from_millis(10));
         let limit = Duration::from_secs(60);
-        let first = tokio::time::timeout(limit, w.next()).await.unwrap().unwrap();
+        let first = tokio::time::timeout(limit, w.next())
+            .await
+            .unwrap()
+            .unwrap();
         assert!(first.first);
         assert_eq!(first.changes.len(), want.len(), "the first listing");
         // Nothing changes here: whatever a tick yields is a false change.
@@ -259,6 +280,12 @@ fn a_watcher_of_an_unchanged_namespace_sees_no_change_while_another_churns() {
         changes.len(),
         listings.load(Ordering::Relaxed)
     );
-    assert_eq!(removed, 0, "services reported removed that never left: {changes:?}");
-    assert!(changes.is_empty(), "changes that never happened: {changes:?}");
+    assert_eq!(
+        removed, 0,
+        "services reported removed that never left: {changes:?}"
+    );
+    assert!(
+        changes.is_empty(),
+        "changes that never happened: {changes:?}"
+    );
 }

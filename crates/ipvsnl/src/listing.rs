@@ -35,8 +35,8 @@ use crate::{
     AddressFamily, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target,
 };
 
-use parts::Parts;
 pub(crate) use checks::Checks;
+use parts::Parts;
 use whole::{Found, Listed};
 
 #[cfg(doc)]
@@ -159,7 +159,9 @@ impl<T: Transport> Conn<T> {
         let mut out = std::mem::take(&mut call.replies().out);
         let parts = call.replies().parts;
         drop(call);
-        outcome(result, || Target::new(RequestKind::ListServices, Object::Table))?;
+        outcome(result, || {
+            Target::new(RequestKind::ListServices, Object::Table)
+        })?;
         keep_first(&mut out, |s: &ServiceEntry| s.service.key);
         Ok((out, parts))
     }

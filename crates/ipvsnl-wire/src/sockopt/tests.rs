@@ -81,7 +81,10 @@ fn short_buffers_are_no_entries_and_a_short_info_is_an_error() {
     assert_eq!(SockoptServices::new(&buf[..buf.len() - 1]).count(), 0);
     assert!(SockoptService::decode(&[0xff; 10]).is_none());
     let e = SockoptInfo::decode(&[0; 4]).unwrap_err();
-    assert!(e.contains("IP_VS_SO_GET_INFO") && e.contains("4 bytes"), "{e}");
+    assert!(
+        e.contains("IP_VS_SO_GET_INFO") && e.contains("4 bytes"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -89,5 +92,8 @@ fn a_request_too_big_for_memory_is_refused_not_made() {
     if usize::BITS == 32 {
         assert!(services_request(u32::MAX).is_none());
     }
-    assert_eq!(services_request(0).unwrap().len(), SockoptServices::HEADER_SIZE);
+    assert_eq!(
+        services_request(0).unwrap().len(),
+        SockoptServices::HEADER_SIZE
+    );
 }

@@ -265,3 +265,6 @@ impl<T: Transport> Conn<T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -43,6 +43,13 @@ pub(crate) struct ServiceSnapshot {
 }
 
 impl ServiceSnapshot {
+    /// A snapshot of these bytes (an `IP_VS_SO_GET_SERVICES` argument as
+    /// the kernel filled it), for tests.
+    #[cfg(test)]
+    pub(crate) fn from_bytes(buf: Vec<u8>) -> Self {
+        ServiceSnapshot { buf }
+    }
+
     /// The services, in the kernel's order.
     pub(crate) fn services(&self) -> SockoptServices<'_> {
         SockoptServices::new(&self.buf)
