@@ -15,7 +15,7 @@
 //! 1. A dump whose services came in one part is whole ([`super::parts`]).
 //! 2. Otherwise, the socket-option interface copies every IPv4 service of
 //!    the namespace in one call, under the mutex
-//!    ([`SockoptSocket::services`]); an IPv4 service of that copy the dump
+//!    ([`crate::transport::sockopt::SockoptSocket::services`]); an IPv4 service of that copy the dump
 //!    missed is got alone (a `GET_SERVICE`; `ESRCH`: it left meanwhile).
 //!    When the copy and the dump agree, which is when nothing changed,
 //!    that costs the copy and one pass over both lists, in order.
