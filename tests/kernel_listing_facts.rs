@@ -57,8 +57,8 @@ fn copied(fd: &OwnedFd, slots: u32) -> io::Result<Vec<ServiceKey>> {
     let mut buf = services_request(slots).unwrap();
     get(fd, IP_VS_SO_GET_SERVICES, &mut buf)?;
     Ok(SockoptServices::new(&buf)
-        .map(|s| match s.fwmark {
-            0 => ServiceKey::tcp(IpAddr::V4(s.addr), s.port),
+        .map(|s| match s.fwmark() {
+            0 => ServiceKey::tcp(IpAddr::V4(s.addr()), s.port()),
             mark => ServiceKey::fwmark(mark, AddressFamily::Inet),
         })
         .collect())

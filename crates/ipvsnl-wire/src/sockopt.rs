@@ -170,8 +170,9 @@ pub fn services_request(slots: u32) -> Option<Vec<u8>> {
 }
 
 /// The services the kernel filled in an `IP_VS_SO_GET_SERVICES` buffer
-/// made by [`services_request`], in its order: an iterator that ends at
-/// the first entry left empty (or at the buffer's end).
+/// made by [`services_request`], in its order: an iterator of views into
+/// the buffer that ends at the first entry left empty (or at the buffer's
+/// end).
 #[derive(Debug, Clone)]
 pub struct SockoptServices<'a> {
     rest: &'a [u8],
@@ -190,14 +191,73 @@ impl<'a> SockoptServices<'a> {
     }
 }
 
-impl Iterator for SockoptServices<'_> {
-    type Item = SockoptService;
+impl<'a> Iterator for SockoptServices<'a> {
+    type Item = SockoptEntry<'a>;
 
-    fn next(&mut self) -> Option<SockoptService> {
-        let entry = self.rest.get(..SERVICE_ENTRY_SIZE)?;
-        let service = SockoptService::decode(entry)?;
+    fn next(&mut self) -> Option<SockoptEntry<'a>> {
+        let entry = SockoptEntry::new(self.rest.get(..SERVICE_ENTRY_SIZE)?)?;
         self.rest = &self.rest[SERVICE_ENTRY_SIZE..];
-        Some(service)
+        Some(entry)
+    }
+}
+
+/// One filled `struct ip_vs_service_entry`, read where it lies: each
+/// accessor reads its field alone (what identifies the service is all a
+/// comparison of thousands needs), [`SockoptEntry::service`] reads them
+/// all.
+#[derive(Debug, Clone, Copy)]
+pub struct SockoptEntry<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> SockoptEntry<'a> {
+    /// The entry of `bytes`; `None` if it is short or was left empty (no
+    /// scheduler name).
+    pub fn new(bytes: &'a [u8]) -> Option<Self> {
+        let filled =
+            bytes.len() >= SERVICE_ENTRY_SIZE && bytes[offset_of!(CServiceEntry, sched_name)] != 0;
+        filled.then_some(SockoptEntry { bytes })
+    }
+
+    /// The IP protocol number.
+    pub fn protocol(&self) -> u16 {
+        u16_at(self.bytes, offset_of!(CServiceEntry, protocol))
+    }
+
+    /// The virtual address.
+    pub fn addr(&self) -> Ipv4Addr {
+        ipv4_at(self.bytes, offset_of!(CServiceEntry, addr))
+    }
+
+    /// The virtual port.
+    pub fn port(&self) -> u16 {
+        let at = offset_of!(CServiceEntry, port);
+        u16::from_be_bytes([self.bytes[at], self.bytes[at + 1]])
+    }
+
+    /// The firewall mark (0: an address-keyed service).
+    pub fn fwmark(&self) -> u32 {
+        u32_at(self.bytes, offset_of!(CServiceEntry, fwmark))
+    }
+
+    /// Every field.
+    pub fn service(&self) -> SockoptService {
+        let b = self.bytes;
+        let at = offset_of!(CServiceEntry, sched_name);
+        let mut sched_name = [0u8; SCHED_NAME_LEN];
+        sched_name.copy_from_slice(&b[at..at + SCHED_NAME_LEN]);
+        SockoptService {
+            protocol: self.protocol(),
+            addr: self.addr(),
+            port: self.port(),
+            fwmark: self.fwmark(),
+            sched_name,
+            flags: u32_at(b, offset_of!(CServiceEntry, flags)),
+            timeout: u32_at(b, offset_of!(CServiceEntry, timeout)),
+            netmask: ipv4_at(b, offset_of!(CServiceEntry, netmask)),
+            num_dests: u32_at(b, offset_of!(CServiceEntry, num_dests)),
+            stats: SockoptStats::decode(&b[offset_of!(CServiceEntry, stats)..]),
+        }
     }
 }
 
@@ -260,30 +320,7 @@ impl SockoptService {
     /// Reads one entry; `None` if it is short or was left empty (no
     /// scheduler name).
     pub fn decode(entry: &[u8]) -> Option<Self> {
-        if entry.len() < SERVICE_ENTRY_SIZE {
-            return None;
-        }
-        let at = offset_of!(CServiceEntry, sched_name);
-        let mut sched_name = [0u8; SCHED_NAME_LEN];
-        sched_name.copy_from_slice(&entry[at..at + SCHED_NAME_LEN]);
-        if sched_name[0] == 0 {
-            return None;
-        }
-        Some(SockoptService {
-            protocol: u16_at(entry, offset_of!(CServiceEntry, protocol)),
-            addr: ipv4_at(entry, offset_of!(CServiceEntry, addr)),
-            port: u16::from_be_bytes([
-                entry[offset_of!(CServiceEntry, port)],
-                entry[offset_of!(CServiceEntry, port) + 1],
-            ]),
-            fwmark: u32_at(entry, offset_of!(CServiceEntry, fwmark)),
-            sched_name,
-            flags: u32_at(entry, offset_of!(CServiceEntry, flags)),
-            timeout: u32_at(entry, offset_of!(CServiceEntry, timeout)),
-            netmask: ipv4_at(entry, offset_of!(CServiceEntry, netmask)),
-            num_dests: u32_at(entry, offset_of!(CServiceEntry, num_dests)),
-            stats: SockoptStats::decode(&entry[offset_of!(CServiceEntry, stats)..]),
-        })
+        SockoptEntry::new(entry).map(|e| e.service())
     }
 
     /// The scheduler's name (up to its NUL), if it is UTF-8.

@@ -50,8 +50,13 @@ fn filled_entries_are_read_in_order_up_to_the_first_empty_one() {
     assert_eq!(u32::from_ne_bytes(buf[..4].try_into().unwrap()), 4);
     fill(&mut buf, 0, 6, [10, 0, 0, 1], 80, 0, "wlc");
     fill(&mut buf, 1, 6, [0; 4], 0, 5, "sh");
-    let got: Vec<SockoptService> = SockoptServices::new(&buf).collect();
+    let got: Vec<SockoptService> = SockoptServices::new(&buf).map(|e| e.service()).collect();
     assert_eq!(got.len(), 2, "the third slot is empty: the end");
+    let first = SockoptServices::new(&buf).next().unwrap();
+    assert_eq!(
+        (first.protocol(), first.addr(), first.port(), first.fwmark()),
+        (6, Ipv4Addr::new(10, 0, 0, 1), 80, 0)
+    );
     let s = &got[0];
     assert_eq!(
         (s.protocol, s.addr, s.port, s.fwmark),
@@ -67,7 +72,7 @@ fn filled_entries_are_read_in_order_up_to_the_first_empty_one() {
     // A full buffer ends at its end.
     fill(&mut buf, 2, 17, [10, 0, 0, 2], 53, 0, "rr");
     fill(&mut buf, 3, 17, [10, 0, 0, 3], 53, 0, "a-name-of-16-ch!");
-    let got: Vec<SockoptService> = SockoptServices::new(&buf).collect();
+    let got: Vec<SockoptService> = SockoptServices::new(&buf).map(|e| e.service()).collect();
     assert_eq!(got.len(), 4);
     assert_eq!(got[3].scheduler(), Some("a-name-of-16-ch!"));
 }

@@ -36,7 +36,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
 
-use ipvsnl_wire::sockopt::SockoptService;
+use ipvsnl_wire::sockopt::SockoptEntry;
 
 use crate::conn::Conn;
 use crate::decode::Detail;
@@ -128,17 +128,17 @@ impl Found for Listed {
 /// The key of a service of the socket-option snapshot (all IPv4), as a
 /// netlink listing decodes it: a non-zero mark makes a firewall-mark
 /// service.
-pub(crate) fn snapshot_key(s: &SockoptService) -> ServiceKey {
-    if s.fwmark != 0 {
-        return ServiceKey::Fwmark {
-            mark: s.fwmark,
+pub(crate) fn snapshot_key(s: &SockoptEntry<'_>) -> ServiceKey {
+    match s.fwmark() {
+        0 => ServiceKey::Inet {
+            protocol: Protocol::from_raw(s.protocol()),
+            addr: IpAddr::V4(s.addr()),
+            port: s.port(),
+        },
+        mark => ServiceKey::Fwmark {
+            mark,
             family: AddressFamily::Inet,
-        };
-    }
-    ServiceKey::Inet {
-        protocol: Protocol::from_raw(s.protocol),
-        addr: IpAddr::V4(s.addr),
-        port: s.port,
+        },
     }
 }
 

@@ -19,7 +19,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use ipvsnl_wire::sockopt::{
-    services_request, SockoptInfo, SockoptService, SockoptServices, IP_VS_SO_GET_INFO,
+    services_request, SockoptEntry, SockoptInfo, SockoptServices, IP_VS_SO_GET_INFO,
     IP_VS_SO_GET_SERVICES, SERVICE_ENTRY_SIZE,
 };
 
@@ -88,7 +88,7 @@ impl SockoptSocket {
     pub(crate) fn services(&self) -> Result<ServiceSnapshot, Error> {
         let kind = RequestKind::SnapshotServices;
         let count = self.info()?.ipv4_services;
-        let mut slots = count.saturating_add(count / 16).saturating_add(16);
+        let mut slots = count.saturating_add(count / 256).saturating_add(16);
         for _ in 0..SNAPSHOT_TRIES {
             let Some(mut buf) = services_request(slots) else {
                 break;
@@ -97,7 +97,7 @@ impl SockoptSocket {
             // Filled from the first entry: room was left if the last one
             // is empty.
             let last = buf.len().saturating_sub(SERVICE_ENTRY_SIZE);
-            let room_left = slots == 0 || SockoptService::decode(&buf[last..]).is_none();
+            let room_left = slots == 0 || SockoptEntry::new(&buf[last..]).is_none();
             if room_left {
                 return Ok(ServiceSnapshot { buf });
             }
