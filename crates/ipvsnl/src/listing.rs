@@ -173,15 +173,33 @@ impl<T: Transport> Conn<T> {
         detail: Detail,
     ) -> Result<Vec<DestinationEntry>, Error> {
         let family = key.family();
-        let mut dests = self
-            .fetch(
-                RequestKind::ListDestinations,
-                IpvsCommand::GetDest,
-                Some(key),
-                |attrs, out| decode::push_destination(attrs, family, detail, out),
-            )
-            .await?;
-        keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
+        let mut call = self.session.call(
+            CallKind::Dump,
+            |out: &mut Vec<u8>, family_id, seq, flags| {
+                let msg = begin_ipvs_message(out, family_id, flags, seq, IpvsCommand::GetDest);
+                push_service_nest(out, key, None);
+                end_message(out, msg);
+            },
+            DestDump {
+                out: Vec::new(),
+                family,
+                detail,
+                parts: Parts::default(),
+            },
+        );
+        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        let result = call.result();
+        let mut dests = std::mem::take(&mut call.replies().out);
+        let parts = call.replies().parts;
+        drop(call);
+        outcome(result, || {
+            Target::new(RequestKind::ListDestinations, Object::Service(*key))
+        })?;
+        // A dump repeats an entry only when it resumes: one of a few
+        // destinations (one part) never does, and is not searched.
+        if !parts.is_single() {
+            keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
+        }
         Ok(dests)
     }
 
@@ -217,6 +235,34 @@ fn write_service_dump(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
     end_message(out, msg);
 }
 
+/// The replies of a destination dump, collected, and how they came.
+struct DestDump {
+    out: Vec<DestinationEntry>,
+    family: AddressFamily,
+    detail: Detail,
+    parts: Parts,
+}
+
+impl Replies for DestDump {
+    #[inline]
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+        self.parts.entry();
+        decode::push_destination(attrs, self.family, self.detail, &mut self.out)
+    }
+
+    fn restart(&mut self) {
+        self.out.clear();
+        self.parts.restart();
+    }
+
+    #[inline]
+    fn datagram(&mut self, datagram: &[u8]) {
+        self.parts.datagram(datagram.len());
+        // Room for every destination of the part at once.
+        self.out.reserve(frame::data_message_count(datagram));
+    }
+}
+
 /// The replies of a service dump, collected, and how they came.
 struct ServiceDump {
     out: Vec<ServiceEntry>,
@@ -227,7 +273,7 @@ struct ServiceDump {
 impl Replies for ServiceDump {
     #[inline]
     fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.parts.service();
+        self.parts.entry();
         push_service(attrs, self.detail, &mut self.out)
     }
 
@@ -283,7 +329,7 @@ impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visiting<'_, F> {
 impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Visit<F> {
     /// One service of the dump.
     fn message(&mut self, attrs: &[u8]) -> Result<(), String> {
-        self.parts.service();
+        self.parts.entry();
         self.scratch.clear();
         push_service(attrs, Detail::Full, &mut self.scratch)?;
         if let Some(s) = self.scratch.first() {

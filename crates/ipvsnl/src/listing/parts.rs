@@ -29,15 +29,15 @@
 /// service tables rather than for room (see the module).
 pub(crate) const ONE_PART_BYTES: usize = 2048;
 
-/// How the services of a dump came: in how many datagrams, and how long
+/// How the entries of a dump came: in how many datagrams, and how long
 /// the first of them was.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Parts {
-    /// Datagrams that held at least one service.
-    with_services: u32,
+    /// Datagrams that held at least one entry.
+    with_entries: u32,
     /// The length of the first of them.
     first_len: usize,
-    /// The length of the datagram being read, until its first service.
+    /// The length of the datagram being read, until its first entry.
     reading: Option<usize>,
 }
 
@@ -47,14 +47,20 @@ impl Parts {
         self.reading = Some(len);
     }
 
-    /// A service of the dump was read (from the datagram last announced).
-    pub(crate) fn service(&mut self) {
+    /// An entry of the dump was read (from the datagram last announced).
+    pub(crate) fn entry(&mut self) {
         if let Some(len) = self.reading.take() {
-            self.with_services += 1;
-            if self.with_services == 1 {
+            self.with_entries += 1;
+            if self.with_entries == 1 {
                 self.first_len = len;
             }
         }
+    }
+
+    /// Whether the entries came in one part at most: then none of them is
+    /// a repeat (a dump repeats an entry only when it resumes).
+    pub(crate) fn is_single(&self) -> bool {
+        self.with_entries <= 1
     }
 
     /// The dump starts over.
@@ -67,7 +73,7 @@ impl Parts {
     /// end of the tables. Such a dump holds every service that existed
     /// while it was made.
     pub(crate) fn is_one_snapshot(&self) -> bool {
-        match self.with_services {
+        match self.with_entries {
             0 => true,
             1 => self.first_len <= ONE_PART_BYTES,
             _ => false,
@@ -84,7 +90,7 @@ mod tests {
         for &(len, services) in datagrams {
             p.datagram(len);
             for _ in 0..services {
-                p.service();
+                p.entry();
             }
         }
         p
@@ -102,6 +108,9 @@ mod tests {
         assert!(!dump(&[(ONE_PART_BYTES + 1, 6), (20, 0)]).is_one_snapshot());
         // Two parts, however short.
         assert!(!dump(&[(320, 1), (320, 1), (20, 0)]).is_one_snapshot());
+        assert!(!dump(&[(320, 1), (320, 1), (20, 0)]).is_single());
+        // One part, whatever its size, repeats nothing.
+        assert!(dump(&[(3840, 12), (20, 0)]).is_single());
         // A datagram of another call's replies (no service of ours) is not
         // a part.
         assert!(dump(&[(3840, 0), (1600, 5), (20, 0)]).is_one_snapshot());
@@ -112,8 +121,8 @@ mod tests {
         let mut p = dump(&[(3520, 11), (320, 1)]);
         p.restart();
         p.datagram(640);
-        p.service();
-        p.service();
-        assert!(p.is_one_snapshot());
+        p.entry();
+        p.entry();
+        assert!(p.is_one_snapshot() && p.is_single());
     }
 }
