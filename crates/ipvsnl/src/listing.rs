@@ -134,16 +134,20 @@ impl<T: Transport> Conn<T> {
     ) -> Result<Vec<ServiceEntry>, Error> {
         let (services, parts) = self.dump_services(detail).await?;
         self.checks.listed(services.iter().map(|e| &e.service.key));
-        let mut listed = Listed::new(services);
+        // Repeats are dropped when the list is handed out, unless the check
+        // showed there are none (or the dump never resumed).
+        let mut listed = Listed::new(services, parts.is_single());
         if !parts.is_one_snapshot() {
             self.complete(&mut listed, detail).await?;
         }
-        self.checks.whole(listed.keys());
-        Ok(listed.into_services())
+        let services = listed.into_services();
+        self.checks.whole(services.iter().map(|e| &e.service.key));
+        Ok(services)
     }
 
-    /// One service dump, repeats dropped (see [`keep_first`]), and how its
-    /// services came.
+    /// One service dump, and how its services came. A dump that resumed
+    /// can hold repeats (see [`keep_first`]): they are the caller's to
+    /// drop.
     async fn dump_services(&mut self, detail: Detail) -> Result<(Vec<ServiceEntry>, Parts), Error> {
         let mut call = self.session.call(
             CallKind::Dump,
@@ -156,13 +160,12 @@ impl<T: Transport> Conn<T> {
         );
         drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
         let result = call.result();
-        let mut out = std::mem::take(&mut call.replies().out);
+        let out = std::mem::take(&mut call.replies().out);
         let parts = call.replies().parts;
         drop(call);
         outcome(result, || {
             Target::new(RequestKind::ListServices, Object::Table)
         })?;
-        keep_first(&mut out, |s: &ServiceEntry| s.service.key);
         Ok((out, parts))
     }
 
@@ -345,7 +348,7 @@ impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Visit<F> {
 
 /// A visit goes on with the services found after its dump.
 impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Found for Visit<F> {
-    fn surely_has(&self, _snapshot: &ServiceSnapshot) -> bool {
+    fn surely_has(&mut self, _snapshot: &ServiceSnapshot) -> bool {
         // Its keys are in a set already: looking each up is cheap.
         false
     }

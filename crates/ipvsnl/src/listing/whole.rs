@@ -40,6 +40,7 @@ use ipvsnl_wire::sockopt::SockoptEntry;
 
 use crate::conn::Conn;
 use crate::decode::Detail;
+use crate::proto::repeats::keep_first;
 use crate::transport::sockopt::ServiceSnapshot;
 use crate::transport::Transport;
 use crate::{AddressFamily, Error, Protocol, ServiceEntry, ServiceKey};
@@ -55,7 +56,7 @@ pub(crate) const MAX_DUMPS: usize = 4;
 pub(crate) trait Found {
     /// Whether every service of `snapshot` is surely listed, told without
     /// a set of keys (false when it cannot tell so).
-    fn surely_has(&self, snapshot: &ServiceSnapshot) -> bool;
+    fn surely_has(&mut self, snapshot: &ServiceSnapshot) -> bool;
     /// Whether a service of `key` is listed.
     fn contains(&mut self, key: &ServiceKey) -> bool;
     /// Lists one more; [`ControlFlow::Break`] when no more is wanted.
@@ -63,53 +64,66 @@ pub(crate) trait Found {
 }
 
 /// The services of a dump as a list, with a set of their keys made only
-/// when a key is looked up.
+/// when a key is looked up, and the dump's repeats dropped only when they
+/// may be there.
 pub(crate) struct Listed {
     services: Vec<ServiceEntry>,
     keys: Option<HashSet<ServiceKey>>,
+    /// No service is there twice.
+    unique: bool,
 }
 
 impl Listed {
-    /// The services of a dump, repeats dropped.
-    pub(crate) fn new(services: Vec<ServiceEntry>) -> Self {
+    /// The services of a dump; `unique` if it surely repeats none.
+    pub(crate) fn new(services: Vec<ServiceEntry>, unique: bool) -> Self {
         Listed {
             services,
             keys: None,
+            unique,
         }
     }
 
-    /// The services, those found after the dump at the end.
-    pub(crate) fn into_services(self) -> Vec<ServiceEntry> {
+    /// The services, each once, those found after the dump at the end.
+    pub(crate) fn into_services(mut self) -> Vec<ServiceEntry> {
+        self.drop_repeats();
         self.services
     }
 
-    /// The keys of the services.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = &ServiceKey> {
-        self.services.iter().map(|e| &e.service.key)
+    fn drop_repeats(&mut self) {
+        if !self.unique {
+            keep_first(&mut self.services, |s: &ServiceEntry| s.service.key);
+            self.unique = true;
+        }
     }
 }
 
 impl Found for Listed {
     /// The dump's IPv4 services are the snapshot's, in its order: the
     /// kernel walks the same tables in the same order for both, so when
-    /// nothing changed they agree one by one.
-    fn surely_has(&self, snapshot: &ServiceSnapshot) -> bool {
-        let mut ours = self
-            .services
-            .iter()
-            .map(|e| e.service.key)
-            .filter(|k| k.family() == AddressFamily::Inet);
+    /// nothing changed they agree one by one (and then none is repeated:
+    /// with no IPv6 service listed either, the list has no repeat).
+    fn surely_has(&mut self, snapshot: &ServiceSnapshot) -> bool {
+        let mut ipv6 = false;
+        let mut ours = self.services.iter().map(|e| e.service.key).filter(|k| {
+            let v4 = k.family() == AddressFamily::Inet;
+            ipv6 |= !v4;
+            v4
+        });
         let mut theirs = snapshot.services().map(|s| snapshot_key(&s));
-        loop {
+        let agree = loop {
             match (ours.next(), theirs.next()) {
-                (None, None) => return true,
+                (None, None) => break true,
                 (Some(a), Some(b)) if a == b => {}
-                _ => return false,
+                _ => break false,
             }
-        }
+        };
+        drop(ours);
+        self.unique |= agree && !ipv6;
+        agree
     }
 
     fn contains(&mut self, key: &ServiceKey) -> bool {
+        self.drop_repeats();
         let services = &self.services;
         self.keys
             .get_or_insert_with(|| services.iter().map(|e| e.service.key).collect())
