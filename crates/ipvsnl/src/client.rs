@@ -263,43 +263,57 @@ impl Client {
     ///
     /// # What a listing guarantees
     ///
-    /// Every service that existed for the whole call is in the listing,
-    /// once; a service added or deleted during the call may be in it or
-    /// not. The services come in the kernel's order, but for any that the
-    /// check below found: those come last. The destinations of each
-    /// service are those of its own dump (a destination added or deleted
-    /// during it may be in it or not).
+    /// - Every IPv4 service that existed for the whole call is in it,
+    ///   once.
+    /// - Every IPv6 service that existed for the whole call and was in an
+    ///   earlier listing of this client is in it, once. One that no
+    ///   listing of this client has held yet is found unless every dump of
+    ///   the call skipped it: rare, not impossible (see below).
+    /// - A service added or deleted during the call may be in it or not.
+    ///
+    /// So a client that lists again and again (a watcher, an exporter)
+    /// never sees a service vanish that did not leave. The services come
+    /// in the kernel's order, but for those the check below found: they
+    /// come last. The destinations of each service are those of its own
+    /// dump (a destination added or deleted during it may be in it or
+    /// not).
     ///
     /// Why that takes care: the kernel sends a dump of many services in
     /// parts, each resumed by a position counted over every network
-    /// namespace's services, so a service deleted anywhere (another
-    /// namespace included) between two parts makes the next part skip one
-    /// of ours. Measured before this check: with another namespace adding
-    /// and deleting 40 services in pipelined batches, 25 of 483 listings of
-    /// an unchanged namespace of 300 services came back short. So:
+    /// namespace's services, so a service deleted anywhere (in another
+    /// namespace too) between two parts makes the next part skip one of
+    /// ours. Measured before this check: with another namespace adding and
+    /// deleting 40 services in pipelined batches, 25 of 483 listings of an
+    /// unchanged namespace of 300 services came back short (in the kernel
+    /// test `kernel_listing_whole`, with a harder churn, 449 of 450). So:
     ///
     /// - A dump whose services came in one part (about six services or
     ///   fewer) is one consistent snapshot: nothing more is done.
     /// - Otherwise, the IPv4 services are checked against one copy of them
     ///   all, which the kernel makes in one call under its IPVS mutex (the
     ///   older socket-option interface, `IP_VS_SO_GET_SERVICES`, on a plain
-    ///   IPv4 socket the client opened with its netlink socket, in its
+    ///   IPv4 socket the client opened beside its netlink socket, in its
     ///   namespace); a service of the copy that the dump skipped is got
-    ///   alone (gone meanwhile: left out). This check is exact.
-    /// - IPv6 services have no such copy and no count: once the client
-    ///   has seen one in its namespace, the services are dumped again, up
-    ///   to four dumps in all, until a dump finds no IPv6 service that the
-    ///   ones before missed. A service skipped by every one of those dumps
-    ///   is missed: rare (none in 450 listings of 200 IPv4 and 100 IPv6
-    ///   services while another namespace churned), not impossible.
+    ///   alone (gone meanwhile: left out).
+    /// - IPv6 services have no such copy, nor a count (that interface
+    ///   counts IPv4 services only). The client remembers those of its last
+    ///   listing and gets alone any the dump skipped; and once it has seen
+    ///   one in its namespace, the services are dumped again, up to four
+    ///   dumps in all, until a dump finds no IPv6 service the ones before
+    ///   missed. Measured under that harder churn: the first listing of a
+    ///   new client missed three of 100 IPv6 services in one run of two;
+    ///   no later listing missed one (900 listings).
     /// - Without the socket-option socket (it could not be opened, or the
     ///   kernel refuses its calls: the client's `Debug` says so), every
-    ///   family is checked that way, by dumping again.
+    ///   service is checked as IPv6 ones are.
     ///
-    /// Cost: measured under qemu instruction counting (kernel 6.1,
-    /// 10,000 services x 5 destinations, nothing changing, see
-    /// `crates/ipvsnl/src/listing/whole.rs`), the check of an IPv4 table
-    /// adds under 5 % to a listing.
+    /// Cost, when nothing changes: the copy (104 bytes a service, about
+    /// 4 ms of the kernel's time for 10,000 services under qemu's
+    /// instruction counting) and a comparison in order. Measured with
+    /// `.ci/listing-cost` (kernel 6.1, 10,000 services x 5 destinations):
+    /// 0.4 % more for this listing, 1.042x the plain listing (see
+    /// `crates/ipvsnl/src/listing/whole.rs`). A table with IPv6 services
+    /// costs a second service dump.
     ///
     /// ```no_run
     /// let mut ipvs = ipvsnl::Client::new()?;
