@@ -44,9 +44,8 @@
 //! first writes to the copy's megabyte (timed apart in the same setting: a
 //! copy into a buffer written before took 4.2 ms, into a new one 5.6 ms;
 //! reading its keys, 0.5 ms). The table pays 2.6 ms for it: a dump of one
-//! part is no longer
-//! searched for repeats (a dump repeats only when it resumes), nor a dump
-//! of services the copy showed to hold none.
+//! part is no longer searched for repeats (a dump repeats only when it
+//! resumes), nor a dump of services the copy showed to hold none.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
