@@ -15,9 +15,10 @@
 
 mod checks;
 mod parts;
+mod replies;
+mod visit;
 mod whole;
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
@@ -27,17 +28,16 @@ use crate::conn::Conn;
 use crate::decode::{self, DecodeResult, Detail};
 use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
-use crate::proto::{frame, CallKind, Replies};
+use crate::proto::CallKind;
 use crate::request::push_service_nest;
-use crate::transport::sockopt::ServiceSnapshot;
 use crate::transport::Transport;
-use crate::{
-    AddressFamily, DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target,
-};
+use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
 
 pub(crate) use checks::Checks;
 use parts::Parts;
-use whole::{Found, Listed};
+use replies::{write_service_dump, DestDump, ServiceDump};
+use visit::{Visit, Visiting};
+use whole::Listed;
 
 #[cfg(doc)]
 use crate::Client;
@@ -78,14 +78,7 @@ impl<T: Transport> Conn<T> {
         visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         let kind = RequestKind::ListServices;
-        let mut visit = Visit {
-            scratch: Vec::with_capacity(1),
-            seen: HashSet::new(),
-            visit,
-            stopped: false,
-            parts: Parts::default(),
-            ipv6: false,
-        };
+        let mut visit = Visit::new(visit);
         let mut call = self
             .session
             .call(CallKind::Dump, write_service_dump, Visiting(&mut visit));
@@ -229,201 +222,5 @@ impl<T: Transport> Conn<T> {
             |_, attrs, out| decode(attrs, out),
         )
         .await
-    }
-}
-
-/// Writes the request of a service dump.
-fn write_service_dump(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-    let msg = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetService);
-    end_message(out, msg);
-}
-
-/// The replies of a destination dump, collected, and how they came.
-struct DestDump {
-    out: Vec<DestinationEntry>,
-    family: AddressFamily,
-    detail: Detail,
-    parts: Parts,
-}
-
-impl Replies for DestDump {
-    #[inline]
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.parts.entry();
-        decode::push_destination(attrs, self.family, self.detail, &mut self.out)
-    }
-
-    fn restart(&mut self) {
-        self.out.clear();
-        self.parts.restart();
-    }
-
-    #[inline]
-    fn datagram(&mut self, datagram: &[u8]) {
-        self.parts.datagram(datagram.len());
-        // Room for every destination of the part at once.
-        self.out.reserve(frame::data_message_count(datagram));
-    }
-}
-
-/// The replies of a service dump, collected, and how they came.
-struct ServiceDump {
-    out: Vec<ServiceEntry>,
-    detail: Detail,
-    parts: Parts,
-}
-
-impl Replies for ServiceDump {
-    #[inline]
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.parts.entry();
-        push_service(attrs, self.detail, &mut self.out)
-    }
-
-    fn restart(&mut self) {
-        self.out.clear();
-        self.parts.restart();
-    }
-
-    #[inline]
-    fn datagram(&mut self, datagram: &[u8]) {
-        self.parts.datagram(datagram.len());
-        // Room for every service of the part at once.
-        self.out.reserve(frame::data_message_count(datagram));
-    }
-}
-
-/// The replies of [`Client::for_each_service`]: each service decoded into
-/// one scratch entry and shown to the visitor, once per key; and how they
-/// came.
-struct Visit<F> {
-    scratch: Vec<ServiceEntry>,
-    seen: HashSet<ServiceKey>,
-    visit: F,
-    stopped: bool,
-    parts: Parts,
-    /// An IPv6 service was seen.
-    ipv6: bool,
-}
-
-/// A visit lent to the call of its dump.
-struct Visiting<'v, F>(&'v mut Visit<F>);
-
-impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visiting<'_, F> {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.0.message(attrs)
-    }
-
-    fn restart(&mut self) {
-        // Taken again from the start: those already shown are not shown
-        // twice.
-        self.0.parts.restart();
-    }
-
-    fn datagram(&mut self, datagram: &[u8]) {
-        self.0.parts.datagram(datagram.len());
-    }
-
-    fn stopped(&self) -> bool {
-        self.0.stopped
-    }
-}
-
-impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Visit<F> {
-    /// One service of the dump.
-    fn message(&mut self, attrs: &[u8]) -> Result<(), String> {
-        self.parts.entry();
-        self.scratch.clear();
-        push_service(attrs, Detail::Full, &mut self.scratch)?;
-        if let Some(s) = self.scratch.first() {
-            // A resumed dump can send a service again (see keep_first).
-            if self.seen.insert(s.service.key) {
-                self.ipv6 |= s.service.key.family() == AddressFamily::Inet6;
-                self.stopped = (self.visit)(s).is_break();
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A visit goes on with the services found after its dump.
-impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Found for Visit<F> {
-    fn surely_has(&mut self, _snapshot: &ServiceSnapshot) -> bool {
-        // Its keys are in a set already: looking each up is cheap.
-        false
-    }
-
-    fn contains(&mut self, key: &ServiceKey) -> bool {
-        self.seen.contains(key)
-    }
-
-    fn add(&mut self, entry: ServiceEntry) -> ControlFlow<()> {
-        if self.seen.insert(entry.service.key) {
-            self.stopped = (self.visit)(&entry).is_break();
-        }
-        if self.stopped {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    }
-}
-
-/// Appends the service of a service dump part's attribute bytes to `out`
-/// (nothing on error; no destinations), filled where it lies: a listing decodes tens of
-/// thousands, and under emulation every copy of an entry costs.
-pub(crate) fn push_service(
-    attrs: &[u8],
-    detail: Detail,
-    out: &mut Vec<ServiceEntry>,
-) -> DecodeResult<()> {
-    let at = out.len();
-    out.push(decode::empty_service());
-    let filled = match out.last_mut() {
-        Some(last) => decode::fill_service(attrs, detail, last),
-        None => Ok(()),
-    };
-    if filled.is_err() {
-        out.truncate(at);
-    }
-    filled
-}
-
-#[cfg(test)]
-mod tests {
-    /// A service message's attribute bytes (after the netlink and generic
-    /// headers).
-    fn service_attrs(attrs: Vec<ipvsnl_wire::ServiceAttr>) -> Vec<u8> {
-        use ipvsnl_wire::{IpvsAttr, IpvsCommand, IpvsMessage};
-        let mut v = Vec::new();
-        let msg = IpvsMessage::new(IpvsCommand::NewService, vec![IpvsAttr::Service(attrs)]);
-        crate::proto::frame::push_request(&mut v, 0x30, 1, 0, msg);
-        v.split_off(20)
-    }
-
-    #[test]
-    fn a_listed_service_is_filled_in_place_and_a_refused_one_not_kept() {
-        use super::push_service;
-        use crate::decode::Detail;
-        use crate::{AddressFamily, Scheduler, ServiceEntry, ServiceKey};
-        use ipvsnl_wire::ServiceAttr;
-        let good = service_attrs(vec![
-            ServiceAttr::AddressFamily(2),
-            ServiceAttr::Fwmark(4),
-            ServiceAttr::Scheduler("wlc".into()),
-            ServiceAttr::Timeout(30),
-        ]);
-        let mut out: Vec<ServiceEntry> = Vec::new();
-        push_service(&good, Detail::Full, &mut out).unwrap();
-        // No family: refused, and nothing of it is left in the list.
-        let bad = service_attrs(vec![ServiceAttr::Fwmark(5)]);
-        let err = push_service(&bad, Detail::Full, &mut out).unwrap_err();
-        assert!(err.contains("IPVS_SVC_ATTR_AF"), "{err}");
-        assert_eq!(out.len(), 1);
-        let s = &out[0].service;
-        assert_eq!(s.key, ServiceKey::fwmark(4, AddressFamily::Inet));
-        assert_eq!(s.scheduler, Scheduler::WeightedLeastConnection);
-        assert_eq!(s.timeout, 30);
-        assert!(out[0].destinations.is_empty());
     }
 }
