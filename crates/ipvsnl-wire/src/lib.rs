@@ -20,6 +20,9 @@
 //! same place. Requests can be written without building a
 //! message first with the [`write`](mod@write) functions.
 //!
+//! The older socket-option interface's structs (the one consistent
+//! snapshot of a namespace's IPv4 services) are read by [`sockopt`].
+//!
 //! The typed model (services, destinations, schedulers) lives in the
 //! `ipvsnl` crate, which builds these messages.
 //!
@@ -58,6 +61,7 @@ mod dest;
 mod message;
 mod nest;
 mod service;
+pub mod sockopt;
 mod stats;
 mod values;
 mod walk;

@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::conn::{read_totals, setup_error, Conn};
 use crate::decode::Detail;
 use crate::sync::{Plan, Report, Syncer, Table};
-use crate::transport::netns::NetnsHandle;
-use crate::transport::socket::NlSocket;
+use crate::transport::netns::{NetnsHandle, Sockets};
 use crate::transport::tokio::Tokio;
 use crate::{
     ApplyOptions, ClientOptions, DaemonRole, Destination, DestinationEntry, Error, Info, Object,
@@ -77,8 +76,8 @@ impl AsyncClient {
 
     /// A client in the calling thread's network namespace.
     pub fn with_options(opts: ClientOptions) -> Result<Self, Error> {
-        let sock = NlSocket::open().map_err(setup_error)?;
-        AsyncClient::from_socket(sock, opts, NetnsHandle::current().ok())
+        let sockets = Sockets::open().map_err(setup_error)?;
+        AsyncClient::from_sockets(sockets, opts, NetnsHandle::current().ok())
     }
 
     /// A client bound to the network namespace of `path`
@@ -94,30 +93,29 @@ impl AsyncClient {
         opts: ClientOptions,
     ) -> Result<Self, Error> {
         let path: PathBuf = path.as_ref().to_path_buf();
-        let (sock, netns) = off_runtime(
-            move || {
-                let sock = NlSocket::open_in(&path)?;
-                let netns =
-                    NetnsHandle::open(&path).map_err(|source| Error::Namespace { path, source })?;
-                Ok((sock, netns))
-            },
+        let (sockets, netns) = off_runtime(
+            move || Sockets::open_in(&path),
             || Target::new(RequestKind::ResolveFamily, Object::Family),
         )
         .await?;
-        AsyncClient::from_socket(sock, opts, Some(netns))
+        AsyncClient::from_sockets(sockets, opts, Some(netns))
     }
 
-    fn from_socket(
-        sock: NlSocket,
+    fn from_sockets(
+        sockets: Sockets,
         opts: ClientOptions,
         netns: Option<NetnsHandle>,
     ) -> Result<Self, Error> {
+        let Sockets {
+            netlink: sock,
+            sockopt,
+        } = sockets;
         let granted = sock
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
         let io = Tokio::new(sock).map_err(setup_error)?;
         Ok(AsyncClient {
-            conn: Conn::new(io, granted, opts, netns),
+            conn: Conn::new(io, granted, opts, netns, sockopt),
         })
     }
 
@@ -243,10 +241,11 @@ impl AsyncClient {
         .await
     }
 
-    /// Every service with its counters, no destinations (see
-    /// [`Client::services`](crate::Client::services)).
+    /// Every service with its counters, no destinations, whole (see
+    /// [`Client::services`](crate::Client::services) and
+    /// [`AsyncClient::table`]).
     pub async fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.conn.list_services(1, Detail::Full).await
+        self.conn.list_services(Detail::Full).await
     }
 
     /// One service, or [`Error::is_not_found`].
@@ -254,8 +253,9 @@ impl AsyncClient {
         self.conn.service(key).await
     }
 
-    /// Visits every service once (see
-    /// [`Client::for_each_service`](crate::Client::for_each_service)).
+    /// Visits every service once, whole (see
+    /// [`Client::for_each_service`](crate::Client::for_each_service) and
+    /// [`AsyncClient::table`]).
     pub async fn for_each_service(
         &mut self,
         visit: impl FnMut(&ServiceEntry) -> ControlFlow<()> + Send,
@@ -269,10 +269,16 @@ impl AsyncClient {
         self.conn.list_destinations(key, Detail::Full).await
     }
 
-    /// Every service with its destinations (see
-    /// [`Client::table`](crate::Client::table)).
+    /// Every service with its destinations, whole (see
+    /// [`Client::table`](crate::Client::table) for what that guarantees).
+    ///
+    /// The check that makes it whole may copy the IPv4 services with a
+    /// `getsockopt` made inline, on the task: such a call never waits on
+    /// the network (the kernel answers within it, under its IPVS mutex,
+    /// as it answers a netlink request within the `sendmsg` that carries
+    /// it, which this client makes inline too).
     pub async fn table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.conn.list_entries(1, Detail::Full, |_| true).await
+        self.conn.list_entries(Detail::Full, |_| true).await
     }
 
     /// Every service, and the destinations of those `wanted` accepts.
@@ -280,7 +286,7 @@ impl AsyncClient {
         &mut self,
         wanted: impl FnMut(&ServiceKey) -> bool + Send,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        self.conn.list_entries(1, Detail::Full, wanted).await
+        self.conn.list_entries(Detail::Full, wanted).await
     }
 
     /// Applies many requests, pipelined (see
@@ -375,6 +381,7 @@ mod tests {
     use super::*;
     use crate::drive::{drive, DATAGRAMS};
     use crate::proto::{Input, Machine, Poll, Wait};
+    use crate::transport::socket::NlSocket;
 
     #[test]
     fn made_outside_a_runtime_it_is_an_error_not_a_panic() {

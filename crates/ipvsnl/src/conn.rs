@@ -9,9 +9,11 @@ use ipvsnl_wire::{IpvsCommand, IpvsMessage};
 
 use crate::decode;
 use crate::drive::{drive, outcome, DATAGRAMS};
+use crate::listing::Checks;
 use crate::options::ClientOptions;
 use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
+use crate::transport::sockopt::SockoptSocket;
 use crate::transport::Transport;
 use crate::{Error, Info, Object, Request, RequestKind, Stats, SyncDaemon, Target, Timeouts};
 
@@ -32,6 +34,8 @@ pub(crate) struct Conn<T> {
     /// The client's namespace, for the `/proc/net` files (None if `/proc`
     /// was not there when the client was made).
     pub(crate) netns: Option<NetnsHandle>,
+    /// What makes its listings whole (the socket-option socket).
+    pub(crate) checks: Checks,
 }
 
 impl<T> std::fmt::Debug for Conn<T> {
@@ -43,6 +47,7 @@ impl<T> std::fmt::Debug for Conn<T> {
             .field("unfinished_dump", &self.session.unfinished_dump())
             .field("options", &self.opts)
             .field("max_batch_requests", &self.max_batch_requests)
+            .field("listing_checks", &self.checks)
             .finish_non_exhaustive()
     }
 }
@@ -58,14 +63,17 @@ pub(crate) fn setup_error(source: std::io::Error) -> Error {
 
 impl<T: Transport> Conn<T> {
     /// A client's state over `io`, whose socket was given a receive buffer
-    /// of `granted` bytes.
+    /// of `granted` bytes, with the socket-option socket of its namespace
+    /// (or why there is none).
     pub(crate) fn new(
         io: T,
         granted: usize,
         opts: ClientOptions,
         netns: Option<NetnsHandle>,
+        sockopt: std::io::Result<SockoptSocket>,
     ) -> Self {
         Conn {
+            checks: Checks::new(sockopt),
             io,
             session: Session::new(opts.timeout),
             max_batch_requests: (granted / REPLY_TRUESIZE / 2).max(1),

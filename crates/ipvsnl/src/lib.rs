@@ -18,7 +18,11 @@
 //!
 //! - Listings as one row type, [`ServiceEntry`] (service, counters,
 //!   destinations), with constructors for test fixtures; every enum and
-//!   flag set prints in ipvsadm's words ([`std::fmt::Display`]).
+//!   flag set prints in ipvsadm's words ([`std::fmt::Display`]). A
+//!   listing is whole: every service that existed for the whole call is
+//!   in it, although the kernel's dump can skip services while any
+//!   namespace changes its table (see [`Client::table`] for how, and the
+//!   one case, IPv6 services, where a miss stays possible).
 //! - Feature `serde`: Serialize/Deserialize for the model types and for
 //!   [`sync::Table`] (flags as lists of names, unknown values as numbers).
 //!

@@ -1,7 +1,8 @@
 //! Listing: services and destinations, one dump (or get) at a time on the
 //! client's one socket (over either transport), each reply decoded in place from the kernel's bytes
 //! (the wire crate's one-pass values, then [`crate::decode`]) without an
-//! intermediate attribute list.
+//! intermediate attribute list. A listing of the services is whole: what
+//! the kernel's dump skipped is found by the checks of [`whole`].
 //!
 //! One dump at a time: the kernel answers a second dump request on a socket
 //! whose first dump is unfinished with `EBUSY`. The first part of a dump is
@@ -12,7 +13,12 @@
 //! client's page-sized buffers keep them small, which measured faster than
 //! big ones.
 
-use std::collections::HashSet;
+mod checks;
+mod parts;
+mod replies;
+mod visit;
+mod whole;
+
 use std::ops::ControlFlow;
 
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
@@ -22,10 +28,16 @@ use crate::conn::Conn;
 use crate::decode::{self, DecodeResult, Detail};
 use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
-use crate::proto::{CallKind, Replies};
+use crate::proto::CallKind;
 use crate::request::push_service_nest;
 use crate::transport::Transport;
 use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
+
+pub(crate) use checks::Checks;
+use parts::Parts;
+use replies::{write_service_dump, DestDump, ServiceDump};
+use visit::{Visit, Visiting};
+use whole::Listed;
 
 #[cfg(doc)]
 use crate::Client;
@@ -34,10 +46,19 @@ impl<T: Transport> Conn<T> {
     /// One service, or not found (see [`Client::service`]).
     pub(crate) async fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
         key.validate()?;
+        self.get_service(key, Detail::Full).await
+    }
+
+    /// One service (a `GET_SERVICE`), unchecked key.
+    async fn get_service(
+        &mut self,
+        key: &ServiceKey,
+        detail: Detail,
+    ) -> Result<ServiceEntry, Error> {
         let kind = RequestKind::GetService;
         let mut replies = self
             .fetch(kind, IpvsCommand::GetService, Some(key), |attrs, out| {
-                out.push(decode::service_reply(attrs, Detail::Full)?);
+                out.push(decode::service_reply(attrs, detail)?);
                 Ok(())
             })
             .await?;
@@ -50,39 +71,45 @@ impl<T: Transport> Conn<T> {
         Ok(replies.swap_remove(0))
     }
 
-    /// Visits every service once (see [`Client::for_each_service`]).
+    /// Visits every service once, those the dump missed at the end (see
+    /// [`Client::for_each_service`]).
     pub(crate) async fn for_each_service(
         &mut self,
         visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         let kind = RequestKind::ListServices;
-        let mut call = self.session.call(
-            CallKind::Dump,
-            |out: &mut Vec<u8>, family, seq, flags| {
-                let msg = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetService);
-                end_message(out, msg);
-            },
-            Visit {
-                scratch: Vec::with_capacity(1),
-                seen: HashSet::new(),
-                visit,
-                stopped: false,
-            },
-        );
+        let mut visit = Visit::new(visit);
+        let mut call = self
+            .session
+            .call(CallKind::Dump, write_service_dump, Visiting(&mut visit));
         drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
-        outcome(call.result(), || Target::new(kind, Object::Table))
+        let result = call.result();
+        drop(call);
+        outcome(result, || Target::new(kind, Object::Table))?;
+        if visit.ipv6 {
+            self.checks.ipv6_listed();
+        }
+        if visit.stopped {
+            return Ok(());
+        }
+        if !visit.parts.is_one_snapshot() {
+            self.complete(&mut visit, Detail::Full).await?;
+            if visit.stopped {
+                return Ok(());
+            }
+        }
+        self.checks.whole(visit.seen.iter());
+        Ok(())
     }
 
-    /// Every service from `passes` service dumps merged, each listed into
-    /// the entry it stays in, and the destinations of those `wanted`
-    /// accepts (one dump each; the others get none).
+    /// Every service, and the destinations of those `wanted` accepts (one
+    /// dump each; the others get none).
     pub(crate) async fn list_entries(
         &mut self,
-        passes: usize,
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut entries = self.list_services(passes, detail).await?;
+        let mut entries = self.list_services(detail).await?;
         for entry in &mut entries {
             let key = &entry.service.key;
             if wanted(key) {
@@ -92,34 +119,47 @@ impl<T: Transport> Conn<T> {
         Ok(entries)
     }
 
-    /// Every service, each once, from `passes` service dumps merged (see
-    /// [`keep_first`] for why a resumed dump can miss or repeat entries:
-    /// a second pass catches what one missed, at the cost of a dump).
+    /// Every service, each once, whole (see [`Client::table`]): one dump,
+    /// checked by [`whole`] unless it was made in one part.
     pub(crate) async fn list_services(
         &mut self,
-        passes: usize,
         detail: Detail,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut services = self.dump_services(detail).await?;
-        for _ in 1..passes {
-            if services.len() <= ONE_PART_SERVICES {
-                break;
-            }
-            let again = self.dump_services(detail).await?;
-            services.extend(again);
+        let (services, parts) = self.dump_services(detail).await?;
+        self.checks.listed(services.iter().map(|e| &e.service.key));
+        // Repeats are dropped when the list is handed out, unless the check
+        // showed there are none (or the dump never resumed).
+        let mut listed = Listed::new(services, parts.is_single());
+        if !parts.is_one_snapshot() {
+            self.complete(&mut listed, detail).await?;
         }
-        keep_first(&mut services, |s: &ServiceEntry| s.service.key);
+        let services = listed.into_services();
+        self.checks.whole(services.iter().map(|e| &e.service.key));
         Ok(services)
     }
 
-    async fn dump_services(&mut self, detail: Detail) -> Result<Vec<ServiceEntry>, Error> {
-        self.fetch(
-            RequestKind::ListServices,
-            IpvsCommand::GetService,
-            None,
-            |attrs, out| push_service(attrs, detail, out),
-        )
-        .await
+    /// One service dump, and how its services came. A dump that resumed
+    /// can hold repeats (see [`keep_first`]): they are the caller's to
+    /// drop.
+    async fn dump_services(&mut self, detail: Detail) -> Result<(Vec<ServiceEntry>, Parts), Error> {
+        let mut call = self.session.call(
+            CallKind::Dump,
+            write_service_dump,
+            ServiceDump {
+                out: Vec::new(),
+                detail,
+                parts: Parts::default(),
+            },
+        );
+        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        let result = call.result();
+        let out = std::mem::take(&mut call.replies().out);
+        let parts = call.replies().parts;
+        drop(call);
+        outcome(result, || {
+            Target::new(RequestKind::ListServices, Object::Table)
+        })?;
+        Ok((out, parts))
     }
 
     /// The destinations of one service (one dump), unchecked key.
@@ -129,15 +169,33 @@ impl<T: Transport> Conn<T> {
         detail: Detail,
     ) -> Result<Vec<DestinationEntry>, Error> {
         let family = key.family();
-        let mut dests = self
-            .fetch(
-                RequestKind::ListDestinations,
-                IpvsCommand::GetDest,
-                Some(key),
-                |attrs, out| decode::push_destination(attrs, family, detail, out),
-            )
-            .await?;
-        keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
+        let mut call = self.session.call(
+            CallKind::Dump,
+            |out: &mut Vec<u8>, family_id, seq, flags| {
+                let msg = begin_ipvs_message(out, family_id, flags, seq, IpvsCommand::GetDest);
+                push_service_nest(out, key, None);
+                end_message(out, msg);
+            },
+            DestDump {
+                out: Vec::new(),
+                family,
+                detail,
+                parts: Parts::default(),
+            },
+        );
+        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        let result = call.result();
+        let mut dests = std::mem::take(&mut call.replies().out);
+        let parts = call.replies().parts;
+        drop(call);
+        outcome(result, || {
+            Target::new(RequestKind::ListDestinations, Object::Service(*key))
+        })?;
+        // A dump repeats an entry only when it resumes: one of a few
+        // destinations (one part) never does, and is not searched.
+        if !parts.is_single() {
+            keep_first(&mut dests, |d| (d.destination.addr, d.destination.port));
+        }
         Ok(dests)
     }
 
@@ -164,101 +222,5 @@ impl<T: Transport> Conn<T> {
             |_, attrs, out| decode(attrs, out),
         )
         .await
-    }
-}
-
-/// The replies of [`Client::for_each_service`]: each service decoded into
-/// one scratch entry and shown to the visitor, once per key.
-struct Visit<F> {
-    scratch: Vec<ServiceEntry>,
-    seen: HashSet<ServiceKey>,
-    visit: F,
-    stopped: bool,
-}
-
-impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visit<F> {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.scratch.clear();
-        push_service(attrs, Detail::Full, &mut self.scratch)?;
-        if let Some(s) = self.scratch.first() {
-            // A resumed dump can send a service again (see keep_first).
-            if self.seen.insert(s.service.key) {
-                self.stopped = (self.visit)(s).is_break();
-            }
-        }
-        Ok(())
-    }
-
-    fn restart(&mut self) {
-        // Taken again from the start: those already shown are not shown
-        // twice.
-    }
-
-    fn stopped(&self) -> bool {
-        self.stopped
-    }
-}
-
-/// Appends the service of a service dump part's attribute bytes to `out`
-/// (nothing on error; no destinations), filled where it lies: a listing decodes tens of
-/// thousands, and under emulation every copy of an entry costs.
-pub(crate) fn push_service(
-    attrs: &[u8],
-    detail: Detail,
-    out: &mut Vec<ServiceEntry>,
-) -> DecodeResult<()> {
-    let at = out.len();
-    out.push(decode::empty_service());
-    let filled = match out.last_mut() {
-        Some(last) => decode::fill_service(attrs, detail, last),
-        None => Ok(()),
-    };
-    if filled.is_err() {
-        out.truncate(at);
-    }
-    filled
-}
-
-/// Services that surely fit in the first part of a dump (a part is about a
-/// page; a service message about 330 bytes): a dump of no more was never
-/// resumed, so it can neither miss nor repeat one.
-const ONE_PART_SERVICES: usize = 8;
-
-#[cfg(test)]
-mod tests {
-    /// A service message's attribute bytes (after the netlink and generic
-    /// headers).
-    fn service_attrs(attrs: Vec<ipvsnl_wire::ServiceAttr>) -> Vec<u8> {
-        use ipvsnl_wire::{IpvsAttr, IpvsCommand, IpvsMessage};
-        let mut v = Vec::new();
-        let msg = IpvsMessage::new(IpvsCommand::NewService, vec![IpvsAttr::Service(attrs)]);
-        crate::proto::frame::push_request(&mut v, 0x30, 1, 0, msg);
-        v.split_off(20)
-    }
-
-    #[test]
-    fn a_listed_service_is_filled_in_place_and_a_refused_one_not_kept() {
-        use super::push_service;
-        use crate::decode::Detail;
-        use crate::{AddressFamily, Scheduler, ServiceEntry, ServiceKey};
-        use ipvsnl_wire::ServiceAttr;
-        let good = service_attrs(vec![
-            ServiceAttr::AddressFamily(2),
-            ServiceAttr::Fwmark(4),
-            ServiceAttr::Scheduler("wlc".into()),
-            ServiceAttr::Timeout(30),
-        ]);
-        let mut out: Vec<ServiceEntry> = Vec::new();
-        push_service(&good, Detail::Full, &mut out).unwrap();
-        // No family: refused, and nothing of it is left in the list.
-        let bad = service_attrs(vec![ServiceAttr::Fwmark(5)]);
-        let err = push_service(&bad, Detail::Full, &mut out).unwrap_err();
-        assert!(err.contains("IPVS_SVC_ATTR_AF"), "{err}");
-        assert_eq!(out.len(), 1);
-        let s = &out[0].service;
-        assert_eq!(s.key, ServiceKey::fwmark(4, AddressFamily::Inet));
-        assert_eq!(s.scheduler, Scheduler::WeightedLeastConnection);
-        assert_eq!(s.timeout, 30);
-        assert!(out[0].destinations.is_empty());
     }
 }

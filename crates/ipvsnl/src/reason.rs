@@ -18,6 +18,9 @@ pub(crate) fn kernel_reason(target: &Target, errno: i32) -> String {
         K::AddDestination | K::EditDestination | K::DeleteDestination | K::ListDestinations
     );
     match errno {
+        libc::EPERM if matches!(kind, K::CountServices | K::SnapshotServices) => {
+            "permission denied: needs CAP_NET_ADMIN over the network namespace".into()
+        }
         libc::EPERM => "permission denied: needs CAP_NET_ADMIN in the initial user namespace".into(),
         libc::EEXIST if kind == K::AddService => "service already exists".into(),
         libc::EEXIST if kind == K::AddDestination => "destination already exists".into(),
@@ -48,6 +51,9 @@ pub(crate) fn kernel_reason(target: &Target, errno: i32) -> String {
         libc::EAFNOSUPPORT => "address family not supported (is IPv6 enabled?)".into(),
         libc::EOPNOTSUPP => "operation not supported by this kernel".into(),
         libc::ENOMEM => "the kernel is out of memory".into(),
+        libc::ENOPROTOOPT if matches!(kind, K::CountServices | K::SnapshotServices) => {
+            "no IPVS socket options: the ip_vs module is not loaded".into()
+        }
         libc::ENOPROTOOPT => "protocol not available".into(),
         _ => io::Error::from_raw_os_error(errno).to_string(),
     }

@@ -66,6 +66,12 @@ pub enum RequestKind {
     Flush,
     /// Reading the totals (`/proc/net/ip_vs_stats`, not netlink).
     Totals,
+    /// Counting the IPv4 services (the socket option `IP_VS_SO_GET_INFO`,
+    /// not netlink).
+    CountServices,
+    /// Copying every IPv4 service at once (the socket option
+    /// `IP_VS_SO_GET_SERVICES`, not netlink).
+    SnapshotServices,
 }
 
 impl fmt::Display for RequestKind {
@@ -91,6 +97,8 @@ impl fmt::Display for RequestKind {
             Zero => "zero counters",
             Flush => "flush",
             Totals => "read totals",
+            CountServices => "count IPv4 services (IP_VS_SO_GET_INFO)",
+            SnapshotServices => "copy IPv4 services (IP_VS_SO_GET_SERVICES)",
         })
     }
 }

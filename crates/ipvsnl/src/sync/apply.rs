@@ -116,12 +116,11 @@ impl Syncer {
     /// Lists the kernel's table as the planner needs it: every service,
     /// and the destinations (with connection counts) of those in scope.
     ///
-    /// The kernel's service dump resumes each part at a position counted
-    /// over the services of every namespace, so services added or deleted
-    /// in another namespace meanwhile can make it skip one of ours. The
-    /// service dump (cheap next to the destination dumps) is therefore
-    /// taken twice and the two merged; a service still missed is found
-    /// when adding it fails (`EEXIST`) and corrected in the same sync.
+    /// The listing is whole as [`Client::table`] says (one pass, checked:
+    /// every service that existed for the whole listing is in it). An IPv6
+    /// service no earlier listing of this client saw can still be missed,
+    /// rarely: it is found when adding it fails (`EEXIST`) and corrected in
+    /// the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
         block_on(self.list_in(&mut client.conn))
     }
@@ -150,10 +149,11 @@ impl Syncer {
 
     /// [`Syncer::list`] over any transport.
     pub(crate) async fn list_in<T: Transport>(&self, conn: &mut Conn<T>) -> Result<Table, Error> {
-        // Settings and connection counts are all the planner reads.
+        // Settings and connection counts are all the planner reads; the
+        // listing is whole (one pass, checked), see `Client::table`.
         let scope = &self.options.scope;
         let entries = conn
-            .list_entries(2, Detail::Settings, |k| scope.contains(k))
+            .list_entries(Detail::Settings, |k| scope.contains(k))
             .await?;
         Ok(Table::from_entries(entries))
     }

@@ -2,7 +2,8 @@
 //! [`crate::proto::frame`]) and the two ways of waiting on it: blocking
 //! system calls ([`blocking::Blocking`]) and tokio's readiness
 //! ([`tokio::Tokio`], with the `tokio` feature). The one driver loop
-//! ([`crate::drive`]) runs over either through [`Transport`].
+//! ([`crate::drive`]) runs over either through [`Transport`]. Beside it,
+//! the older interface's socket ([`sockopt`]), whose calls never wait.
 
 use std::future::Future;
 use std::io;
@@ -12,6 +13,7 @@ use crate::proto::Wait;
 pub(crate) mod blocking;
 pub(crate) mod netns;
 pub(crate) mod socket;
+pub(crate) mod sockopt;
 #[cfg(feature = "tokio")]
 pub(crate) mod tokio;
 

@@ -1,14 +1,51 @@
-//! A client's handle on its network namespace, for what netlink does not
-//! carry: `/proc/net` files follow the *reading thread's* namespace, so a
-//! file of the client's namespace is read from a short-lived thread that
-//! entered it (or directly, when the caller is already there).
+//! A client's handle on its network namespace, and its sockets opened
+//! there. What netlink does not carry: `/proc/net` files follow the
+//! *reading thread's* namespace, so a file of the client's namespace is
+//! read from a short-lived thread that entered it (or directly, when the
+//! caller is already there). A socket belongs to the namespace it was
+//! created in, for its whole life: a client's are created by such a
+//! thread too, and no thread of the caller ever moves.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use super::socket::enter_netns;
+use super::socket::{enter_netns, NlSocket};
+use super::sockopt::SockoptSocket;
+use crate::Error;
+
+/// A client's sockets, made in one namespace: the netlink socket, and the
+/// socket-option one (or why it could not be made: the listings then do
+/// without it, see [`crate::Client::table`]).
+#[derive(Debug)]
+pub(crate) struct Sockets {
+    pub(crate) netlink: NlSocket,
+    pub(crate) sockopt: io::Result<SockoptSocket>,
+}
+
+impl Sockets {
+    /// Opens them in the calling thread's namespace.
+    pub(crate) fn open() -> io::Result<Self> {
+        Ok(Sockets {
+            netlink: NlSocket::open()?,
+            sockopt: SockoptSocket::open(),
+        })
+    }
+
+    /// Opens them in the namespace of `path` (e.g. `/var/run/netns/NAME`
+    /// or `/proc/PID/ns/net`), on a short-lived thread that entered it;
+    /// with a handle on that namespace.
+    pub(crate) fn open_in(path: &Path) -> Result<(Self, NetnsHandle), Error> {
+        let ns_error = |source| Error::Namespace {
+            path: path.to_path_buf(),
+            source,
+        };
+        let netns = NetnsHandle::open(path).map_err(ns_error)?;
+        let sockets = netns.inside(Sockets::open).map_err(ns_error)?;
+        Ok((sockets, netns))
+    }
+}
 
 /// An open namespace file (`/proc/thread-self/ns/net`, `/run/netns/NAME`...).
 #[derive(Debug)]
@@ -51,10 +88,15 @@ impl NetnsHandle {
         if self.is_current()? {
             return std::fs::read_to_string(&path);
         }
+        self.inside(|| std::fs::read_to_string(&path))
+    }
+
+    /// Runs `work` on a short-lived thread that entered this namespace.
+    fn inside<R: Send>(&self, work: impl FnOnce() -> io::Result<R> + Send) -> io::Result<R> {
         std::thread::scope(|s| {
             s.spawn(|| {
                 enter_netns(&self.file)?;
-                std::fs::read_to_string(&path)
+                work()
             })
             .join()
         })

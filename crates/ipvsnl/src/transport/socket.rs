@@ -1,15 +1,12 @@
-//! The one netlink socket of a client, and how it is opened (optionally in
-//! another network namespace).
+//! The one netlink socket of a client, and how it is opened (in another
+//! network namespace: [`super::netns::Sockets`]).
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::path::Path;
 use std::time::Duration;
 
 use netlink_sys::{protocols::NETLINK_GENERIC, Socket, SocketAddr};
-
-use crate::Error;
 
 /// The most datagrams [`NlSocket::recv_many`] takes in one call.
 const MAX_DATAGRAMS: usize = 4;
@@ -44,31 +41,6 @@ impl NlSocket {
             sock,
             timeout: None,
         })
-    }
-
-    /// Opens a socket in the network namespace of `path` (e.g.
-    /// `/var/run/netns/NAME` or `/proc/PID/ns/net`).
-    ///
-    /// A socket belongs to the namespace it was created in, for its whole
-    /// life. So a short-lived thread enters the namespace, creates the
-    /// socket and ends: no other thread of the caller ever moves.
-    pub(crate) fn open_in(path: &Path) -> Result<Self, Error> {
-        let ns_error = |source| Error::Namespace {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(ns_error)?;
-        let opened = std::thread::scope(|s| {
-            s.spawn(|| -> io::Result<NlSocket> {
-                enter_netns(&file)?;
-                NlSocket::open()
-            })
-            .join()
-        });
-        match opened {
-            Ok(result) => result.map_err(ns_error),
-            Err(_) => Err(ns_error(io::Error::other("namespace thread panicked"))),
-        }
     }
 
     /// Sets the receive timeout, so that no call waits forever (a system

@@ -1,0 +1,79 @@
+//! The cost of the library's listings beside the plain listing, in one
+//! namespace holding a table (run in the VM by `.ci/listing-cost`, which
+//! runs this program built from two revisions of the library in one boot,
+//! under qemu's instruction counting).
+//!
+//! `listing-cost fill SERVICES DESTS`: creates the bench's table (services
+//! 10.0.0.1, 10.0.0.2, ... port 80, spread over the kernel's hash buckets,
+//! each with its own masquerading real servers) in the caller's namespace.
+//!
+//! `listing-cost list LABEL ROUNDS`: in each round, the plain listing (a raw
+//! socket with a 4 KiB buffer: one service dump, then one destination dump
+//! per service, parsed into plain structs), then `Client::table`, then
+//! `Client::services`, each on a socket opened (and its family resolved)
+//! before the clock. Prints one line per run, `LISTING|LABEL|WHAT|SECONDS`,
+//! and checks each listing found the whole table.
+
+use std::time::Instant;
+
+use ipvsnl::sync::{PlanOptions, Syncer};
+use ipvsnl::Client;
+use ipvsnl_bench::plain::listing::{self, PlainDumper};
+use ipvsnl_bench::workload::{desired, Layout};
+
+fn usage() -> ! {
+    eprintln!("usage: listing-cost fill SERVICES DESTS | listing-cost list LABEL ROUNDS");
+    std::process::exit(2)
+}
+
+fn number(arg: Option<String>) -> u32 {
+    arg.and_then(|a| a.parse().ok()).unwrap_or_else(|| usage())
+}
+
+fn seconds<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let out = f();
+    (out, t.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("fill") => {
+            let (services, dests) = (number(args.next()), number(args.next()));
+            let want = desired(Layout::Spread, services, dests);
+            let mut c = Client::new().expect("client");
+            let report = Syncer::new(PlanOptions::default())
+                .sync(&mut c, &want)
+                .expect("sync");
+            assert!(report.is_complete(), "{report}");
+            println!("LISTING-FILLED|{services}|{dests}");
+        }
+        Some("list") => {
+            let label = args.next().unwrap_or_else(|| usage());
+            let rounds = number(args.next());
+            let family = Client::new()
+                .and_then(|mut c| c.family_id())
+                .expect("family");
+            for _ in 0..rounds {
+                let mut d = PlainDumper::new(family).expect("plain socket");
+                let (plain, t) = seconds(|| listing::list(&mut d).expect("plain listing"));
+                println!("LISTING|{label}|plain|{t:.4}");
+                let services = plain.services.len();
+                let dests = plain.dests.len();
+                let mut c = Client::new().expect("client");
+                c.family_id().expect("family");
+                let (table, t) = seconds(|| c.table().expect("table"));
+                println!("LISTING|{label}|table|{t:.4}");
+                let listed: usize = table.iter().map(|e| e.destinations.len()).sum();
+                assert_eq!((table.len(), listed), (services, dests), "table");
+                let mut c = Client::new().expect("client");
+                c.family_id().expect("family");
+                let (only, t) = seconds(|| c.services().expect("services"));
+                println!("LISTING|{label}|services|{t:.4}");
+                assert_eq!(only.len(), services, "services");
+            }
+        }
+        _ => usage(),
+    }
+}

@@ -1,0 +1,130 @@
+//! The replies of the listing's dumps, collected as they come: each
+//! entry decoded in place, and the parts counted ([`Parts`]).
+
+use ipvsnl_wire::write::{begin_ipvs_message, end_message};
+use ipvsnl_wire::IpvsCommand;
+
+use super::parts::Parts;
+use crate::decode::{self, DecodeResult, Detail};
+use crate::proto::{frame, Replies};
+use crate::{AddressFamily, DestinationEntry, ServiceEntry};
+
+/// Writes the request of a service dump.
+pub(super) fn write_service_dump(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
+    let msg = begin_ipvs_message(out, family, flags, seq, IpvsCommand::GetService);
+    end_message(out, msg);
+}
+
+/// The replies of a destination dump, collected, and how they came.
+pub(super) struct DestDump {
+    pub(super) out: Vec<DestinationEntry>,
+    pub(super) family: AddressFamily,
+    pub(super) detail: Detail,
+    pub(super) parts: Parts,
+}
+
+impl Replies for DestDump {
+    #[inline]
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+        self.parts.entry();
+        decode::push_destination(attrs, self.family, self.detail, &mut self.out)
+    }
+
+    fn restart(&mut self) {
+        self.out.clear();
+        self.parts.restart();
+    }
+
+    #[inline]
+    fn datagram(&mut self, datagram: &[u8]) {
+        self.parts.datagram(datagram.len());
+        // Room for every destination of the part at once.
+        self.out.reserve(frame::data_message_count(datagram));
+    }
+}
+
+/// The replies of a service dump, collected, and how they came.
+pub(super) struct ServiceDump {
+    pub(super) out: Vec<ServiceEntry>,
+    pub(super) detail: Detail,
+    pub(super) parts: Parts,
+}
+
+impl Replies for ServiceDump {
+    #[inline]
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+        self.parts.entry();
+        push_service(attrs, self.detail, &mut self.out)
+    }
+
+    fn restart(&mut self) {
+        self.out.clear();
+        self.parts.restart();
+    }
+
+    #[inline]
+    fn datagram(&mut self, datagram: &[u8]) {
+        self.parts.datagram(datagram.len());
+        // Room for every service of the part at once.
+        self.out.reserve(frame::data_message_count(datagram));
+    }
+}
+
+/// Appends the service of a service dump part's attribute bytes to `out`
+/// (nothing on error; no destinations), filled where it lies: a listing decodes tens of
+/// thousands, and under emulation every copy of an entry costs.
+pub(crate) fn push_service(
+    attrs: &[u8],
+    detail: Detail,
+    out: &mut Vec<ServiceEntry>,
+) -> DecodeResult<()> {
+    let at = out.len();
+    out.push(decode::empty_service());
+    let filled = match out.last_mut() {
+        Some(last) => decode::fill_service(attrs, detail, last),
+        None => Ok(()),
+    };
+    if filled.is_err() {
+        out.truncate(at);
+    }
+    filled
+}
+
+#[cfg(test)]
+mod tests {
+    /// A service message's attribute bytes (after the netlink and generic
+    /// headers).
+    fn service_attrs(attrs: Vec<ipvsnl_wire::ServiceAttr>) -> Vec<u8> {
+        use ipvsnl_wire::{IpvsAttr, IpvsCommand, IpvsMessage};
+        let mut v = Vec::new();
+        let msg = IpvsMessage::new(IpvsCommand::NewService, vec![IpvsAttr::Service(attrs)]);
+        crate::proto::frame::push_request(&mut v, 0x30, 1, 0, msg);
+        v.split_off(20)
+    }
+
+    #[test]
+    fn a_listed_service_is_filled_in_place_and_a_refused_one_not_kept() {
+        use super::push_service;
+        use crate::decode::Detail;
+        use crate::{AddressFamily, Scheduler, ServiceEntry, ServiceKey};
+        use ipvsnl_wire::ServiceAttr;
+        let good = service_attrs(vec![
+            ServiceAttr::AddressFamily(2),
+            ServiceAttr::Fwmark(4),
+            ServiceAttr::Scheduler("wlc".into()),
+            ServiceAttr::Timeout(30),
+        ]);
+        let mut out: Vec<ServiceEntry> = Vec::new();
+        push_service(&good, Detail::Full, &mut out).unwrap();
+        // No family: refused, and nothing of it is left in the list.
+        let bad = service_attrs(vec![ServiceAttr::Fwmark(5)]);
+        let err = push_service(&bad, Detail::Full, &mut out).unwrap_err();
+        assert!(err.contains("IPVS_SVC_ATTR_AF"), "{err}");
+        assert_eq!(out.len(), 1);
+        let s = &out[0].service;
+        assert_eq!(s.key, ServiceKey::fwmark(4, AddressFamily::Inet));
+        assert_eq!(s.scheduler, Scheduler::WeightedLeastConnection);
+        assert_eq!(s.timeout, 30);
+        assert!(out[0].destinations.is_empty());
+    }
+}

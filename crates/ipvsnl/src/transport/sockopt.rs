@@ -1,0 +1,146 @@
+//! The older IPVS interface's socket: a plain IPv4 datagram socket, on
+//! which `getsockopt(IPPROTO_IP, IP_VS_SO_GET_*)` reads the table of the
+//! socket's namespace (the structs are read by
+//! [`ipvsnl_wire::sockopt`]). It needs no `CAP_NET_RAW`: the kernel checks
+//! `CAP_NET_ADMIN` over the namespace, less than netlink's IPVS commands
+//! ask.
+//!
+//! A client opens it beside its netlink socket, in the same namespace, and
+//! keeps it for its whole life: a socket keeps its namespace, so a client
+//! whose namespace was deleted still reads that namespace's table through
+//! both.
+//!
+//! A `getsockopt` never waits on the network: the kernel answers it within
+//! the call, holding its IPVS mutex, as it answers a netlink request
+//! within the `sendmsg` that carried it. So the async client makes these
+//! calls inline, as it makes its netlink sends.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use ipvsnl_wire::sockopt::{
+    services_request, SockoptEntry, SockoptInfo, SockoptServices, IP_VS_SO_GET_INFO,
+    IP_VS_SO_GET_SERVICES, SERVICE_ENTRY_SIZE,
+};
+
+use crate::{Error, Object, RequestKind, Target};
+
+/// How often a snapshot is asked for again when its room was used up
+/// (services added between the count and the copy).
+const SNAPSHOT_TRIES: u32 = 3;
+
+/// An IPv4 datagram socket for the IPVS socket options.
+#[derive(Debug)]
+pub(crate) struct SockoptSocket {
+    fd: OwnedFd,
+}
+
+/// Every IPv4 service of the namespace, copied by the kernel in one call
+/// under its IPVS mutex: read them with [`ServiceSnapshot::services`].
+#[derive(Debug)]
+pub(crate) struct ServiceSnapshot {
+    buf: Vec<u8>,
+}
+
+impl ServiceSnapshot {
+    /// A snapshot of these bytes (an `IP_VS_SO_GET_SERVICES` argument as
+    /// the kernel filled it), for tests.
+    #[cfg(test)]
+    pub(crate) fn from_bytes(buf: Vec<u8>) -> Self {
+        ServiceSnapshot { buf }
+    }
+
+    /// The services, in the kernel's order.
+    pub(crate) fn services(&self) -> SockoptServices<'_> {
+        SockoptServices::new(&self.buf)
+    }
+}
+
+impl SockoptSocket {
+    /// Opens one in the calling thread's network namespace.
+    pub(crate) fn open() -> io::Result<Self> {
+        // SAFETY: socket(2) takes only integers; the result is checked
+        // before it is used.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just created and nothing else owns it.
+        Ok(SockoptSocket {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// `IP_VS_SO_GET_INFO`: the version, the connection table's size and
+    /// the count of IPv4 services.
+    pub(crate) fn info(&self) -> Result<SockoptInfo, Error> {
+        let kind = RequestKind::CountServices;
+        let mut buf = [0u8; SockoptInfo::SIZE];
+        self.get(kind, IP_VS_SO_GET_INFO, &mut buf)?;
+        SockoptInfo::decode(&buf).map_err(|detail| Error::decode(target(kind), detail))
+    }
+
+    /// `IP_VS_SO_GET_SERVICES`: every IPv4 service, one snapshot. The
+    /// count comes first ([`SockoptSocket::info`]), then the copy, with
+    /// room for some more (added between the two calls); a copy that used
+    /// all of its room may have left some out, and is asked for again with
+    /// twice the room (a few times at most, then it is an error).
+    pub(crate) fn services(&self) -> Result<ServiceSnapshot, Error> {
+        let kind = RequestKind::SnapshotServices;
+        let count = self.info()?.ipv4_services;
+        let mut slots = count.saturating_add(count / 256).saturating_add(16);
+        for _ in 0..SNAPSHOT_TRIES {
+            let Some(mut buf) = services_request(slots) else {
+                break;
+            };
+            self.get(kind, IP_VS_SO_GET_SERVICES, &mut buf)?;
+            // Filled from the first entry: room was left if the last one
+            // is empty.
+            let last = buf.len().saturating_sub(SERVICE_ENTRY_SIZE);
+            let room_left = slots == 0 || SockoptEntry::new(&buf[last..]).is_none();
+            if room_left {
+                return Ok(ServiceSnapshot { buf });
+            }
+            slots = slots.saturating_mul(2);
+        }
+        Err(Error::decode(
+            target(kind),
+            format!("the IPv4 services outgrew every copy (last room: {slots} services)"),
+        ))
+    }
+
+    /// One `getsockopt` of `option` with `buf` (argument and reply); the
+    /// kernel's refusal keeps its errno and names the call (`kind`).
+    fn get(&self, kind: RequestKind, option: i32, buf: &mut [u8]) -> Result<(), Error> {
+        let mut len = libc::socklen_t::try_from(buf.len()).map_err(|_| {
+            Error::invalid(
+                "socket option argument",
+                format!("{} bytes do not fit a socklen_t", buf.len()),
+            )
+        })?;
+        // SAFETY: `buf` is live, writable and `len` bytes long for the whole
+        // call; the kernel writes at most `len` bytes into it and `len`
+        // back into the live `len`. The descriptor is owned by `self.fd`.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::IPPROTO_IP,
+                option,
+                buf.as_mut_ptr().cast(),
+                &mut len,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(errno) => Error::refused(target(kind), errno),
+                None => Error::io(target(kind), e),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn target(kind: RequestKind) -> Target {
+    Target::new(kind, Object::Table)
+}
