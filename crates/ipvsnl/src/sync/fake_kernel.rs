@@ -104,7 +104,10 @@ impl FakeKernel {
     /// A client's connection to this kernel, of namespace `netns`.
     pub(crate) fn connect_in(self, netns: Option<NetnsHandle>) -> Conn<FakeKernel> {
         let opts = ClientOptions::default().with_timeout(TIMEOUT);
-        Conn::new(self, 1 << 20, opts, netns)
+        // No socket-option interface here: listings check themselves by
+        // dumping again, as on a host without one.
+        let no_sockopt = Err(std::io::Error::from_raw_os_error(libc::EAFNOSUPPORT));
+        Conn::new(self, 1 << 20, opts, netns, no_sockopt)
     }
 
     /// Adds a service with destinations (weight, active connections).
