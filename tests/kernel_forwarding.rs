@@ -70,7 +70,7 @@ struct Counts {
     sent: u64,
     /// Bytes of the replies.
     received: u64,
-    /// Bytes the client's TCP retransmitted (counted again by IPVS).
+    /// Bytes the client sent again, at most (counted again by IPVS).
     retransmitted: u64,
 }
 
@@ -142,26 +142,6 @@ fn check_replies(
     names
 }
 
-/// The largest packet on the client's link (MTU 1500).
-const FULL_PACKET: u64 = 1500;
-
-/// The SCTP chunks the calling thread's namespace sent again
-/// (`/proc/net/sctp/snmp`: T3, fast and path-MTU retransmissions; 0 before
-/// the module is loaded).
-fn sctp_retransmissions() -> u64 {
-    let text = std::fs::read_to_string("/proc/thread-self/net/sctp/snmp").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| l.split_once(char::is_whitespace))
-        .filter(|(k, _)| {
-            matches!(
-                *k,
-                "SctpT3Retransmits" | "SctpFastRetransmits" | "SctpPmtudRetransmits"
-            )
-        })
-        .filter_map(|(_, v)| v.trim().parse::<u64>().ok())
-        .sum()
-}
-
 /// One TCP or SCTP exchange per size, one connection after another, from
 /// ports of their own; the first connection is held open while the
 /// director's active count is checked.
@@ -171,7 +151,6 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
     let requests: Vec<Vec<u8>> = (0..).zip(sizes).map(|(i, &n)| payload(i, n)).collect();
     let ports = client_ports(sizes.len());
     let from: Vec<SocketAddr> = ports.iter().map(|&p| SocketAddr::new(client, p)).collect();
-    let sctp_before = lab.client.exec(sctp_retransmissions);
     let held_from = from[0];
     let held = lab
         .client
@@ -195,14 +174,6 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
         }
         out.into_iter().unzip()
     });
-    // SCTP has no per-socket count of bytes sent again: the client's
-    // namespace's retransmitted chunks (each at most one full packet) are
-    // allowed to every connection, an upper bound.
-    let sctp_again = lab.client.exec(sctp_retransmissions) - sctp_before;
-    let retransmitted: Vec<u64> = match proto {
-        Proto::Sctp => vec![sctp_again * FULL_PACKET; retransmitted.len()],
-        _ => retransmitted,
-    };
     let what = format!("{key} from ports {ports:?}");
     let names = check_replies(lab, &what, &requests, &replies, &ports);
     let open_at = active.iter().find(|d| d.1 == 1).expect("the active one").0;

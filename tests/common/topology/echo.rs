@@ -4,8 +4,10 @@
 //! (SCTP has no half-close, so the length says where the request ends); a
 //! UDP request is one datagram. Each is answered with one line,
 //! `NAME LEN DIGEST PEER`: the server's name, the length and FNV-1a digest
-//! of the bytes it got, and the address it got them from. A stream is
-//! closed by the server after its answer.
+//! of the bytes it got, and the address it got them from. A TCP connection
+//! is closed by the server after its answer; an SCTP association by the
+//! client, once it read the answer and its association's counts (which go
+//! with the association when it ends).
 //!
 //! Every socket has read and write timeouts, and every loop a deadline.
 
@@ -151,7 +153,9 @@ impl EchoServers {
             sock.listen(16).expect("listen");
             let listener: TcpListener = sock.into();
             let (name, stop) = (name.to_string(), stop.clone());
-            threads.push(thread::spawn(move || serve_streams(&name, listener, &stop)));
+            threads.push(thread::spawn(move || {
+                serve_streams(proto, &name, listener, &stop)
+            }));
         }
         let udp = UdpSocket::bind(addr).unwrap_or_else(|e| panic!("{name}: bind UDP {addr}: {e}"));
         let (name, stopping) = (name.to_string(), stop.clone());
@@ -171,7 +175,7 @@ impl Drop for EchoServers {
     }
 }
 
-fn serve_streams(name: &str, listener: TcpListener, stop: &AtomicBool) {
+fn serve_streams(proto: Proto, name: &str, listener: TcpListener, stop: &AtomicBool) {
     let deadline = Instant::now() + SERVER_LIFETIME;
     let mut handlers = Vec::new();
     while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
@@ -183,7 +187,7 @@ fn serve_streams(name: &str, listener: TcpListener, stop: &AtomicBool) {
             // One thread per connection: the test holds one open while
             // others come and go.
             handlers.push(thread::spawn(move || {
-                let _ = answer_stream(&name, conn, peer);
+                let _ = answer_stream(proto, &name, conn, peer);
             }));
         }
     }
@@ -192,7 +196,12 @@ fn serve_streams(name: &str, listener: TcpListener, stop: &AtomicBool) {
     }
 }
 
-fn answer_stream(name: &str, mut conn: TcpStream, peer: SocketAddr) -> io::Result<()> {
+fn answer_stream(
+    proto: Proto,
+    name: &str,
+    mut conn: TcpStream,
+    peer: SocketAddr,
+) -> io::Result<()> {
     conn.set_read_timeout(Some(IO_TIMEOUT))?;
     conn.set_write_timeout(Some(IO_TIMEOUT))?;
     let mut len = [0u8; 8];
@@ -203,7 +212,13 @@ fn answer_stream(name: &str, mut conn: TcpStream, peer: SocketAddr) -> io::Resul
     }
     let mut got = vec![0u8; len as usize];
     conn.read_exact(&mut got)?;
-    conn.write_all(Reply::line(name, &got, peer).as_bytes())
+    conn.write_all(Reply::line(name, &got, peer).as_bytes())?;
+    if proto == Proto::Sctp {
+        // The client ends the association: wait for its SHUTDOWN.
+        let mut rest = Vec::new();
+        conn.read_to_end(&mut rest)?;
+    }
+    Ok(())
 }
 
 fn serve_datagrams(name: &str, sock: UdpSocket, stop: &AtomicBool) {
@@ -235,22 +250,44 @@ impl Conn {
         Ok(Conn(stream))
     }
 
-    /// Sends `request`, reads the answer until the server closes. Also
-    /// returns the bytes the client's TCP sent more than once (TCP_INFO's
-    /// `tcpi_bytes_retrans`; 0 for SCTP): the director counts them again.
+    /// Sends `request` and reads the answer (for TCP, until the server
+    /// closes; for SCTP, its line, then the client ends the association).
+    /// Also returns at most how many bytes the client sent more than once
+    /// (the director counts them again): TCP_INFO's `tcpi_bytes_retrans`
+    /// for TCP; for SCTP, which counts chunks, not bytes, the association's
+    /// retransmitted chunks (`SCTP_GET_ASSOC_STATS`), of at most
+    /// [`FULL_PACKET`] each. The server answers only once it has every
+    /// byte of the request, and acknowledges them before or with its
+    /// answer, so no chunk is sent again after the answer came.
     pub fn exchange(mut self, proto: Proto, request: &[u8]) -> io::Result<(Reply, u64)> {
         let mut framed = (request.len() as u64).to_be_bytes().to_vec();
         framed.extend_from_slice(request);
         self.0.write_all(&framed)?;
         let mut raw = Vec::new();
-        self.0.read_to_end(&mut raw)?;
-        let retransmitted = match proto {
-            Proto::Tcp => tcp_bytes_retransmitted(&self.0)?,
-            _ => 0,
+        let again = match proto {
+            Proto::Tcp => {
+                self.0.read_to_end(&mut raw)?;
+                tcp_bytes_retransmitted(&self.0)?
+            }
+            Proto::Sctp => {
+                let mut buf = [0u8; 512];
+                while !raw.ends_with(b"\n") {
+                    match self.0.read(&mut buf)? {
+                        0 => return Err(io::Error::other("the server ended the association")),
+                        n => raw.extend_from_slice(&buf[..n]),
+                    }
+                }
+                sctp_chunks_retransmitted(&self.0)? * FULL_PACKET
+            }
+            Proto::Udp => unreachable!("UDP is not a stream"),
         };
-        Ok((Reply::parse(&raw)?, retransmitted))
+        Ok((Reply::parse(&raw)?, again))
     }
 }
+
+/// The largest packet on the client's link (MTU 1500): no SCTP chunk the
+/// client sends is larger.
+pub const FULL_PACKET: u64 = 1500;
 
 fn tcp_bytes_retransmitted(sock: &TcpStream) -> io::Result<u64> {
     // SAFETY: tcp_info is plain old data; all-zero is a valid value.
@@ -271,6 +308,50 @@ fn tcp_bytes_retransmitted(sock: &TcpStream) -> io::Result<u64> {
         return Err(io::Error::last_os_error());
     }
     Ok(info.tcpi_bytes_retrans)
+}
+
+/// `SCTP_GET_ASSOC_STATS` (linux/sctp.h), not in the libc crate; its level
+/// `SOL_SCTP` is `IPPROTO_SCTP`.
+const SCTP_GET_ASSOC_STATS: libc::c_int = 112;
+
+/// `struct sctp_assoc_stats` of linux/sctp.h: the association id, the
+/// address of the largest RTO (a `sockaddr_storage`, 8-aligned), then
+/// 15 counters, the sixth `sas_rtxchunks`.
+#[repr(C)]
+struct SctpAssocStats {
+    assoc_id: i32,
+    rto_addr: libc::sockaddr_storage,
+    counters: [u64; 15],
+}
+const RTX_CHUNKS: usize = 5;
+const _: () = assert!(std::mem::size_of::<SctpAssocStats>() == 256);
+
+/// The chunks the association of a one-to-one SCTP socket retransmitted.
+fn sctp_chunks_retransmitted(sock: &TcpStream) -> io::Result<u64> {
+    // SAFETY: the struct is plain old data; all-zero is a valid value
+    // (association id 0, which a one-to-one socket ignores).
+    let mut stats: SctpAssocStats = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<SctpAssocStats>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `stats`, which
+    // lives for the call.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_SCTP,
+            SCTP_GET_ASSOC_STATS,
+            (&mut stats as *mut SctpAssocStats).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if len as usize != std::mem::size_of::<SctpAssocStats>() {
+        return Err(io::Error::other(format!(
+            "SCTP_GET_ASSOC_STATS gave {len} bytes"
+        )));
+    }
+    Ok(stats.counters[RTX_CHUNKS])
 }
 
 /// One UDP socket from `from` to `to`: each request a datagram, each
