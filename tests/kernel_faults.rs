@@ -20,14 +20,6 @@ use ipvsnl::{
     ApplyOptions, Client, ClientOptions, Destination, Request, Scheduler, Service, ServiceKey,
 };
 
-/// Big listings here must not interleave with other tests' changes (the
-/// kernel's dump resumes by a position counted over every namespace).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    common::tables::serial(&SERIAL)
-}
-
 fn key(i: u32) -> ServiceKey {
     ServiceKey::tcp(IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80)
 }
@@ -50,7 +42,6 @@ fn desired(n: u32, d: u32, scheduler: Scheduler) -> Table {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_dump_stopped_early_is_read_out_before_the_next_call() {
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let want = desired(300, 2, Scheduler::RoundRobin);
@@ -130,7 +121,6 @@ fn a_short_dump_stopped_at_its_first_service_leaves_nothing_to_wait_for() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn replies_dropped_by_a_tiny_buffer_are_unknown_and_settled_in_the_same_sync() {
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let old = desired(600, 1, Scheduler::RoundRobin);
@@ -180,7 +170,6 @@ fn replies_dropped_by_a_tiny_buffer_are_unknown_and_settled_in_the_same_sync() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_concurrent_writer_during_a_sync() {
-    let _serial = serial();
     fresh_netns();
     // The syncer owns services 1..=400; another writer adds and deletes
     // services 1000.. (outside its scope) in the same namespace meanwhile.
@@ -242,7 +231,6 @@ fn a_concurrent_writer_during_a_sync() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn exclusive_reload_of_ip_vs_under_a_live_client_then_a_pipelined_apply() {
-    let _serial = serial();
     // In the VM's own namespace: the module's state is every namespace's.
     let mut c = Client::new().unwrap();
     c.add_service(&Service::new(key(1))).unwrap();

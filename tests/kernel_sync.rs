@@ -16,18 +16,6 @@ use ipvsnl::{
     Service, ServiceKey, Tunnel, TunnelKind,
 };
 
-/// The kernel's service dump counts services of every namespace when it
-/// resumes (one global hash table; the index it restarts from includes
-/// other namespaces' services), so services added or deleted in another
-/// namespace between two parts of a dump make it skip or repeat entries.
-/// These tests list big tables while others change theirs: they run one at
-/// a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    common::tables::serial(&SERIAL)
-}
-
 fn key(i: u32) -> ServiceKey {
     ServiceKey::tcp(IpAddr::from([10, 0, (i >> 8) as u8, i as u8]), 80)
 }
@@ -63,7 +51,6 @@ fn assert_converged(c: &mut Client, want: &Table) {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn sync_from_empty_then_nothing_to_do() {
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let want = desired(300, 4);
@@ -94,7 +81,6 @@ fn sync_from_empty_then_nothing_to_do() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn sync_from_a_different_table_edits_in_place() {
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let mut s = Syncer::new(PlanOptions::default());
@@ -165,7 +151,6 @@ fn sync_from_a_different_table_edits_in_place() {
 fn set_dest_changes_forwarding_and_tunnel_in_place() {
     // What the planner relies on: SET_DEST edits forwarding method and
     // tunnel parameters without a delete and re-add.
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let k = key(1);
@@ -199,7 +184,6 @@ fn set_dest_changes_forwarding_and_tunnel_in_place() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_co_tenant_service_is_left_alone() {
-    let _serial = serial();
     fresh_netns();
     ipvsadm_ok(&["-A", "-u", "192.0.2.1:53", "-s", "wlc"]);
     ipvsadm_ok(&[
@@ -241,7 +225,6 @@ fn a_co_tenant_service_is_left_alone() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_failing_request_mid_batch_is_reported_and_the_rest_applied() {
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let mut want = desired(100, 3);
@@ -296,7 +279,6 @@ fn a_failing_request_mid_batch_is_reported_and_the_rest_applied() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_concurrent_writer_does_not_stop_the_next_sync_converging() {
-    let _serial = serial();
     fresh_netns();
     let mut c = Client::new().unwrap();
     let want = desired(200, 3);
@@ -345,7 +327,6 @@ fn a_concurrent_writer_does_not_stop_the_next_sync_converging() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn lost_replies_are_accounted_for() {
-    let _serial = serial();
     fresh_netns();
     // 600 services, then a stale view: the first 300 are deleted behind
     // the syncer's back. Every edit of those fails (ESRCH); with a tiny
@@ -418,7 +399,6 @@ fn assert_refused_or_lost(out: &[Result<(), ipvsnl::Error>]) {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn small_batches_give_every_request_its_own_outcome() {
-    let _serial = serial();
     fresh_netns();
     // 3,000 requests over many small batches: 400 services with 5
     // destinations each, where every 50th service is a duplicate (EEXIST),
@@ -500,7 +480,6 @@ fn key_addr(i: u32) -> String {
 fn graceful_drain_waits_for_live_connections() {
     use std::io::{Read, Write};
     use std::net::{TcpListener, TcpStream};
-    let _serial = serial();
     fresh_netns();
     for a in ["10.99.0.1/32", "10.99.0.2/32", "10.99.0.10/32"] {
         assert_ok("ip addr add", run("ip", &["addr", "add", a, "dev", "lo"]));

@@ -13,10 +13,6 @@ use common::*;
 use ipvsnl::sync::{PlanOptions, Syncer, Table};
 use ipvsnl::{Client, Destination, Request, Scheduler, Service, ServiceKey};
 
-/// Big listings must not interleave with other namespaces' changes (the
-/// kernel's dump resumes by a position counted over every namespace).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn key(i: u32) -> ServiceKey {
     ServiceKey::tcp(IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80)
 }
@@ -50,7 +46,6 @@ fn assert_converged(c: &mut Client, want: &Table) {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_changed_table_is_synced_from_the_cache_by_its_changes_alone() {
-    let _serial = common::tables::serial(&SERIAL);
     fresh_netns();
     let mut c = Client::new().unwrap();
     let mut want = desired(1000, 4);
@@ -115,7 +110,6 @@ fn a_changed_table_is_synced_from_the_cache_by_its_changes_alone() {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_service_left_unsettled_is_planned_again_without_a_change() {
-    let _serial = common::tables::serial(&SERIAL);
     fresh_netns();
     let mut c = Client::new().unwrap();
     let mut want = desired(50, 2);

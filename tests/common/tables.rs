@@ -22,24 +22,15 @@ pub fn every_kind_of_key() -> Vec<ServiceKey> {
     ]
 }
 
-/// The kernel's table, listed until two listings in a row agree (a dump
-/// can skip or repeat services while other namespaces change theirs, e.g.
-/// a previous test's namespace being torn down).
+/// The kernel's table as a [`Table`]: `Client::table` is whole while
+/// other namespaces change theirs (the regression tests of that are in
+/// `kernel_listing_whole.rs`), so one listing is the oracle.
 pub fn kernel_table(c: &mut Client) -> Table {
-    let mut last = Table::from_entries(c.table().expect("list the table"));
-    for _ in 0..5 {
-        let again = Table::from_entries(c.table().expect("list the table"));
-        if again.same_settings(&last) {
-            return again;
-        }
-        last = again;
-    }
-    last
+    Table::from_entries(c.table().expect("list the table"))
 }
 
-/// A lock for tests that list big tables, which must not interleave with
-/// other tests' changes (the kernel's dump resumes by a position counted
-/// over every namespace's services).
+/// A lock that makes tests take turns (a poisoned one is taken anyway: the
+/// test that panicked reports its own failure).
 pub fn serial(lock: &'static std::sync::Mutex<()>) -> std::sync::MutexGuard<'static, ()> {
     lock.lock().unwrap_or_else(|e| e.into_inner())
 }
