@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::tables::kernel_table;
+use common::tables::{assert_converged, kernel_table};
 use common::*;
 use ipvsnl::sync::{Drain, Outcome, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
@@ -34,18 +34,6 @@ fn desired(n: u32, d: u32) -> Table {
         );
     }
     t
-}
-
-fn assert_converged(c: &mut Client, want: &Table) {
-    let got = kernel_table(c);
-    assert!(
-        got.same_settings(want),
-        "kernel holds {} services / {} destinations, wanted {} / {}",
-        got.len(),
-        got.destination_count(),
-        want.len(),
-        want.destination_count()
-    );
 }
 
 #[test]
@@ -536,7 +524,7 @@ fn graceful_drain_waits_for_live_connections() {
     assert!(s.sync_cached(&mut c, &want).unwrap().requests().is_empty());
     assert_eq!(conns(&mut c), Some(1));
     // The connection ends (reset: its IPVS entry expires in seconds).
-    reset_on_close(&client);
+    common::servers::reset_on_close(&client);
     drop(client);
     drop(server);
     let deadline = Instant::now() + Duration::from_secs(40);
@@ -557,30 +545,5 @@ fn graceful_drain_waits_for_live_connections() {
         std::thread::sleep(Duration::from_millis(500));
     }
     assert!(s.draining().is_empty());
-    assert_converged_scope(&mut c, &want);
-}
-
-/// SO_LINGER with a zero timeout: closing sends a reset.
-fn reset_on_close(s: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let l = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: the descriptor is live (owned by `s`) and `l` is a valid
-    // linger value for the duration of the call.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "SO_LINGER: {}", std::io::Error::last_os_error());
-}
-
-fn assert_converged_scope(c: &mut Client, want: &Table) {
-    assert_converged(c, want);
+    assert_converged(&mut c, &want);
 }

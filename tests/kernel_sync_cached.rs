@@ -8,7 +8,7 @@ mod common;
 
 use std::net::IpAddr;
 
-use common::tables::kernel_table;
+use common::tables::assert_converged;
 use common::*;
 use ipvsnl::sync::{PlanOptions, Syncer, Table};
 use ipvsnl::{Client, Destination, Request, Scheduler, Service, ServiceKey};
@@ -29,18 +29,6 @@ fn desired(n: u32, d: u32) -> Table {
     (1..=n)
         .map(|s| (service(s), (0..d).map(|j| dest(s * 4 + j)).collect()))
         .collect()
-}
-
-fn assert_converged(c: &mut Client, want: &Table) {
-    let got = kernel_table(c);
-    assert!(
-        got.same_settings(want),
-        "kernel holds {} services / {} destinations, wanted {} / {}",
-        got.len(),
-        got.destination_count(),
-        want.len(),
-        want.destination_count()
-    );
 }
 
 #[test]

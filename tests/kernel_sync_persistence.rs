@@ -32,27 +32,6 @@ fn counts(c: &mut Client, k: &ServiceKey, addr: IpAddr) -> Option<(u32, u32)> {
         .map(|d| (d.active_conns + d.inactive_conns, d.persistent_conns))
 }
 
-/// SO_LINGER with a zero timeout: closing sends a reset.
-fn reset_on_close(s: &TcpStream) {
-    use std::os::fd::AsRawFd;
-    let l = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: the descriptor is live (owned by `s`) and `l` is a valid
-    // linger value for the duration of the call.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "SO_LINGER: {}", std::io::Error::last_os_error());
-}
-
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_drain_waits_for_the_persistence_templates_of_its_destination() {
@@ -102,7 +81,7 @@ fn a_drain_waits_for_the_persistence_templates_of_its_destination() {
         "{r}"
     );
     let started = Instant::now();
-    reset_on_close(&client);
+    common::servers::reset_on_close(&client);
     drop(client);
     drop(server);
 

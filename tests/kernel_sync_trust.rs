@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::named_netns::{in_netns, NamedNetns};
 use common::reload::{load_ip_vs, unload_ip_vs};
-use common::tables::kernel_table;
+use common::tables::{assert_converged, kernel_table};
 use common::topology::gettid;
 use common::*;
 use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
@@ -40,18 +40,6 @@ fn desired(n: u32, d: u32) -> Table {
             )
         })
         .collect()
-}
-
-fn assert_converged(c: &mut Client, want: &Table) {
-    let got = kernel_table(c);
-    assert!(
-        got.same_settings(want),
-        "kernel holds {} services / {} destinations, wanted {} / {}",
-        got.len(),
-        got.destination_count(),
-        want.len(),
-        want.destination_count()
-    );
 }
 
 /// The inode number of the calling thread's namespace file.

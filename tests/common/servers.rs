@@ -298,3 +298,24 @@ fn connect_from(src: IpAddr, to: SocketAddr) -> io::Result<TcpStream> {
     }
     Ok(TcpStream::from(owned))
 }
+
+/// SO_LINGER with a zero timeout: closing `s` sends a reset (the director
+/// then drops the connection at once instead of keeping it in TIME_WAIT).
+pub fn reset_on_close(s: &TcpStream) {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: the descriptor is live (owned by `s`) and `l` is a valid
+    // linger value for the duration of the call.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &l as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_LINGER: {}", std::io::Error::last_os_error());
+}

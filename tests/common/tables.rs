@@ -34,3 +34,16 @@ pub fn kernel_table(c: &mut Client) -> Table {
 pub fn serial(lock: &'static std::sync::Mutex<()>) -> std::sync::MutexGuard<'static, ()> {
     lock.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Panics unless the kernel's table has the settings of `want`.
+pub fn assert_converged(c: &mut Client, want: &Table) {
+    let got = kernel_table(c);
+    assert!(
+        got.same_settings(want),
+        "kernel holds {} services / {} destinations, wanted {} / {}",
+        got.len(),
+        got.destination_count(),
+        want.len(),
+        want.destination_count()
+    );
+}
