@@ -3,11 +3,11 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use ipvsnl_exporter::{bind, serve, Exporter, Namespace, ScrapeError, Snapshot, Source};
+use common::served;
+use ipvsnl_exporter::{Exporter, Limits, Namespace, ScrapeError, Snapshot, Source};
 
 /// Answers every scrape with the fixture, or with an error.
 struct Fake {
@@ -30,34 +30,14 @@ fn start(source: Fake, ns: &str) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
     let sink = Arc::clone(&log);
     let exporter = Exporter::new(source, Namespace::new(ns).unwrap(), "/metrics")
         .with_log(move |line| sink.lock().unwrap().push(line.to_owned()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            serve(listener, exporter).await.unwrap();
-        });
-    });
-    (rx.recv().unwrap(), log)
+    (served::start_exporter(exporter, Limits::default()), log)
 }
 
 /// One request; the status line, the headers and the body.
 fn get(addr: SocketAddr, method: &str, path: &str) -> (String, String, String) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
-    (status.to_owned(), headers.to_lowercase(), body.to_owned())
+    let (head, body) = served::request(addr, method, path);
+    let (status, headers) = head.split_once("\r\n").unwrap_or((&head, ""));
+    (status.to_owned(), headers.to_lowercase(), body)
 }
 
 #[test]

@@ -12,6 +12,11 @@ use ipvsnl_exporter::{bind, serve_with, Exporter, Limits, Namespace, Source};
 /// Serves `source` with `limits` on a thread (and runtime) of its own.
 pub fn start<S: Source>(source: S, limits: Limits) -> SocketAddr {
     let exporter = Exporter::new(source, Namespace::default(), "/metrics").with_log(|_| {});
+    start_exporter(exporter, limits)
+}
+
+/// Serves `exporter` with `limits` on a thread (and runtime) of its own.
+pub fn start_exporter<S: Source>(exporter: Exporter<S>, limits: Limits) -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -58,11 +63,17 @@ pub fn read_head(s: &mut TcpStream, within: Duration) -> Option<String> {
 /// `GET path` on a new connection, `Connection: close`, read to the end:
 /// the head and the body (chunked bodies are left chunked).
 pub fn get_all(addr: SocketAddr, path: &str) -> (String, String) {
+    request(addr, "GET", path)
+}
+
+/// `method path` on a new connection, `Connection: close`, read to the
+/// end: the head and the body (chunked bodies are left chunked).
+pub fn request(addr: SocketAddr, method: &str, path: &str) -> (String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut raw = Vec::new();
