@@ -5,8 +5,9 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use bitflags::bitflags;
 
+use super::invalid::InvalidValue;
 use super::scheduler::check_name;
-use crate::{AddressFamily, Error, Protocol, Scheduler};
+use crate::{AddressFamily, Protocol, Scheduler};
 
 /// What identifies a virtual service in the kernel's table.
 ///
@@ -89,9 +90,9 @@ impl ServiceKey {
     }
 
     /// Checks what the kernel would refuse or misread.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), InvalidValue> {
         if let ServiceKey::Fwmark { mark: 0, .. } = self {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "fwmark",
                 "0 is not a mark: the kernel would read the service as address-keyed",
             ));
@@ -301,13 +302,13 @@ impl Service {
     }
 
     /// Checks what the kernel would refuse, before anything is sent.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), InvalidValue> {
         self.key.validate()?;
         // Re-check the name: an unchecked `Scheduler::Other` can come from
         // ipvsadm's grammar (which leaves the check to the kernel).
         Scheduler::new(self.scheduler.name())?;
         if self.netmask.family() != self.key.family() {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "netmask",
                 format!(
                     "{} netmask {} on an {} service",
@@ -319,7 +320,7 @@ impl Service {
         }
         if let Netmask::V6(p) = self.netmask {
             if !(1..=128).contains(&p) {
-                return Err(Error::invalid(
+                return Err(InvalidValue::new(
                     "netmask",
                     format!("IPv6 prefix length {p} is outside 1..=128"),
                 ));
