@@ -92,6 +92,7 @@ pub use model::destination::{
 pub use model::entry::{DestinationEntry, ServiceEntry};
 pub use model::family::{AddressFamily, Protocol};
 pub use model::invalid::InvalidValue;
+pub use model::key_text::ParseKeyError;
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;

@@ -1,7 +1,7 @@
 //! Destinations (real servers) and how packets reach them.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use bitflags::bitflags;
 
@@ -290,6 +290,11 @@ impl Destination {
         }
     }
 
+    /// The real server's address and port.
+    pub fn socket_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.addr, self.port)
+    }
+
     /// Sets the forwarding method.
     #[must_use]
     pub fn with_forward(mut self, forward: Forward) -> Self {
@@ -380,6 +385,23 @@ impl Destination {
             ));
         }
         Ok(())
+    }
+}
+
+impl From<SocketAddr> for Destination {
+    /// A masqueraded destination of weight 1 at a socket address (an IPv6
+    /// one's flow label and scope are dropped).
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use ipvsnl::Destination;
+    /// let at: SocketAddr = "[2001:db8::2]:8080".parse().unwrap();
+    /// let d = Destination::from(at);
+    /// assert_eq!(d, Destination::new(at.ip(), 8080));
+    /// assert_eq!(d.socket_addr(), at);
+    /// ```
+    fn from(at: SocketAddr) -> Self {
+        Destination::new(at.ip(), at.port())
     }
 }
 

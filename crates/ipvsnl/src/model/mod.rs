@@ -7,6 +7,7 @@ pub(crate) mod entry;
 pub(crate) mod family;
 pub(crate) mod flag_names;
 pub(crate) mod invalid;
+pub(crate) mod key_text;
 pub(crate) mod scheduler;
 #[cfg(feature = "serde")]
 mod serde_impls;

@@ -1,7 +1,7 @@
 //! Virtual services: their key, configuration and listed state.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use bitflags::bitflags;
 
@@ -11,6 +11,9 @@ use crate::{AddressFamily, Protocol, Scheduler};
 
 /// What identifies a virtual service in the kernel's table.
 ///
+/// Its text form is what `Display` prints, and `parse` reads it back
+/// (see [`ParseKeyError`](crate::ParseKeyError) for the forms).
+///
 /// ```
 /// use ipvsnl::{AddressFamily, ServiceKey};
 /// let web = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
@@ -19,6 +22,8 @@ use crate::{AddressFamily, Protocol, Scheduler};
 /// assert_eq!(v6.to_string(), "UDP [2001:db8::1]:53");
 /// let mark = ServiceKey::fwmark(5, AddressFamily::Inet6);
 /// assert_eq!(mark.family(), AddressFamily::Inet6);
+/// assert_eq!(mark.to_string(), "fwmark 5 (IPv6)");
+/// assert_eq!("fwmark 5 (IPv6)".parse::<ServiceKey>().unwrap(), mark);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -68,6 +73,34 @@ impl ServiceKey {
             protocol: Protocol::Sctp,
             addr,
             port,
+        }
+    }
+
+    /// A service on `protocol` at a socket address (an IPv6 one's flow
+    /// label and scope are not part of a service and are dropped).
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use ipvsnl::{Protocol, ServiceKey};
+    /// let at: SocketAddr = "[2001:db8::1]:443".parse().unwrap();
+    /// let key = ServiceKey::inet(Protocol::Tcp, at);
+    /// assert_eq!(key, ServiceKey::tcp(at.ip(), 443));
+    /// assert_eq!(key.socket_addr(), Some(at));
+    /// ```
+    pub fn inet(protocol: Protocol, at: SocketAddr) -> Self {
+        ServiceKey::Inet {
+            protocol,
+            addr: at.ip(),
+            port: at.port(),
+        }
+    }
+
+    /// The virtual address and port of an address-keyed service (none for
+    /// a firewall-mark one).
+    pub fn socket_addr(&self) -> Option<SocketAddr> {
+        match self {
+            ServiceKey::Inet { addr, port, .. } => Some(SocketAddr::new(*addr, *port)),
+            ServiceKey::Fwmark { .. } => None,
         }
     }
 
