@@ -219,9 +219,10 @@ fn service_errors_are_precise() {
         .add_service(&Service::new(ServiceKey::fwmark(0, AddressFamily::Inet)))
         .unwrap_err();
     assert!(e.is_invalid_input(), "{e}");
-    assert!(Scheduler::new("sixteen-chars-xx")
-        .unwrap_err()
-        .is_invalid_input());
+    assert_eq!(
+        Scheduler::new("sixteen-chars-xx").unwrap_err().field(),
+        "scheduler name"
+    );
     let v6 = ServiceKey::tcp(ip("2001:db8::9"), 80);
     let e = c
         .add_service(&Service::new(v6).with_netmask(Netmask::V6(129)))

@@ -379,5 +379,5 @@ fn combinations() -> Vec<Case> {
 /// Checks `Scheduler::new` refuses what a scheduler request cannot carry:
 /// the error, kind and all.
 pub fn scheduler_error(name: &str) -> ipvsnl::Error {
-    Scheduler::new(name).expect_err(name)
+    Scheduler::new(name).expect_err(name).into()
 }

@@ -43,6 +43,7 @@ compile_error!(
 mod assess;
 pub mod cli;
 mod inspect;
+mod json;
 pub mod load;
 pub mod modfile;
 mod options;

@@ -17,9 +17,11 @@ pub const MAX_MODULE_SIZE: usize = 128 * 1024 * 1024;
 
 /// How a module file is compressed.
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Compression {
     /// A plain `.ko`.
+    #[serde(rename = "plain")]
     None,
     /// `.ko.xz`.
     Xz,

@@ -2,11 +2,14 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::modfile::Compression;
 
 /// Where a kernel module stands on this host.
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ModuleState {
     /// Compiled into the kernel (`modules.builtin`).
     BuiltIn,
@@ -33,9 +36,10 @@ impl ModuleState {
 
 /// A module file found in the modules tree.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleFile {
     /// Full path of the file.
+    #[serde(serialize_with = "crate::json::path_text")]
     pub path: PathBuf,
     /// How it is compressed.
     pub compression: Compression,
@@ -50,7 +54,7 @@ pub struct ModuleFile {
 
 /// What the doctor found about one kernel module.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ModuleReport {
     /// Module name (`ip_vs_rr`).
     pub name: String,
@@ -97,7 +101,7 @@ impl ModuleReport {
 
 /// The visible modules tree compared with the running kernel.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ModulesTree {
     /// The root holding one directory per kernel release (`/lib/modules`).
     pub root: PathBuf,
@@ -126,7 +130,8 @@ impl ModulesTree {
 
 /// The value of one sysctl.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SysctlValue {
     /// The file's contents, trimmed.
     Value(String),
@@ -138,7 +143,8 @@ pub enum SysctlValue {
 
 /// One sysctl that IPVS users care about.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "crate::json::SysctlJson")]
 pub struct Sysctl {
     /// Dotted name, `net.ipv4.vs.conntrack`.
     pub name: String,
@@ -152,11 +158,12 @@ pub struct Sysctl {
 
 /// Whether this process can talk to IPVS.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Privileges {
     /// Effective user id.
     pub euid: Option<u32>,
     /// The effective capability mask (`CapEff`).
+    #[serde(with = "crate::json::hex_mask")]
     pub cap_eff: Option<u64>,
     /// Whether `CAP_NET_ADMIN` (bit 12) is in the effective set.
     pub cap_net_admin: Option<bool>,
@@ -175,7 +182,8 @@ impl Privileges {
 
 /// The result of asking the kernel over generic netlink.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
 pub enum ProbeOutcome {
     /// The probe was not run.
     Skipped,
@@ -208,7 +216,7 @@ impl ProbeOutcome {
 
 /// One `modprobe` run made by `--load`.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct LoadAttempt {
     /// The module asked for.
     pub module: String,
@@ -227,7 +235,8 @@ pub struct LoadAttempt {
 
 /// How bad a problem is.
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// IPVS cannot be used until this is fixed.
     Error,
@@ -247,7 +256,8 @@ impl Severity {
 
 /// The kind of a problem, for programs that act on the report.
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ProblemKind {
     /// The kernel release could not be determined.
     UnknownRelease,
@@ -312,7 +322,7 @@ impl ProblemKind {
 
 /// A problem found, with what to do about it.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
     /// What kind of problem.
     pub kind: ProblemKind,
@@ -328,7 +338,7 @@ pub struct Problem {
 
 /// Everything the doctor found, and its verdict.
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Report {
     /// The running kernel's release (`uname -r`).
     pub kernel_release: String,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::proto::{Cause, Failure, Outcome};
 use crate::reason::{errno_name, kernel_reason};
-use crate::{RequestKind, Target};
+use crate::{InvalidValue, RequestKind, Target};
 
 /// Everything that can go wrong, told apart by what is known: the kernel
 /// refused ([`Error::Refused`], with its errno), the outcome is unknown
@@ -66,15 +66,10 @@ pub enum Error {
         "IPVS is not available in this kernel: ip_vs module not loaded (no \"IPVS\" generic netlink family; try `modprobe ip_vs`)"
     )]
     Unavailable,
-    /// Input the kernel would refuse or misread; nothing was sent.
-    #[error("invalid {what}: {why}")]
-    #[non_exhaustive]
-    InvalidInput {
-        /// What was wrong.
-        what: &'static str,
-        /// Why.
-        why: String,
-    },
+    /// Input the kernel would refuse or misread; nothing was sent. The
+    /// value names the field at fault and why.
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidValue),
     /// The socket failed.
     #[error("{target}: netlink socket error: {source}")]
     #[non_exhaustive]
@@ -127,10 +122,7 @@ impl Error {
 
     /// Bad input, refused before anything was sent.
     pub fn invalid(what: &'static str, why: impl Into<String>) -> Self {
-        Error::InvalidInput {
-            what,
-            why: why.into(),
-        }
+        Error::InvalidInput(InvalidValue::new(what, why))
     }
 
     /// The socket failed while doing `target`.
@@ -295,7 +287,7 @@ impl Error {
 
     /// Bad input refused locally.
     pub fn is_invalid_input(&self) -> bool {
-        matches!(self, Error::InvalidInput { .. })
+        matches!(self, Error::InvalidInput(_))
     }
 }
 

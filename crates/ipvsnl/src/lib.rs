@@ -5,10 +5,12 @@
 //!   method, any network namespace ([`Client::in_namespace`]), pipelined
 //!   batches of [`Request`]s ([`Client::apply`]).
 //! - The model: [`Service`] keyed by [`ServiceKey`] (protocol + address +
-//!   port, or fwmark + family), [`Destination`] with its [`Forward`]ing
-//!   method (tunnel parameters only on [`Forward::Tunnel`]), any
-//!   [`Scheduler`] by name, 64-bit [`Stats`], [`Timeouts`], [`Info`],
-//!   [`SyncDaemon`].
+//!   port, or fwmark + family; read from the text it prints, `TCP
+//!   10.0.0.1:80` or `fwmark 5 (IPv4)`), [`Destination`] with its
+//!   [`Forward`]ing method (tunnel parameters only on [`Forward::Tunnel`]),
+//!   any [`Scheduler`] by name, 64-bit [`Stats`], [`Timeouts`], [`Info`],
+//!   [`SyncDaemon`]. Each checks what the kernel would refuse before it is
+//!   sent, the fault named in an [`InvalidValue`].
 //! - One [`Error`] that says what is known: refused by the kernel (with its
 //!   errno), outcome unknown (sent, never answered), not sent, timed out,
 //!   socket failure, bad input (refused before anything is sent), a reply
@@ -91,6 +93,8 @@ pub use model::destination::{
 };
 pub use model::entry::{DestinationEntry, ServiceEntry};
 pub use model::family::{AddressFamily, Protocol};
+pub use model::invalid::InvalidValue;
+pub use model::key_text::ParseKeyError;
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;

@@ -226,7 +226,7 @@ impl Request {
 
     /// Checks the request as the kernel would, before anything is sent.
     pub fn validate(&self) -> Result<(), Error> {
-        match self {
+        Ok(match self {
             Request::AddService(s) | Request::EditService(s) => s.validate(),
             Request::DeleteService(k) | Request::Zero(Some(k)) => k.validate(),
             Request::AddDestination(k, d) | Request::EditDestination(k, d) => {
@@ -241,7 +241,7 @@ impl Request {
             // whatever its HZ: that much is checked here.
             Request::SetTimeouts(t) => t.validate(),
             Request::StartDaemon(d) => d.validate(),
-        }
+        }?)
     }
 
     /// The IPVS command of this request.

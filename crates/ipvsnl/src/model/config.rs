@@ -1,6 +1,6 @@
 //! Global settings: connection timeouts and module information.
 
-use crate::Error;
+use super::invalid::InvalidValue;
 
 /// The largest connection timeout any kernel accepts, in seconds (it reads
 /// timeouts as an `int`; its own bound, `INT_MAX / HZ`, is lower).
@@ -32,14 +32,14 @@ impl Timeouts {
     /// [`TIMEOUT_MAX`], which it reads as a negative `int`. (Its real
     /// bound, `INT_MAX / HZ`, depends on the kernel's `HZ`: only the
     /// kernel can check that.)
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), InvalidValue> {
         let named = [
             ("TCP", self.tcp),
             ("TCP FIN", self.tcp_fin),
             ("UDP", self.udp),
         ];
         match named.into_iter().find(|(_, t)| *t > TIMEOUT_MAX) {
-            Some((name, t)) => Err(Error::invalid(
+            Some((name, t)) => Err(InvalidValue::new(
                 "timeout",
                 format!(
                     "{name} timeout {t} is above {TIMEOUT_MAX} (the kernel reads it as a negative int)"

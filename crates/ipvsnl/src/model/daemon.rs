@@ -3,8 +3,8 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use super::invalid::InvalidValue;
 use super::scheduler::check_name;
-use crate::Error;
 
 /// The role of a sync daemon. Both may run at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,25 +136,25 @@ impl SyncDaemon {
     }
 
     /// Checks what the kernel would refuse.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), InvalidValue> {
         check_name("sync daemon interface", &self.interface, IFNAME_MAX, false)?;
         // The kernel keeps the id in a byte: it would misread 256 as 0.
         if self.sync_id > SYNC_ID_MAX {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "sync id",
                 format!("{} is above {SYNC_ID_MAX}", self.sync_id),
             ));
         }
         if let Some(group) = self.group {
             if !group.is_multicast() {
-                return Err(Error::invalid(
+                return Err(InvalidValue::new(
                     "multicast group",
                     format!("{group} is not a multicast address"),
                 ));
             }
         }
         if self.ttl == Some(0) {
-            return Err(Error::invalid("multicast TTL", "must be 1 to 255"));
+            return Err(InvalidValue::new("multicast TTL", "must be 1 to 255"));
         }
         Ok(())
     }

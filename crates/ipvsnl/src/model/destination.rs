@@ -1,12 +1,13 @@
 //! Destinations (real servers) and how packets reach them.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use bitflags::bitflags;
 
+use super::invalid::InvalidValue;
 use super::unknown::{UnknownForward, UnknownTunnelKind};
-use crate::{AddressFamily, Error, ServiceKey};
+use crate::{AddressFamily, ServiceKey};
 
 /// The tunnel encapsulation of a tunnelled destination.
 ///
@@ -289,6 +290,11 @@ impl Destination {
         }
     }
 
+    /// The real server's address and port.
+    pub fn socket_addr(&self) -> SocketAddr {
+        SocketAddr::new(self.addr, self.port)
+    }
+
     /// Sets the forwarding method.
     #[must_use]
     pub fn with_forward(mut self, forward: Forward) -> Self {
@@ -317,9 +323,9 @@ impl Destination {
     }
 
     /// Checks what the kernel would refuse, for a destination of `service`.
-    pub fn validate_for(&self, service: &ServiceKey) -> Result<(), Error> {
+    pub fn validate_for(&self, service: &ServiceKey) -> Result<(), InvalidValue> {
         if self.weight > WEIGHT_MAX {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "weight",
                 format!("{} is above the kernel's maximum {WEIGHT_MAX}", self.weight),
             ));
@@ -327,7 +333,7 @@ impl Destination {
         // The kernel refuses thresholds above INT_MAX (EINVAL, measured on
         // 6.1 and 6.12), like weights.
         if self.upper_threshold > THRESHOLD_MAX || self.lower_threshold > THRESHOLD_MAX {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "thresholds",
                 format!(
                     "upper {} / lower {}: the kernel's maximum is {THRESHOLD_MAX}",
@@ -336,7 +342,7 @@ impl Destination {
             ));
         }
         if self.lower_threshold > self.upper_threshold {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "thresholds",
                 format!(
                     "lower threshold {} is above upper threshold {} (0 means no upper threshold, so a lower one needs an upper one)",
@@ -348,17 +354,17 @@ impl Destination {
         // else): it fits the kernel's three-bit field.
         if let Forward::Tunnel(t) = self.forward {
             if t.kind == TunnelKind::Gue && t.port == 0 {
-                return Err(Error::invalid("tunnel", "a GUE tunnel needs a port"));
+                return Err(InvalidValue::new("tunnel", "a GUE tunnel needs a port"));
             }
             if t.kind != TunnelKind::Gue && t.port != 0 {
-                return Err(Error::invalid(
+                return Err(InvalidValue::new(
                     "tunnel",
                     "a tunnel port is only meaningful for GUE",
                 ));
             }
         }
         if self.family() != service.family() && self.forward.tunnel().is_none() {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "destination",
                 format!(
                     "{} destination {} on an {} service needs tunnel forwarding",
@@ -373,12 +379,29 @@ impl Destination {
             IpAddr::V6(a) => !(a.is_unspecified() || a.is_multicast()),
         };
         if !addr_ok {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "destination",
                 format!("{} is not a unicast address", self.addr),
             ));
         }
         Ok(())
+    }
+}
+
+impl From<SocketAddr> for Destination {
+    /// A masqueraded destination of weight 1 at a socket address (an IPv6
+    /// one's flow label and scope are dropped).
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use ipvsnl::Destination;
+    /// let at: SocketAddr = "[2001:db8::2]:8080".parse().unwrap();
+    /// let d = Destination::from(at);
+    /// assert_eq!(d, Destination::new(at.ip(), 8080));
+    /// assert_eq!(d.socket_addr(), at);
+    /// ```
+    fn from(at: SocketAddr) -> Self {
+        Destination::new(at.ip(), at.port())
     }
 }
 
@@ -402,7 +425,7 @@ mod tests {
             .validate_for(&svc())
             .is_ok());
         let e = d.with_thresholds(THRESHOLD_MAX + 1, 0).validate_for(&svc());
-        assert!(e.unwrap_err().is_invalid_input());
+        assert_eq!(e.unwrap_err().field(), "thresholds");
         let gue0 = d.with_forward(Forward::Tunnel(Tunnel::gue(0)));
         assert!(gue0.validate_for(&svc()).is_err());
         let v6 = Destination::new("2001:db8::2".parse().unwrap(), 80);

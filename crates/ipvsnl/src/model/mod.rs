@@ -6,6 +6,8 @@ pub(crate) mod destination;
 pub(crate) mod entry;
 pub(crate) mod family;
 pub(crate) mod flag_names;
+pub(crate) mod invalid;
+pub(crate) mod key_text;
 pub(crate) mod scheduler;
 #[cfg(feature = "serde")]
 mod serde_impls;

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::invalid::InvalidValue;
 use super::unknown::UnknownScheduler;
-use crate::Error;
 
 /// The longest scheduler name the kernel accepts (its buffer is 16 bytes
 /// with the NUL; kernels before 4.17 took one more).
@@ -117,7 +117,7 @@ impl Scheduler {
     /// let e = Scheduler::new("r\u{e9}").unwrap_err();
     /// assert_eq!(e.to_string(), "invalid scheduler name: \"r\u{e9}\" is not printable ASCII (it names a kernel module)");
     /// ```
-    pub fn new(name: &str) -> Result<Self, Error> {
+    pub fn new(name: &str) -> Result<Self, InvalidValue> {
         check_name("scheduler name", name, SCHED_NAME_MAX, true)?;
         Ok(Scheduler::from_kernel(name))
     }
@@ -148,7 +148,7 @@ pub(crate) fn check_name(
     name: &str,
     max: usize,
     module: bool,
-) -> Result<(), Error> {
+) -> Result<(), InvalidValue> {
     let why = if name.is_empty() {
         "it is empty".to_owned()
     } else if name.len() > max {
@@ -165,7 +165,7 @@ pub(crate) fn check_name(
     } else {
         return Ok(());
     };
-    Err(Error::invalid(what, why))
+    Err(InvalidValue::new(what, why))
 }
 
 impl Default for Scheduler {
@@ -176,8 +176,8 @@ impl Default for Scheduler {
 }
 
 impl FromStr for Scheduler {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
+    type Err = InvalidValue;
+    fn from_str(s: &str) -> Result<Self, InvalidValue> {
         Scheduler::new(s)
     }
 }

@@ -1,14 +1,18 @@
 //! Virtual services: their key, configuration and listed state.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use bitflags::bitflags;
 
+use super::invalid::InvalidValue;
 use super::scheduler::check_name;
-use crate::{AddressFamily, Error, Protocol, Scheduler};
+use crate::{AddressFamily, Protocol, Scheduler};
 
 /// What identifies a virtual service in the kernel's table.
+///
+/// Its text form is what `Display` prints, and `parse` reads it back
+/// (see [`ParseKeyError`](crate::ParseKeyError) for the forms).
 ///
 /// ```
 /// use ipvsnl::{AddressFamily, ServiceKey};
@@ -18,6 +22,8 @@ use crate::{AddressFamily, Error, Protocol, Scheduler};
 /// assert_eq!(v6.to_string(), "UDP [2001:db8::1]:53");
 /// let mark = ServiceKey::fwmark(5, AddressFamily::Inet6);
 /// assert_eq!(mark.family(), AddressFamily::Inet6);
+/// assert_eq!(mark.to_string(), "fwmark 5 (IPv6)");
+/// assert_eq!("fwmark 5 (IPv6)".parse::<ServiceKey>().unwrap(), mark);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -70,6 +76,34 @@ impl ServiceKey {
         }
     }
 
+    /// A service on `protocol` at a socket address (an IPv6 one's flow
+    /// label and scope are not part of a service and are dropped).
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use ipvsnl::{Protocol, ServiceKey};
+    /// let at: SocketAddr = "[2001:db8::1]:443".parse().unwrap();
+    /// let key = ServiceKey::inet(Protocol::Tcp, at);
+    /// assert_eq!(key, ServiceKey::tcp(at.ip(), 443));
+    /// assert_eq!(key.socket_addr(), Some(at));
+    /// ```
+    pub fn inet(protocol: Protocol, at: SocketAddr) -> Self {
+        ServiceKey::Inet {
+            protocol,
+            addr: at.ip(),
+            port: at.port(),
+        }
+    }
+
+    /// The virtual address and port of an address-keyed service (none for
+    /// a firewall-mark one).
+    pub fn socket_addr(&self) -> Option<SocketAddr> {
+        match self {
+            ServiceKey::Inet { addr, port, .. } => Some(SocketAddr::new(*addr, *port)),
+            ServiceKey::Fwmark { .. } => None,
+        }
+    }
+
     /// A firewall-mark service.
     pub fn fwmark(mark: u32, family: AddressFamily) -> Self {
         ServiceKey::Fwmark { mark, family }
@@ -89,9 +123,9 @@ impl ServiceKey {
     }
 
     /// Checks what the kernel would refuse or misread.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), InvalidValue> {
         if let ServiceKey::Fwmark { mark: 0, .. } = self {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "fwmark",
                 "0 is not a mark: the kernel would read the service as address-keyed",
             ));
@@ -301,13 +335,13 @@ impl Service {
     }
 
     /// Checks what the kernel would refuse, before anything is sent.
-    pub fn validate(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), InvalidValue> {
         self.key.validate()?;
         // Re-check the name: an unchecked `Scheduler::Other` can come from
         // ipvsadm's grammar (which leaves the check to the kernel).
         Scheduler::new(self.scheduler.name())?;
         if self.netmask.family() != self.key.family() {
-            return Err(Error::invalid(
+            return Err(InvalidValue::new(
                 "netmask",
                 format!(
                     "{} netmask {} on an {} service",
@@ -319,7 +353,7 @@ impl Service {
         }
         if let Netmask::V6(p) = self.netmask {
             if !(1..=128).contains(&p) {
-                return Err(Error::invalid(
+                return Err(InvalidValue::new(
                     "netmask",
                     format!("IPv6 prefix length {p} is outside 1..=128"),
                 ));

@@ -1,13 +1,18 @@
-//! The plot of the scale run, hand-written SVG (no plotting library):
+//! The plot of the scale run, drawn with `plotters` (its SVG backend):
 //! `bulk-compare --plot POINTS OUT.svg` reads the `SCALE-POINT` lines the
 //! scale run printed and draws two panels against the number of services
 //! (log scale): the cost per destination of the table (cold create and
 //! full listing, ours and the plain client's), and the cost per changed
 //! destination of 10 changes (ours from the cached view, the plain
-//! client's 10 edits).
+//! client's 10 edits). `.ci/bench --scale` keeps the points beside the
+//! plot (benches/scale.points), so it can be drawn again without a VM.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+
+use plotters::backend::SVGBackend;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Points of one series: (services, value).
 type Series = Vec<(f64, f64)>;
@@ -28,13 +33,13 @@ const PANELS: [(&str, &str, &str, bool); 2] = [
     ),
 ];
 
-const W: f64 = 1040.0;
-const H: f64 = 520.0;
-const PANEL_W: f64 = W / 2.0;
-const LEFT: f64 = 78.0;
-const RIGHT: f64 = 18.0;
-const TOP: f64 = 56.0;
-const BOTTOM: f64 = 180.0;
+const W: u32 = 1040;
+const H: u32 = 520;
+/// The height of the caption strip at the bottom.
+const CAPTION_H: u32 = 26;
+/// The height of a panel's legend, under its chart.
+const LEGEND_H: u32 = 104;
+const FONT: &str = "sans-serif";
 
 /// Parses `SCALE-POINT|panel|series|services|value` lines (others skipped).
 pub(crate) fn parse(text: &str) -> BTreeMap<String, BTreeMap<String, Series>> {
@@ -90,37 +95,34 @@ fn label_services(x: f64) -> String {
     }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// Colour and dash of a series: the plain client grey and dashed, ours in
-/// colour; cold create and listing told apart by hue.
-fn style(series: &str) -> (&'static str, &'static str, &'static str) {
+/// Colour, dash and marker of a series: the plain client grey, dashed,
+/// with squares; ours in colour, solid, with dots; cold create and listing
+/// told apart by hue.
+fn style(series: &str) -> (RGBColor, bool) {
     let plain = series.contains("plain");
     let colour = match (series.contains("listing"), plain) {
-        (true, true) => "#7f7f7f",
-        (true, false) => "#d95f02",
-        (false, true) => "#404040",
-        (false, false) => "#1b6ac9",
+        (true, true) => RGBColor(0x7f, 0x7f, 0x7f),
+        (true, false) => RGBColor(0xd9, 0x5f, 0x02),
+        (false, true) => RGBColor(0x40, 0x40, 0x40),
+        (false, false) => RGBColor(0x1b, 0x6a, 0xc9),
     };
-    let dash = if plain { "7,5" } else { "none" };
-    let marker = if plain { "square" } else { "circle" };
-    (colour, dash, marker)
+    (colour, plain)
 }
 
-/// The y axis: value to pixel, and the ticks (value, label).
-struct YAxis {
+/// An axis drawn linear in its position: the position is the value, or
+/// its log10 on a log axis. Ticks are (position, label).
+#[derive(Clone)]
+struct Axis {
     log: bool,
     lo: f64,
     hi: f64,
     ticks: Vec<(f64, String)>,
 }
 
-impl YAxis {
-    fn new(max: f64, min_positive: f64, log: bool) -> Self {
+impl Axis {
+    /// The y axis of values up to `max` (`min_positive`: the least value
+    /// above 0, for a log axis).
+    fn values(max: f64, min_positive: f64, log: bool) -> Self {
         if log {
             let lo = 10f64.powf(min_positive.max(1e-9).log10().floor());
             let hi = 10f64.powf((max * 1.2).max(lo * 10.0).log10().ceil());
@@ -130,12 +132,17 @@ impl YAxis {
                 for m in [1.0, 2.0, 5.0] {
                     let v = d * m;
                     if v <= hi * 1.0001 {
-                        ticks.push((v, format!("{v}")));
+                        ticks.push((v.log10(), format!("{v}")));
                     }
                 }
                 d *= 10.0;
             }
-            YAxis { log, lo, hi, ticks }
+            Axis {
+                log,
+                lo: lo.log10(),
+                hi: hi.log10(),
+                ticks,
+            }
         } else {
             let step = nice_step(max * 1.08, 5.0);
             let hi = (max * 1.08 / step).ceil() * step;
@@ -150,7 +157,7 @@ impl YAxis {
                 ticks.push((y, label));
                 y += step;
             }
-            YAxis {
+            Axis {
                 log,
                 lo: 0.0,
                 hi,
@@ -159,179 +166,230 @@ impl YAxis {
         }
     }
 
-    /// The fraction of the axis height at value `y`.
-    fn frac(&self, y: f64) -> f64 {
-        if self.log {
-            (y.max(self.lo).log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
-        } else {
-            (y - self.lo) / (self.hi - self.lo).max(1e-9)
+    /// The x axis, log scale: a tick at each measured size.
+    fn services(sizes: &[f64]) -> Self {
+        let (min, max) = (sizes[0], sizes[sizes.len() - 1]);
+        Axis {
+            log: true,
+            lo: (min / 1.6).log10(),
+            hi: (max * 1.6).log10(),
+            ticks: sizes
+                .iter()
+                .map(|&s| (s.log10(), label_services(s)))
+                .collect(),
         }
+    }
+
+    /// The position of value `v`.
+    fn at(&self, v: f64) -> f64 {
+        if self.log {
+            v.max(10f64.powf(self.lo)).log10()
+        } else {
+            v
+        }
+    }
+
+    /// The label of the tick at position `p`.
+    fn label(&self, p: f64) -> String {
+        self.ticks
+            .iter()
+            .min_by(|a, b| (a.0 - p).abs().total_cmp(&(b.0 - p).abs()))
+            .map(|t| t.1.clone())
+            .unwrap_or_default()
     }
 }
 
+impl Ranged for Axis {
+    /// Labels come from [`Axis::label`].
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, position: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = (position - self.lo) / (self.hi - self.lo);
+        limit.0 + (fraction * f64::from(limit.1 - limit.0)).round() as i32
+    }
+
+    /// The ticks, and no light grid lines.
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            return Vec::new();
+        }
+        self.ticks.iter().map(|t| t.0).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Failed = Box<dyn std::error::Error>;
+
 fn panel(
-    svg: &mut String,
-    at: f64,
+    area: &Area,
     (title, ylabel, log_y): (&str, &str, bool),
     series: &BTreeMap<String, Series>,
-) {
-    let (x0, x1) = (at + LEFT, at + PANEL_W - RIGHT);
-    let (y0, y1) = (H - BOTTOM, TOP);
-    let xs = series.values().flatten().map(|p| p.0);
-    let (xmin, xmax) = xs
-        .clone()
-        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
-    if xmin > xmax {
-        return;
+) -> Result<(), Failed> {
+    let mut sizes: Vec<f64> = series.values().flatten().map(|p| p.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    if sizes.is_empty() {
+        return Ok(());
     }
-    let (lmin, lmax) = ((xmin / 1.6).log10(), (xmax * 1.6).log10());
-    let ymax_data = series.values().flatten().map(|p| p.1).fold(0.0, f64::max);
+    let ymax = series.values().flatten().map(|p| p.1).fold(0.0, f64::max);
     let ymin_positive = series
         .values()
         .flatten()
         .map(|p| p.1)
         .filter(|&v| v > 0.0)
         .fold(f64::MAX, f64::min);
-    let axis = YAxis::new(ymax_data, ymin_positive, log_y);
-    let px = |x: f64| x0 + (x.log10() - lmin) / (lmax - lmin) * (x1 - x0);
-    let py = |y: f64| y0 - axis.frac(y) * (y0 - y1);
-    let _ = writeln!(
-        svg,
-        r#"<text x="{:.1}" y="28" font-size="17" font-weight="bold" text-anchor="middle">{}</text>"#,
-        (x0 + x1) / 2.0,
-        esc(title)
+    let (x, y) = (
+        Axis::services(&sizes),
+        Axis::values(ymax, ymin_positive, log_y),
     );
-    // Y grid and ticks.
-    for (y, label) in &axis.ticks {
-        let yy = py(*y);
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{x0:.1}" y1="{yy:.1}" x2="{x1:.1}" y2="{yy:.1}" stroke="#e3e3e3"/><text x="{:.1}" y="{:.1}" font-size="12" text-anchor="end">{label}</text>"##,
-            x0 - 6.0,
-            yy + 4.0,
-        );
-    }
-    // X ticks: the measured sizes, and decade grid lines.
-    let mut sizes: Vec<f64> = xs.collect();
-    sizes.sort_by(f64::total_cmp);
-    sizes.dedup();
-    let mut d = 10f64.powf(lmin.ceil());
-    while d.log10() <= lmax {
-        let xx = px(d);
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{xx:.1}" y1="{y0:.1}" x2="{xx:.1}" y2="{y1:.1}" stroke="#efefef"/>"##
-        );
-        d *= 10.0;
-    }
-    for s in &sizes {
-        let xx = px(*s);
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{xx:.1}" y1="{y0:.1}" x2="{xx:.1}" y2="{:.1}" stroke="#000"/><text x="{xx:.1}" y="{:.1}" font-size="12" text-anchor="middle">{}</text>"##,
-            y0 + 5.0,
-            y0 + 19.0,
-            label_services(*s)
-        );
-    }
-    let _ = writeln!(
-        svg,
-        r##"<rect x="{x0:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#000"/>"##,
-        x1 - x0,
-        y0 - y1
-    );
-    let _ = writeln!(
-        svg,
-        r#"<text x="{:.1}" y="{:.1}" font-size="13" text-anchor="middle">services (10 destinations each), log scale</text>"#,
-        (x0 + x1) / 2.0,
-        y0 + 38.0
-    );
-    let _ = writeln!(
-        svg,
-        r#"<text transform="translate({:.1},{:.1}) rotate(-90)" font-size="13" text-anchor="middle">{}</text>"#,
-        at + 18.0,
-        (y0 + y1) / 2.0,
-        esc(ylabel)
-    );
-    // Series and legend.
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let (colour, dash, marker) = style(name);
-        let path: Vec<String> = pts
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
-            .collect();
-        let _ = writeln!(
-            svg,
-            r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2.2" stroke-dasharray="{dash}"/>"#,
-            path.join(" ")
-        );
-        for (x, y) in pts {
-            let (cx, cy) = (px(*x), py(*y));
-            if marker == "circle" {
-                let _ = writeln!(
-                    svg,
-                    r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="4" fill="{colour}"/>"#
-                );
-            } else {
-                let _ = writeln!(
-                    svg,
-                    r#"<rect x="{:.1}" y="{:.1}" width="8" height="8" fill="{colour}"/>"#,
-                    cx - 4.0,
-                    cy - 4.0
-                );
-            }
+    let (chart_area, legend_area) = area.split_vertically(area.dim_in_pixel().1 - LEGEND_H);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(title, (FONT, 21).into_font().style(FontStyle::Bold))
+        .margin_top(8)
+        .margin_left(10)
+        .margin_right(18)
+        .x_label_area_size(44)
+        .y_label_area_size(78)
+        .build_cartesian_2d(x.clone(), y.clone())?;
+    chart
+        .configure_mesh()
+        .bold_line_style(RGBColor(0xe3, 0xe3, 0xe3))
+        .x_desc("services (10 destinations each), log scale")
+        .y_desc(ylabel)
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 15))
+        .x_label_formatter(&|p| x.label(*p))
+        .y_label_formatter(&|p| y.label(*p))
+        .draw()?;
+    let mut legend_y = 12;
+    for (name, pts) in series {
+        let (colour, plain) = style(name);
+        let line = colour.stroke_width(2);
+        let at: Vec<(f64, f64)> = pts.iter().map(|&(s, v)| (x.at(s), y.at(v))).collect();
+        if plain {
+            chart.draw_series(DashedLineSeries::new(at.clone(), 7, 5, line))?;
+            chart.draw_series(at.iter().map(|&p| {
+                EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], colour.filled())
+            }))?;
+        } else {
+            chart.draw_series(LineSeries::new(at.clone(), line))?;
+            chart.draw_series(at.iter().map(|&p| Circle::new(p, 4, colour.filled())))?;
         }
-        let ly = y0 + 62.0 + 22.0 * i as f64;
-        let lx = x0 + 10.0;
-        let _ = writeln!(
-            svg,
-            r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{colour}" stroke-width="2.2" stroke-dasharray="{dash}"/><text x="{:.1}" y="{:.1}" font-size="13">{}</text>"#,
-            lx + 36.0,
-            lx + 44.0,
-            ly + 4.0,
-            esc(name)
-        );
+        // The legend, under the chart: a sample of the line, the name.
+        let (lx, ly) = (90, legend_y);
+        if plain {
+            for dash in [0, 12, 24] {
+                legend_area.draw(&PathElement::new(
+                    [(lx + dash, ly), (lx + dash + 7, ly)],
+                    line,
+                ))?;
+            }
+        } else {
+            legend_area.draw(&PathElement::new([(lx, ly), (lx + 36, ly)], line))?;
+        }
+        legend_area.draw(&Text::new(
+            name.clone(),
+            (lx + 44, ly - 7),
+            (FONT, 16).into_font(),
+        ))?;
+        legend_y += 22;
     }
+    Ok(())
 }
 
 /// The whole SVG of the points.
-pub(crate) fn svg(points: &BTreeMap<String, BTreeMap<String, Series>>, caption: &str) -> String {
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">"#
-    );
-    let _ = writeln!(svg, r##"<rect width="100%" height="100%" fill="#fff"/>"##);
-    for (i, (id, title, ylabel, log_y)) in PANELS.iter().enumerate() {
-        if let Some(series) = points.get(*id) {
-            panel(
-                &mut svg,
-                i as f64 * PANEL_W,
-                (title, ylabel, *log_y),
-                series,
-            );
+pub(crate) fn svg(
+    points: &BTreeMap<String, BTreeMap<String, Series>>,
+    caption: &str,
+) -> Result<String, Failed> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (panels, caption_area) = root.split_vertically(H - CAPTION_H);
+        for (area, (id, title, ylabel, log_y)) in panels.split_evenly((1, 2)).iter().zip(PANELS) {
+            if let Some(series) = points.get(id) {
+                panel(area, (title, ylabel, log_y), series)?;
+            }
         }
+        let style = TextStyle::from((FONT, 15).into_font())
+            .color(&RGBColor(0x44, 0x44, 0x44))
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        caption_area.draw(&Text::new(
+            caption.to_owned(),
+            ((W / 2) as i32, (CAPTION_H / 2) as i32),
+            style,
+        ))?;
+        root.present()?;
     }
-    let _ = writeln!(
-        svg,
-        r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle" fill="#444">{}</text>"##,
-        W / 2.0,
-        H - 10.0,
-        esc(caption)
-    );
-    svg.push_str("</svg>\n");
-    svg
+    Ok(out)
 }
 
 /// `--plot POINTS OUT`: reads the points, writes the SVG.
-pub(crate) fn run(points: &str, out: &str, caption: &str) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(points)?;
+pub(crate) fn run(points: &str, out: &str, caption: &str) -> Result<(), Failed> {
+    let text = std::fs::read_to_string(points).map_err(|e| format!("{points}: {e}"))?;
     let parsed = parse(&text);
     if parsed.is_empty() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{points}: no SCALE-POINT lines"),
-        ));
+        return Err(format!("{points}: no SCALE-POINT lines").into());
     }
-    std::fs::write(out, svg(&parsed, caption))
+    std::fs::write(out, svg(&parsed, caption)?).map_err(|e| format!("{out}: {e}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POINTS: &str = "noise\n\
+        SCALE-POINT|table|cold create, ours|10000|22488.000\n\
+        SCALE-POINT|table|cold create, ours|1000|10097.000\n\
+        SCALE-POINT|change|10 edits, plain client|1000|5.58\n\
+        SCALE-POINT|change|10 edits, plain client|10000|5.83\n\
+        SCALE-POINT|bad|line\n";
+
+    #[test]
+    fn points_are_read_by_panel_and_series_in_size_order() {
+        let p = parse(POINTS);
+        assert_eq!(
+            p["table"]["cold create, ours"],
+            [(1000.0, 10097.0), (10000.0, 22488.0)]
+        );
+        assert_eq!(p["change"]["10 edits, plain client"].len(), 2);
+        assert_eq!(p.len(), 2);
+    }
+
+    #[test]
+    fn the_svg_has_each_panel_series_and_tick() {
+        let svg = svg(&parse(POINTS), "a <caption> & more").unwrap();
+        assert!(svg.starts_with("<svg"), "{svg}");
+        for text in [
+            "Cost per destination of the table",
+            "10 changed destinations (log scale)",
+            "cold create, ours",
+            "10 edits, plain client",
+            ">\n1k\n<",
+            ">\n10k\n<",
+            "a &lt;caption&gt; &amp; more",
+        ] {
+            assert!(svg.contains(text), "{text:?} missing");
+        }
+        // A dot per point of ours (the plain client's are squares).
+        assert_eq!(svg.matches("<circle").count(), 2);
+    }
+
+    #[test]
+    fn a_file_without_points_is_refused_by_name() {
+        let dir = std::env::temp_dir().join(format!("plot-test-{}", std::process::id()));
+        std::fs::write(&dir, "nothing here\n").unwrap();
+        let e = run(dir.to_str().unwrap(), "/nonexistent/out.svg", "").unwrap_err();
+        assert!(e.to_string().contains("no SCALE-POINT lines"), "{e}");
+        std::fs::remove_file(&dir).unwrap();
+        let e = run("/nonexistent/points", "/nonexistent/out.svg", "").unwrap_err();
+        assert!(e.to_string().starts_with("/nonexistent/points: "), "{e}");
+    }
 }
