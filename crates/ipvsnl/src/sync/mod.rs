@@ -10,6 +10,8 @@
 //!   request's outcome.
 
 mod apply;
+#[cfg(feature = "tokio")]
+mod async_syncer;
 mod cached;
 mod drains;
 mod dryrun;
