@@ -4,7 +4,8 @@
 //! - [`Table`]: services with their destinations, wanted or found.
 //! - [`plan`]: the pure planner (current + desired + [`Scope`] -> ordered
 //!   [`Request`](crate::Request)s), printable as ipvsadm rules
-//!   ([`Plan::to_rules`]) for a dry run.
+//!   ([`Plan::to_rules`], defined with the rules format in
+//!   [`crate::rules`]) for a dry run.
 //! - [`Syncer`]: lists (or remembers) the kernel's table, plans, applies
 //!   the plan pipelined ([`crate::Client::apply`]) and reports every
 //!   request's outcome.
@@ -14,7 +15,6 @@ mod apply;
 mod async_syncer;
 mod cached;
 mod drains;
-mod dryrun;
 mod journal;
 mod namespace;
 mod outcomes;
@@ -27,7 +27,6 @@ mod table_serde;
 mod view;
 
 pub use apply::Syncer;
-pub use dryrun::rule;
 pub use outcomes::Outcome;
 pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
 pub use report::{Found, Report, Unknown};

@@ -221,21 +221,6 @@ impl Plan {
     pub(crate) fn into_parts(self) -> (Vec<Request>, usize, DrainLedger) {
         (self.requests, self.service_phase, self.draining)
     }
-
-    /// The plan as ipvsadm rules (`-A`, `-E`, `-D`, `-a`, `-e`, `-d`), one a
-    /// line: a dry run that `ipvsadm -R` would also apply. Each request is
-    /// printed by the printer of `ipvsadm -S -n` ([`crate::rules::request_rule`]),
-    /// so a line is byte for byte what a save of the same service or
-    /// destination shows; like a save, it leaves connection thresholds out.
-    pub fn to_rules(&self) -> String {
-        crate::sync::dryrun::rules(&self.requests)
-    }
-}
-
-impl fmt::Display for Plan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_rules())
-    }
 }
 
 fn drains_protocol(key: &ServiceKey, drain: &Drain) -> bool {
