@@ -21,15 +21,16 @@ mod outcomes;
 mod plan;
 mod report;
 mod settle;
+mod syncer;
 mod table;
 #[cfg(feature = "serde")]
 mod table_serde;
 mod view;
 
-pub use apply::Syncer;
 pub use outcomes::Outcome;
 pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
 pub use report::{Found, Report, Unknown};
+pub use syncer::Syncer;
 pub use table::{Table, TableDestination, TableService};
 
 #[cfg(test)]

@@ -15,15 +15,14 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use crate::conn::Conn;
-use crate::sync::apply::Syncer;
 use crate::sync::drains::confirmed_drains;
 use crate::sync::outcomes::{Outcome, Outcomes};
-use crate::sync::plan::{plan, DrainLedger};
+use crate::sync::plan::{plan, DrainLedger, PlanOptions};
 use crate::sync::report::{Found, Unknown};
 use crate::sync::table::Table;
 use crate::sync::view::{apply_to, holds, refresh, request_key, result_outcome};
 use crate::transport::Transport;
-use crate::{Error, Request, ServiceKey};
+use crate::{ApplyOptions, Error, Request, ServiceKey};
 
 /// Whether the kernel's answer leaves the view unsure of the request's
 /// service: sent and not answered, or refused as if the view were wrong.
@@ -75,7 +74,16 @@ async fn read_keys<T: Transport>(
 /// A sync's requests with their outcomes, appended to as it goes on.
 pub(crate) type RequestLog<'a> = (&'a mut Vec<Request>, &'a mut Outcomes);
 
-impl Syncer {
+/// What settling a sync's requests needs of its syncer, borrowed for the
+/// sync: the planner options and batch tuning to plan and apply again
+/// with, and the drain ledger it keeps up to date.
+pub(crate) struct Settler<'a> {
+    pub(crate) options: &'a PlanOptions,
+    pub(crate) apply: &'a ApplyOptions,
+    pub(crate) ledger: &'a mut DrainLedger,
+}
+
+impl Settler<'_> {
     /// The requests whose replies were never seen: their services were
     /// read back (unless in `unread`). Those found applied are done (and a
     /// drain whose weight-0 edit it was begins: `drains` are the plan's);
@@ -122,7 +130,7 @@ impl Syncer {
                 _ => {}
             }
         }
-        self.ledger = confirmed_drains(drains, requests, |i| {
+        *self.ledger = confirmed_drains(drains, requests, |i| {
             matches!(outcomes.get(i), Outcome::Done)
         });
         // Destinations skipped for an add whose outcome is now settled by
@@ -198,10 +206,10 @@ impl Syncer {
                 want.put(t.clone());
             }
         }
-        let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
+        let p = plan(&cur, &want, self.options, self.ledger, Instant::now());
         let (extra, _, drains) = p.into_parts();
         let results = conn
-            .apply_failures(&extra, &self.apply)
+            .apply_failures(&extra, self.apply)
             .await
             .into_results(extra.len());
         let at = requests.len();
