@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::tables::kernel_table;
 use common::*;
-use ipvsnl::sync::{Drain, Outcome, PlanOptions, Scope, Syncer, Table};
+use ipvsnl::sync::{Drain, Fate, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
     AddressFamily, ApplyOptions, Client, ClientOptions, Destination, Forward, Request, Scheduler,
     Service, ServiceKey, Tunnel, TunnelKind,
@@ -281,7 +281,7 @@ fn a_failing_request_mid_batch_is_reported_and_the_rest_applied() {
         "{failures:?}"
     );
     for (req, o) in r.operations() {
-        if let Outcome::Skipped { cause } = o {
+        if let Fate::Skipped { cause } = o {
             assert!(matches!(req, Request::AddDestination(k, _) if *k == bad_svc));
             assert!(matches!(&r.requests()[*cause], Request::AddService(x) if x.key == bad_svc));
         }

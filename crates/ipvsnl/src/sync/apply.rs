@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::conn::Conn;
-use crate::sync::outcomes::{Outcome, Outcomes};
+use crate::sync::fates::{Fate, Fates};
 use crate::sync::view::{is_unknown, request_key};
 use crate::transport::Transport;
 use crate::{ApplyOptions, Request, ServiceKey};
@@ -17,21 +17,21 @@ pub(crate) async fn apply_plan<T: Transport>(
     requests: &[Request],
     phase: usize,
     apply: &ApplyOptions,
-) -> Outcomes {
-    let mut outcomes = Outcomes::all_done(requests.len());
+) -> Fates {
+    let mut outcomes = Fates::all_done(requests.len());
     let first = conn.apply_failures(&requests[..phase], apply).await;
     let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
     for (i, e) in first {
         if let Request::AddService(s) = &requests[i] {
             failed_adds.insert(s.key, i);
         }
-        outcomes.set(i, Outcome::Failed(e));
+        outcomes.set(i, Fate::Failed(e));
     }
     if failed_adds.is_empty() {
         // The common case: every destination request goes out as planned.
         let rest = conn.apply_failures(&requests[phase..], apply).await;
         for (i, e) in rest {
-            outcomes.set(phase + i, Outcome::Failed(e));
+            outcomes.set(phase + i, Fate::Failed(e));
         }
         return outcomes;
     }
@@ -40,7 +40,7 @@ pub(crate) async fn apply_plan<T: Transport>(
     for (i, r) in requests.iter().enumerate().skip(phase) {
         match request_key(r).and_then(|k| failed_adds.get(&k)) {
             Some(&cause) if !is_unknown(outcomes.get(cause)) => {
-                outcomes.set(i, Outcome::Skipped { cause })
+                outcomes.set(i, Fate::Skipped { cause })
             }
             _ => {
                 send.push(r.clone());
@@ -51,7 +51,7 @@ pub(crate) async fn apply_plan<T: Transport>(
     let failures = conn.apply_failures(&send, apply).await;
     drop(send);
     for (j, e) in failures {
-        outcomes.set(sent_at[j], Outcome::Failed(e));
+        outcomes.set(sent_at[j], Fate::Failed(e));
     }
     outcomes
 }

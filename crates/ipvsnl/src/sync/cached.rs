@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::conn::Conn;
+use crate::sync::fates::Fates;
 use crate::sync::namespace::NetnsId;
-use crate::sync::outcomes::Outcomes;
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
 use crate::sync::table::Table;
 use crate::sync::view::request_key;
@@ -64,7 +64,7 @@ impl Synced {
         view: Option<Table>,
         desired: &Table,
         requests: &[Request],
-        outcomes: &Outcomes,
+        outcomes: &Fates,
         conflicts: &[ServiceKey],
     ) -> Option<(Table, Synced)> {
         let namespace = origin.namespace?;

@@ -12,7 +12,7 @@ use crate::decode::Detail;
 use crate::sync::apply::apply_plan;
 use crate::sync::cached::{plan_part, Origin, Synced};
 use crate::sync::drains::confirmed_drains;
-use crate::sync::outcomes::Outcome;
+use crate::sync::fates::Fate;
 use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
 use crate::sync::report::Report;
 use crate::sync::settle::{read_back, Settler};
@@ -227,7 +227,7 @@ impl Syncer {
         // applied: a sync dropped before that leaves it as it was.
         let mut outcomes = apply_plan(conn, &requests, phase, &self.apply).await;
         self.ledger = confirmed_drains(&drains, &requests, |i| {
-            matches!(outcomes.get(i), Outcome::Done)
+            matches!(outcomes.get(i), Fate::Done)
         });
 
         // Bring the view up to date: what was done is applied to it; the
