@@ -551,7 +551,7 @@ fn graceful_drain_waits_for_live_connections() {
         .requests()
         .iter()
         .any(|q| matches!(q, Request::DeleteDestination(..))));
-    assert!(s.draining().contains_key(&(k, r1, 80)));
+    assert!(s.draining().is_draining(&(k, r1, 80)));
     // Still busy on the next syncs (listed or cached): kept.
     assert!(s.sync(&mut c, &want).unwrap().requests().is_empty());
     assert!(s.sync_cached(&mut c, &want).unwrap().requests().is_empty());

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use crate::conn::Conn;
 use crate::sync::fates::Fates;
+use crate::sync::ledger::DrainLedger;
 use crate::sync::namespace::NetnsId;
-use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
+use crate::sync::plan::{plan, Plan, PlanOptions};
 use crate::sync::table::Table;
 use crate::sync::view::request_key;
 use crate::transport::Transport;
@@ -104,7 +105,7 @@ impl Synced {
         let changed = desired.changed_since(self.stamp)?;
         let mut keys: BTreeSet<ServiceKey> = changed.copied().collect();
         keys.extend(self.unsettled.iter().copied());
-        keys.extend(ledger.keys().map(|id| id.0));
+        keys.extend(ledger.services());
         Some(keys)
     }
 }
@@ -270,7 +271,7 @@ mod tests {
         syncer.synced.unsettled.insert(key(3));
         syncer
             .ledger
-            .insert((key(7), dest(28).addr, 80), Instant::now());
+            .record((key(7), dest(28).addr, 80), Instant::now());
         let keys: Vec<ServiceKey> = syncer.to_plan(&desired).unwrap().into_iter().collect();
         assert_eq!(keys, vec![key(3), key(7)]);
     }

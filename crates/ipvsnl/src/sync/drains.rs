@@ -2,7 +2,7 @@
 //! its weight is known to be 0 in the kernel, so that the time it has
 //! drained is never counted from an edit that did not go through.
 
-use crate::sync::plan::DrainLedger;
+use crate::sync::ledger::DrainLedger;
 use crate::Request;
 
 /// The drains of a plan (`planned`, from [`Plan::draining`]) that have
@@ -28,7 +28,7 @@ pub(crate) fn confirmed_drains(
         if let Request::EditDestination(k, d) = r {
             let id = (*k, d.addr, d.port);
             if d.weight == 0 && !done(i) {
-                ledger.remove(&id);
+                ledger.forget(&id);
             }
         }
     }
@@ -68,7 +68,7 @@ mod tests {
         assert_eq!(all, planned);
         outcomes.set(1, Fate::Failed(Error::invalid("edit", "refused")));
         let some = confirmed(&planned, &requests, &outcomes);
-        let mut ids: Vec<IpAddr> = some.keys().map(|id| id.1).collect();
+        let mut ids: Vec<IpAddr> = some.destinations().map(|id| id.1).collect();
         ids.sort();
         assert_eq!(ids, [d(1).addr, d(3).addr]);
         outcomes.set(0, Fate::Superseded);

@@ -17,6 +17,7 @@ mod cached;
 mod drains;
 mod fates;
 mod journal;
+mod ledger;
 mod namespace;
 mod plan;
 mod report;
@@ -28,7 +29,8 @@ mod table_serde;
 mod view;
 
 pub use fates::Fate;
-pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
+pub use ledger::{DestinationId, DrainLedger};
+pub use plan::{plan, Drain, Plan, PlanOptions, Scope};
 pub use report::{Found, Report, Unknown};
 pub use syncer::Syncer;
 pub use table::{Table, TableDestination, TableService};

@@ -1,12 +1,12 @@
 //! The pure planner: current table + desired table + scope -> ordered
 //! requests. No I/O, no clock: time comes in as an argument.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::sync::ledger::DrainLedger;
 use crate::sync::table::{
     dest_id, dest_matches, service_matches, Table, TableDestination, TableService,
 };
@@ -157,13 +157,6 @@ impl PlanOptions {
         self
     }
 }
-
-/// Identifies one destination of one service.
-pub type DestinationId = (ServiceKey, IpAddr, u16);
-
-/// Destinations being drained and since when: the planner's memory between
-/// syncs (the [`crate::sync::Syncer`] keeps it).
-pub type DrainLedger = HashMap<DestinationId, Instant>;
 
 /// The ordered requests that take the current table to the desired one.
 ///
@@ -417,8 +410,8 @@ fn diff_destinations(
                 // A drain runs while the destination is at weight 0: one
                 // found otherwise (its weight-0 edit never went through, or
                 // someone set a weight again) begins its drain now.
-                let since = match ledger.get(&id) {
-                    Some(&t) if d.weight == 0 => t,
+                let since = match ledger.since(&id) {
+                    Some(t) if d.weight == 0 => t,
                     _ => now,
                 };
                 let expired = now.saturating_duration_since(since) >= drain.max;
@@ -428,7 +421,7 @@ fn diff_destinations(
                     if d.weight != 0 {
                         edits.push(Request::EditDestination(key, d.with_weight(0)));
                     }
-                    draining.insert(id, since);
+                    draining.record(id, since);
                 }
             }
             std::cmp::Ordering::Greater => {

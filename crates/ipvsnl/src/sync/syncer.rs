@@ -13,7 +13,8 @@ use crate::sync::apply::apply_plan;
 use crate::sync::cached::{plan_part, Origin, Synced};
 use crate::sync::drains::confirmed_drains;
 use crate::sync::fates::Fate;
-use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
+use crate::sync::ledger::DrainLedger;
+use crate::sync::plan::{plan, Plan, PlanOptions};
 use crate::sync::report::Report;
 use crate::sync::settle::{read_back, Settler};
 use crate::sync::table::Table;
@@ -314,7 +315,7 @@ impl Syncer {
         // Connection counts in the view are as old as its listing: read
         // back the services whose destinations drain or are about to be
         // removed (a drain decides by the live count).
-        let mut reread: BTreeSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
+        let mut reread: BTreeSet<ServiceKey> = self.ledger.services().collect();
         if self.options.drain.is_some() {
             let pre = plan_part(
                 &current,
@@ -323,7 +324,7 @@ impl Syncer {
                 &self.options,
                 &self.ledger,
             );
-            reread.extend(pre.draining().keys().map(|id| id.0));
+            reread.extend(pre.draining().services());
             reread.extend(pre.requests().iter().filter_map(|r| match r {
                 Request::DeleteDestination(k, _, _) => Some(*k),
                 _ => None,
@@ -354,7 +355,7 @@ impl Syncer {
                 view.put_shared(current, key);
             }
         }
-        for (key, addr, port) in self.ledger.keys() {
+        for (key, addr, port) in self.ledger.destinations() {
             let found = current.get(key).and_then(|t| t.destination(addr, *port));
             if let (Some(found), Some(entry)) = (found, view.get_mut(key)) {
                 let mut d = *found;

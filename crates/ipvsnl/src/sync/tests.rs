@@ -161,7 +161,7 @@ fn graceful_removal_drains_then_deletes() {
         "-d -t 10.0.0.1:80 -r 172.16.0.12:80\n-e -t 10.0.0.1:80 -r 172.16.0.11:80 -m -w 0\n"
     );
     let id = (key(1), gone, 80);
-    assert_eq!(p.draining().get(&id), Some(&start));
+    assert_eq!(p.draining().since(&id), Some(start));
     // Next sync, still busy, weight already 0: nothing to send, still draining.
     let mut cur2 = cur.clone();
     cur2.get_mut(&key(1)).unwrap().remove(&idle, 80);
@@ -171,7 +171,7 @@ fn graceful_removal_drains_then_deletes() {
     let later = start + Duration::from_secs(10);
     let p2 = plan(&cur2, &want, &opts, p.draining(), later);
     assert!(p2.is_empty(), "{}", p2.to_rules());
-    assert_eq!(p2.draining().get(&id), Some(&start));
+    assert_eq!(p2.draining().since(&id), Some(start));
     // The drain bound passed: deleted although still busy.
     let p3 = plan(
         &cur2,
