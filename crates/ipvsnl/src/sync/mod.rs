@@ -24,6 +24,7 @@ mod report;
 mod settle;
 mod syncer;
 mod table;
+mod table_edit;
 #[cfg(feature = "serde")]
 mod table_serde;
 mod view;
@@ -34,6 +35,7 @@ pub use plan::{plan, Drain, Plan, PlanOptions, Scope};
 pub use report::{Found, Report, Unknown};
 pub use syncer::Syncer;
 pub use table::{Table, TableDestination, TableService};
+pub use table_edit::TableEditError;
 
 #[cfg(test)]
 mod drain_tests;
