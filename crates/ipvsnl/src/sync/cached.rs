@@ -58,7 +58,6 @@ impl Synced {
     /// ends with is the one seen before the listing (a module reloaded in
     /// between emptied the table under the view, and the requests that
     /// found the new id went to the new, empty table).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn remember<T: Transport>(
         conn: &Conn<T>,
         origin: Origin,
