@@ -24,7 +24,7 @@ use common::oracle::{assert_tables_equal, needed, parse_proc_ip_vs, scoped, Need
 use common::reload::{load_ip_vs, loaded_ip_vs_modules, module_refs, unload_ip_vs, NoAutoload};
 use common::tables::kernel_table;
 use common::*;
-use ipvsnl::sync::{Found, Outcome, Plan, PlanOptions, Scope, Syncer, Table};
+use ipvsnl::sync::{Fate, Found, Plan, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, ClientOptions, Destination, Request, Scheduler, Service, ServiceKey};
 
 fn key(i: u32) -> ServiceKey {
@@ -422,16 +422,16 @@ fn cotenant_flush_mid_sync(options: ClientOptions, round: &str) {
     for (i, (req, o)) in r.operations().enumerate() {
         let is_dest = matches!(req, Request::AddDestination(..));
         match o {
-            Outcome::Done => {
+            Fate::Done => {
                 done += 1;
                 dests_done += usize::from(is_dest);
             }
-            Outcome::Superseded => superseded += 1,
-            Outcome::Skipped { cause } => {
+            Fate::Superseded => superseded += 1,
+            Fate::Skipped { cause } => {
                 skipped += 1;
                 assert!(*cause < i && service_of(&r.requests()[*cause]) == service_of(req));
             }
-            Outcome::Failed(e) => {
+            Fate::Failed(e) => {
                 failed += 1;
                 failed_keys.insert(service_of(req));
                 let target = e.target().unwrap_or_else(|| panic!("{e} names no request"));
@@ -465,10 +465,10 @@ fn cotenant_flush_mid_sync(options: ClientOptions, round: &str) {
         "{r}"
     );
     for u in r.unknown() {
-        let o = r.outcome(u.index).unwrap();
+        let o = r.fate(u.index).unwrap();
         match u.found {
-            Found::Applied => assert!(matches!(o, Outcome::Done), "{o:?}"),
-            Found::Replanned => assert!(matches!(o, Outcome::Superseded), "{o:?}"),
+            Found::Applied => assert!(matches!(o, Fate::Done), "{o:?}"),
+            Found::Replanned => assert!(matches!(o, Fate::Superseded), "{o:?}"),
             _ => assert!(unknown_failures.contains(&u.index), "{o:?}"),
         }
     }

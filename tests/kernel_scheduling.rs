@@ -454,7 +454,7 @@ fn scheduling_drain_removes_only_after_close() {
         "{:?}",
         r.requests()
     );
-    assert!(syncer.draining().contains_key(&(key(), addr, RPORT)));
+    assert!(syncer.draining().is_draining(&(key(), addr, RPORT)));
     let q = lab.entries()[leaving].clone().expect("still a destination");
     assert_eq!((q.destination.weight, q.active_conns), (0, 1));
     // Drained: new connections go to the others only, the old one works.

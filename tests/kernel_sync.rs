@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::tables::{assert_converged, kernel_table};
 use common::*;
-use ipvsnl::sync::{Drain, Outcome, PlanOptions, Scope, Syncer, Table};
+use ipvsnl::sync::{Drain, Fate, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
     AddressFamily, ApplyOptions, Client, ClientOptions, Destination, Forward, Request, Scheduler,
     Service, ServiceKey, Tunnel, TunnelKind,
@@ -252,7 +252,7 @@ fn a_failing_request_mid_batch_is_reported_and_the_rest_applied() {
         "{failures:?}"
     );
     for (req, o) in r.operations() {
-        if let Outcome::Skipped { cause } = o {
+        if let Fate::Skipped { cause } = o {
             assert!(matches!(req, Request::AddDestination(k, _) if *k == bad_svc));
             assert!(matches!(&r.requests()[*cause], Request::AddService(x) if x.key == bad_svc));
         }
@@ -518,7 +518,7 @@ fn graceful_drain_waits_for_live_connections() {
         .requests()
         .iter()
         .any(|q| matches!(q, Request::DeleteDestination(..))));
-    assert!(s.draining().contains_key(&(k, r1, 80)));
+    assert!(s.draining().is_draining(&(k, r1, 80)));
     // Still busy on the next syncs (listed or cached): kept.
     assert!(s.sync(&mut c, &want).unwrap().requests().is_empty());
     assert!(s.sync_cached(&mut c, &want).unwrap().requests().is_empty());

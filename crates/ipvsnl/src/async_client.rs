@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use crate::conn::{read_totals, setup_error, Conn};
 use crate::decode::Detail;
-use crate::sync::{Plan, Report, Syncer, Table};
 use crate::transport::netns::{NetnsHandle, Sockets};
 use crate::transport::tokio::Tokio;
 use crate::{
@@ -336,44 +335,6 @@ impl AsyncClient {
     }
 }
 
-/// The sync engine from async code: the same engine as
-/// [`Syncer::sync`], its listing and batches awaited on the async client
-/// (the planning between them is CPU work of the calling task).
-impl Syncer {
-    /// [`Syncer::list`] on an async client.
-    pub async fn list_async(&self, client: &mut AsyncClient) -> Result<Table, Error> {
-        self.list_in(&mut client.conn).await
-    }
-
-    /// [`Syncer::plan`] on an async client.
-    pub async fn plan_async(
-        &self,
-        client: &mut AsyncClient,
-        desired: &Table,
-    ) -> Result<Plan, Error> {
-        self.plan_in(&mut client.conn, desired).await
-    }
-
-    /// [`Syncer::sync`] on an async client.
-    pub async fn sync_async(
-        &mut self,
-        client: &mut AsyncClient,
-        desired: &Table,
-    ) -> Result<Report, Error> {
-        self.sync_in(&mut client.conn, desired).await
-    }
-
-    /// [`Syncer::sync_cached`] on an async client. Dropped before it
-    /// finished, it leaves no cached view (the next sync lists).
-    pub async fn sync_cached_async(
-        &mut self,
-        client: &mut AsyncClient,
-        desired: &Table,
-    ) -> Result<Report, Error> {
-        self.sync_cached_in(&mut client.conn, desired).await
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -455,8 +416,5 @@ mod tests {
         let mut c = AsyncClient::new().unwrap();
         send(&c.table());
         send(&c.apply(&[]));
-        let mut s = Syncer::default();
-        let t = Table::new();
-        send(&s.sync_async(&mut c, &t));
     }
 }

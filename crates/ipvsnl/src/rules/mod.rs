@@ -48,6 +48,9 @@ use std::net::{IpAddr, Ipv4Addr};
 
 mod ntop;
 mod parse;
+mod plan;
+#[cfg(test)]
+mod plan_tests;
 mod requests;
 mod save;
 

@@ -1,355 +1,57 @@
-//! The applier: lists (or remembers) the kernel's table, plans, applies the
-//! plan pipelined and reports every request's outcome.
+//! The applier: a plan's requests sent pipelined, in its two phases, each
+//! request's outcome kept.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
-use crate::block_on::block_on;
 use crate::conn::Conn;
-use crate::decode::Detail;
-use crate::sync::cached::{Origin, Synced};
-use crate::sync::drains::confirmed_drains;
-use crate::sync::outcomes::{Outcome, Outcomes};
-use crate::sync::plan::{plan, DrainLedger, Plan, PlanOptions};
-use crate::sync::report::Report;
-use crate::sync::settle::read_back;
-use crate::sync::table::Table;
-use crate::sync::view::{apply_done, is_unknown, request_key};
+use crate::sync::fates::{Fate, Fates};
+use crate::sync::view::{is_unknown, request_key};
 use crate::transport::Transport;
-use crate::{ApplyOptions, Client, Error, Request, ServiceKey};
+use crate::{ApplyOptions, Request, ServiceKey};
 
-/// Keeps one manager's services of one namespace converged to a desired
-/// [`Table`].
-///
-/// [`Syncer::sync`] lists the kernel's table (the services in scope with
-/// their destinations), plans and applies. After a sync it knows the table
-/// it left: [`Syncer::sync_cached`] plans from that view instead of a
-/// listing, for a caller that promises no one else writes its services.
-/// What was done is applied to the view; a service is read back from the
-/// kernel only where the view may be wrong: a request's reply was never
-/// seen, or the kernel refused it as if the view were (`EEXIST`, `ESRCH`,
-/// `ENOENT` for a destination). A request refused otherwise or never sent
-/// left the kernel as the view shows it (its service is planned again by
-/// the next cached sync). The first read-back that fails (a stalled
-/// kernel) ends the reading and the view is dropped: the next sync lists.
-///
-/// The cost of a cached sync grows with the change, not the table, when
-/// the desired table descends from the one last synced (the same table
-/// changed in place, or a clone of it changed): a [`Table`] keeps a
-/// journal of the services changed in it, and only those (with any left
-/// unsettled or draining) are planned. A table built anew is planned
-/// whole.
-///
-/// A view is trusted only for the table it shows: each cached sync looks
-/// the IPVS family up (one round trip) and lists instead when the id is
-/// not the one seen before the view was listed (the `ip_vs` module was
-/// reloaded: its tables began again empty), or when the client talks to
-/// another network namespace than the one the view is of (family ids are
-/// the same in every namespace). A namespace is known by its namespace
-/// file (device, inode and the inode's change time, which tells a new
-/// namespace from a freed one whose inode number it got); a client whose
-/// namespace cannot be told (no `/proc`) always lists. A sync whose
-/// family id changed under it (a reload between its listing and its
-/// apply) keeps no view.
-///
-/// ```no_run
-/// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
-/// use ipvsnl::{Client, Destination, Service, ServiceKey};
-/// let mut ipvs = Client::new()?;
-/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
-/// let mut want = Table::new();
-/// want.insert(Service::new(key), [Destination::new("172.16.0.1".parse().unwrap(), 80)]);
-/// let mut syncer = Syncer::new(PlanOptions::new(Scope::keys([key])));
-/// print!("{}", syncer.plan(&mut ipvs, &want)?); // dry run: ipvsadm rules
-/// let report = syncer.sync(&mut ipvs, &want)?;
-/// assert!(report.is_complete(), "{report}");
-/// # Ok::<(), ipvsnl::Error>(())
-/// ```
-#[derive(Debug, Default)]
-#[non_exhaustive]
-pub struct Syncer {
-    pub(crate) options: PlanOptions,
-    pub(crate) apply: ApplyOptions,
-    pub(crate) cache: Option<Table>,
-    pub(crate) synced: Option<Synced>,
-    pub(crate) ledger: DrainLedger,
-}
-
-impl Syncer {
-    /// A syncer with these planner options and no cached view.
-    pub fn new(options: PlanOptions) -> Self {
-        Syncer {
-            options,
-            ..Syncer::default()
+/// Sends a plan's requests: the services (phase one, the first
+/// `phase`), then the destinations of the services that exist (those
+/// of a service whose add was refused are skipped).
+pub(crate) async fn apply_plan<T: Transport>(
+    conn: &mut Conn<T>,
+    requests: &[Request],
+    phase: usize,
+    apply: &ApplyOptions,
+) -> Fates {
+    let mut outcomes = Fates::all_done(requests.len());
+    let first = conn.apply_failures(&requests[..phase], apply).await;
+    let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
+    for (i, e) in first {
+        if let Request::AddService(s) = &requests[i] {
+            failed_adds.insert(s.key, i);
         }
+        outcomes.set(i, Fate::Failed(e));
     }
-
-    /// Batch tuning for the applier.
-    #[must_use]
-    pub fn with_apply_options(mut self, apply: ApplyOptions) -> Self {
-        self.apply = apply;
-        self
-    }
-
-    /// The planner options.
-    pub fn options(&self) -> &PlanOptions {
-        &self.options
-    }
-
-    /// The table as this syncer last left it (services out of scope are
-    /// listed without destinations), if it has synced.
-    pub fn cached(&self) -> Option<&Table> {
-        self.cache.as_ref()
-    }
-
-    /// Forgets the cached view: the next [`Syncer::sync_cached`] lists.
-    pub fn forget(&mut self) {
-        self.cache = None;
-        self.synced = None;
-    }
-
-    /// Destinations draining, with the time their drain began.
-    pub fn draining(&self) -> &DrainLedger {
-        &self.ledger
-    }
-
-    /// Lists the kernel's table as the planner needs it: every service,
-    /// and the destinations (with connection counts) of those in scope.
-    ///
-    /// The listing is whole as [`Client::table`] says (one pass, checked:
-    /// every service that existed for the whole listing is in it). An IPv6
-    /// service no earlier listing of this client saw can still be missed,
-    /// rarely: it is found when adding it fails (`EEXIST`) and corrected in
-    /// the same sync.
-    pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
-        block_on(self.list_in(&mut client.conn))
-    }
-
-    /// Dry run: lists the table and plans, applying nothing.
-    pub fn plan(&self, client: &mut Client, desired: &Table) -> Result<Plan, Error> {
-        block_on(self.plan_in(&mut client.conn, desired))
-    }
-
-    /// Lists the kernel's table, plans and applies. `Err` only when the
-    /// family lookup or the listing fails; every request's outcome is in
-    /// the report. The view it leaves is remembered only if the `ip_vs`
-    /// module was not reloaded meanwhile and the client's namespace can be
-    /// told.
-    pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
-        block_on(self.sync_in(&mut client.conn, desired))
-    }
-
-    /// Plans from the cached view (listing only if there is none) and
-    /// applies. For a caller that promises no one else writes the services
-    /// in scope. With a drain, the services with destinations draining or
-    /// leaving are read back first, for their live connection counts.
-    pub fn sync_cached(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
-        block_on(self.sync_cached_in(&mut client.conn, desired))
-    }
-
-    /// [`Syncer::list`] over any transport.
-    pub(crate) async fn list_in<T: Transport>(&self, conn: &mut Conn<T>) -> Result<Table, Error> {
-        // Settings and connection counts are all the planner reads; the
-        // listing is whole (one pass, checked), see `Client::table`.
-        let scope = &self.options.scope;
-        let entries = conn
-            .list_entries(Detail::Settings, |k| scope.contains(k))
-            .await?;
-        Ok(Table::from_entries(entries))
-    }
-
-    /// [`Syncer::plan`] over any transport.
-    pub(crate) async fn plan_in<T: Transport>(
-        &self,
-        conn: &mut Conn<T>,
-        desired: &Table,
-    ) -> Result<Plan, Error> {
-        let current = self.list_in(conn).await?;
-        Ok(plan(
-            &current,
-            desired,
-            &self.options,
-            &self.ledger,
-            Instant::now(),
-        ))
-    }
-
-    /// [`Syncer::sync`] over any transport.
-    pub(crate) async fn sync_in<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        desired: &Table,
-    ) -> Result<Report, Error> {
-        let origin = Origin::now(conn).await?;
-        self.sync_listed(conn, desired, origin).await
-    }
-
-    /// Lists the table of `origin` (its namespace and family id, seen just
-    /// before), plans and applies.
-    pub(crate) async fn sync_listed<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        desired: &Table,
-        origin: Origin,
-    ) -> Result<Report, Error> {
-        // The view of an earlier sync goes first: this one may change the
-        // table and be dropped before it remembers what it left.
-        self.forget();
-        let current = self.list_in(conn).await?;
-        let p = plan(
-            &current,
-            desired,
-            &self.options,
-            &self.ledger,
-            Instant::now(),
-        );
-        Ok(self.run(conn, origin, current, desired, p, true).await)
-    }
-
-    /// Applies `p`, planned from `current` (or from the part of it holding
-    /// the services that may have changed) to `desired`, keeps the view
-    /// true and remembers what it converged to.
-    pub(crate) async fn run<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        origin: Origin,
-        mut current: Table,
-        desired: &Table,
-        p: Plan,
-        listed: bool,
-    ) -> Report {
-        let conflicts = p.conflicts().to_vec();
-        let (requests, phase, drains) = p.into_parts();
-        // The ledger is not touched until the weight-0 edits are known
-        // applied: a sync dropped before that leaves it as it was.
-        let mut outcomes = self.apply_plan(conn, &requests, phase).await;
-        self.ledger = confirmed_drains(&drains, &requests, |i| {
-            matches!(outcomes.get(i), Outcome::Done)
-        });
-
-        // Bring the view up to date: what was done is applied to it; the
-        // services of requests whose outcome is unknown, or whose refusal
-        // says the view was wrong, are read back.
-        let all_done = conflicts.is_empty() && outcomes.all_plain_done();
-        if all_done && requests.len().saturating_mul(4) >= desired.len() {
-            // A big change that fully went through (a cold create, say):
-            // the view is the desired table plus what the plan left alone
-            // (services out of scope, destinations still draining). Cloning
-            // it is cheaper than replaying every request.
-            current = self.converged_view(&current, desired);
-        } else {
-            apply_done(&mut current, &requests, &outcomes);
+    if failed_adds.is_empty() {
+        // The common case: every destination request goes out as planned.
+        let rest = conn.apply_failures(&requests[phase..], apply).await;
+        for (i, e) in rest {
+            outcomes.set(phase + i, Fate::Failed(e));
         }
-        let mut unread = read_back(conn, &mut current, &requests, &outcomes).await;
-        let mut requests = requests;
-        let unknown = self
-            .settle_unknown(
-                conn,
-                &mut current,
-                desired,
-                (&mut requests, &mut outcomes),
-                &drains,
-                &mut unread,
-            )
-            .await;
-        // The listing can miss services (the kernel's dump resumes by a
-        // position counted over every namespace's services): adding one
-        // then fails with EEXIST. It was read back above; plan it again
-        // and apply, once.
-        if unread.is_empty() {
-            self.repair(
-                conn,
-                &mut current,
-                desired,
-                (&mut requests, &mut outcomes),
-                &mut unread,
-            )
-            .await;
-        }
-        self.remember(
-            conn,
-            origin,
-            unread.is_empty().then_some(current),
-            desired,
-            &requests,
-            &outcomes,
-            &conflicts,
-        );
-        Report {
-            requests,
-            outcomes,
-            conflicts,
-            listed,
-            unknown,
-        }
+        return outcomes;
     }
-
-    /// Sends a plan's requests: the services (phase one, the first
-    /// `phase`), then the destinations of the services that exist (those
-    /// of a service whose add was refused are skipped).
-    async fn apply_plan<T: Transport>(
-        &self,
-        conn: &mut Conn<T>,
-        requests: &[Request],
-        phase: usize,
-    ) -> Outcomes {
-        let mut outcomes = Outcomes::all_done(requests.len());
-        let first = conn.apply_failures(&requests[..phase], &self.apply).await;
-        let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
-        for (i, e) in first {
-            if let Request::AddService(s) = &requests[i] {
-                failed_adds.insert(s.key, i);
+    let mut send = Vec::new();
+    let mut sent_at = Vec::new();
+    for (i, r) in requests.iter().enumerate().skip(phase) {
+        match request_key(r).and_then(|k| failed_adds.get(&k)) {
+            Some(&cause) if !is_unknown(outcomes.get(cause)) => {
+                outcomes.set(i, Fate::Skipped { cause })
             }
-            outcomes.set(i, Outcome::Failed(e));
-        }
-        if failed_adds.is_empty() {
-            // The common case: every destination request goes out as planned.
-            let rest = conn.apply_failures(&requests[phase..], &self.apply).await;
-            for (i, e) in rest {
-                outcomes.set(phase + i, Outcome::Failed(e));
-            }
-            return outcomes;
-        }
-        let mut send = Vec::new();
-        let mut sent_at = Vec::new();
-        for (i, r) in requests.iter().enumerate().skip(phase) {
-            match request_key(r).and_then(|k| failed_adds.get(&k)) {
-                Some(&cause) if !is_unknown(outcomes.get(cause)) => {
-                    outcomes.set(i, Outcome::Skipped { cause })
-                }
-                _ => {
-                    send.push(r.clone());
-                    sent_at.push(i);
-                }
+            _ => {
+                send.push(r.clone());
+                sent_at.push(i);
             }
         }
-        let failures = conn.apply_failures(&send, &self.apply).await;
-        drop(send);
-        for (j, e) in failures {
-            outcomes.set(sent_at[j], Outcome::Failed(e));
-        }
-        outcomes
     }
-}
-
-impl Syncer {
-    /// The table after a plan fully applied: `desired`, the services of
-    /// `current` out of scope, and the destinations still draining.
-    fn converged_view(&self, current: &Table, desired: &Table) -> Table {
-        let mut view = desired.clone();
-        for key in current.keys() {
-            if !self.options.scope.contains(key) {
-                view.put_shared(current, key);
-            }
-        }
-        for (key, addr, port) in self.ledger.keys() {
-            let found = current.get(key).and_then(|t| t.destination(addr, *port));
-            if let (Some(found), Some(entry)) = (found, view.get_mut(key)) {
-                let mut d = *found;
-                d.destination.weight = 0;
-                entry.upsert(d);
-            }
-        }
-        view
+    let failures = conn.apply_failures(&send, apply).await;
+    drop(send);
+    for (j, e) in failures {
+        outcomes.set(sent_at[j], Fate::Failed(e));
     }
+    outcomes
 }

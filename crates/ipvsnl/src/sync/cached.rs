@@ -5,13 +5,12 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::conn::Conn;
-use crate::sync::apply::Syncer;
+use crate::sync::fates::Fates;
+use crate::sync::ledger::DrainLedger;
 use crate::sync::namespace::NetnsId;
-use crate::sync::outcomes::Outcomes;
-use crate::sync::plan::plan;
-use crate::sync::report::Report;
+use crate::sync::plan::{plan, Plan, PlanOptions};
 use crate::sync::table::Table;
-use crate::sync::view::{refresh, request_key};
+use crate::sync::view::request_key;
 use crate::transport::Transport;
 use crate::{Error, Request, ServiceKey};
 
@@ -52,123 +51,76 @@ pub(crate) struct Synced {
     unsettled: BTreeSet<ServiceKey>,
 }
 
-impl Syncer {
-    /// Remembers the view a sync left (`None`: it could not be kept true)
-    /// and what it converged to. A view is kept only of a namespace that
-    /// could be told, and only if the family id the client ends with is the
-    /// one seen before the listing (a module reloaded in between emptied
-    /// the table under the view, and the requests that found the new id
-    /// went to the new, empty table).
-    #[allow(clippy::too_many_arguments)]
+impl Synced {
+    /// The view a sync left (`None`: it could not be kept true) with what
+    /// it converged to, if they can be kept. A view is kept only of a
+    /// namespace that could be told, and only if the family id the client
+    /// ends with is the one seen before the listing (a module reloaded in
+    /// between emptied the table under the view, and the requests that
+    /// found the new id went to the new, empty table).
     pub(crate) fn remember<T: Transport>(
-        &mut self,
         conn: &Conn<T>,
         origin: Origin,
         view: Option<Table>,
         desired: &Table,
         requests: &[Request],
-        outcomes: &Outcomes,
+        outcomes: &Fates,
         conflicts: &[ServiceKey],
-    ) {
-        let kept = match origin.namespace {
-            Some(ns) if conn.known_family() == Some(origin.family) => view.map(|v| (ns, v)),
-            _ => None,
-        };
-        self.synced = kept.as_ref().map(|(namespace, _)| Synced {
+    ) -> Option<(Table, Synced)> {
+        let namespace = origin.namespace?;
+        if conn.known_family() != Some(origin.family) {
+            return None;
+        }
+        let view = view?;
+        let synced = Synced {
             stamp: desired.stamp(),
-            namespace: *namespace,
+            namespace,
             family: origin.family,
             unsettled: outcomes
                 .exceptions()
                 .filter_map(|(i, _)| request_key(&requests[i]))
                 .chain(conflicts.iter().copied())
                 .collect(),
-        });
-        let view = kept.map(|(_, v)| v);
-        self.cache = view;
+        };
+        Some((view, synced))
     }
 
     /// Whether the remembered view is of the namespace and the `ip_vs`
     /// module (family id) of `origin`.
-    fn trusts(&self, origin: &Origin) -> bool {
-        match (&self.synced, origin.namespace) {
-            (Some(s), Some(ns)) => s.namespace == ns && s.family == origin.family,
-            _ => false,
-        }
+    pub(crate) fn trusts(&self, origin: &Origin) -> bool {
+        origin.namespace == Some(self.namespace) && self.family == origin.family
     }
 
     /// The services a cached sync must plan: those changed in `desired`
     /// since the table last synced, those left unsettled and those with
-    /// destinations draining. `None`: every service (the table does not
-    /// descend from the one synced, or changed too much to say).
-    fn to_plan(&self, desired: &Table) -> Option<BTreeSet<ServiceKey>> {
-        let synced = self.synced.as_ref()?;
-        let changed = desired.changed_since(synced.stamp)?;
+    /// destinations draining (in `ledger`). `None`: every service (the
+    /// table does not descend from the one synced, or changed too much to
+    /// say).
+    pub(crate) fn to_plan(
+        &self,
+        desired: &Table,
+        ledger: &DrainLedger,
+    ) -> Option<BTreeSet<ServiceKey>> {
+        let changed = desired.changed_since(self.stamp)?;
         let mut keys: BTreeSet<ServiceKey> = changed.copied().collect();
-        keys.extend(synced.unsettled.iter().copied());
-        keys.extend(self.ledger.keys().map(|id| id.0));
+        keys.extend(self.unsettled.iter().copied());
+        keys.extend(ledger.services());
         Some(keys)
     }
+}
 
-    /// The plan of the services `keys` (all of them if `None`).
-    fn plan_part(
-        &self,
-        current: &Table,
-        desired: &Table,
-        keys: Option<&BTreeSet<ServiceKey>>,
-    ) -> crate::sync::Plan {
-        let now = Instant::now();
-        match keys {
-            Some(k) => plan(
-                &current.subset(k),
-                &desired.subset(k),
-                &self.options,
-                &self.ledger,
-                now,
-            ),
-            None => plan(current, desired, &self.options, &self.ledger, now),
-        }
-    }
-
-    /// [`Syncer::sync_cached`] over any transport. Dropped unfinished, it
-    /// leaves no cached view: the next sync lists.
-    pub(crate) async fn sync_cached_in<T: Transport>(
-        &mut self,
-        conn: &mut Conn<T>,
-        desired: &Table,
-    ) -> Result<Report, Error> {
-        let Some(mut current) = self.cache.take() else {
-            return self.sync_in(conn, desired).await;
-        };
-        // One round trip says whether the view can still be true: a
-        // reloaded module emptied the table under it, and a client of
-        // another namespace talks to another table.
-        let origin = Origin::now(conn).await?;
-        if !self.trusts(&origin) {
-            self.synced = None;
-            return self.sync_listed(conn, desired, origin).await;
-        }
-        let keys = self.to_plan(desired);
-        // Connection counts in the view are as old as its listing: read
-        // back the services whose destinations drain or are about to be
-        // removed (a drain decides by the live count).
-        let mut reread: BTreeSet<ServiceKey> = self.ledger.keys().map(|id| id.0).collect();
-        if self.options.drain.is_some() {
-            let pre = self.plan_part(&current, desired, keys.as_ref());
-            reread.extend(pre.draining().keys().map(|id| id.0));
-            reread.extend(pre.requests().iter().filter_map(|r| match r {
-                Request::DeleteDestination(k, _, _) => Some(*k),
-                _ => None,
-            }));
-        }
-        for key in &reread {
-            if let Err(e) = refresh(conn, &mut current, key).await {
-                self.cache = Some(current);
-                return Err(e);
-            }
-        }
-        let p = self.plan_part(&current, desired, keys.as_ref());
-        Ok(self.run(conn, origin, current, desired, p, false).await)
+/// The plan of the services `keys` (all of them if `None`).
+pub(crate) fn plan_part(
+    current: &Table,
+    desired: &Table,
+    keys: Option<&BTreeSet<ServiceKey>>,
+    options: &PlanOptions,
+    ledger: &DrainLedger,
+) -> Plan {
+    let now = Instant::now();
+    match keys {
+        Some(k) => plan(&current.subset(k), &desired.subset(k), options, ledger, now),
+        None => plan(current, desired, options, ledger, now),
     }
 }
 
@@ -177,7 +129,6 @@ mod tests {
     use std::net::IpAddr;
 
     use super::*;
-    use crate::sync::plan::PlanOptions;
     use crate::{Destination, Scheduler, Service};
 
     fn key(i: u32) -> ServiceKey {
@@ -197,39 +148,44 @@ mod tests {
         )
     }
 
-    /// A syncer that converged to `desired` (its view shares the entries).
-    fn converged(desired: &Table) -> Syncer {
-        Syncer {
-            cache: Some(desired.clone()),
-            synced: Some(Synced {
+    /// What a syncer keeps after it converged to a table.
+    struct Converged {
+        view: Table,
+        synced: Synced,
+        ledger: DrainLedger,
+    }
+
+    impl Converged {
+        fn to_plan(&self, desired: &Table) -> Option<BTreeSet<ServiceKey>> {
+            self.synced.to_plan(desired, &self.ledger)
+        }
+    }
+
+    /// A syncer's memory after it converged to `desired` (its view shares
+    /// the entries).
+    fn converged(desired: &Table) -> Converged {
+        Converged {
+            view: desired.clone(),
+            synced: Synced {
                 stamp: desired.stamp(),
                 namespace: NetnsId::fake(1),
                 family: 0x20,
                 unsettled: BTreeSet::new(),
-            }),
-            ..Syncer::default()
+            },
+            ledger: DrainLedger::new(),
         }
     }
 
-    fn plan_of(s: &Syncer, desired: &Table) -> Vec<String> {
-        let view = s.cache.as_ref().unwrap();
-        let p = match s.to_plan(desired) {
-            Some(k) => plan(
-                &view.subset(&k),
-                &desired.subset(&k),
-                &s.options,
-                &s.ledger,
-                Instant::now(),
-            ),
-            None => plan(view, desired, &s.options, &s.ledger, Instant::now()),
-        };
+    fn plan_of(s: &Converged, desired: &Table) -> Vec<String> {
+        let options = PlanOptions::default();
+        let keys = s.to_plan(desired);
+        let p = plan_part(&s.view, desired, keys.as_ref(), &options, &s.ledger);
         p.requests().iter().map(ToString::to_string).collect()
     }
 
-    fn whole_plan(s: &Syncer, desired: &Table) -> Vec<String> {
-        let view = s.cache.as_ref().unwrap();
+    fn whole_plan(s: &Converged, desired: &Table) -> Vec<String> {
         plan(
-            view,
+            &s.view,
             desired,
             &PlanOptions::default(),
             &s.ledger,
@@ -311,12 +267,10 @@ mod tests {
     fn unsettled_and_draining_services_are_planned_again() {
         let desired: Table = (1..=10).map(|s| service(s, 1)).collect();
         let mut syncer = converged(&desired);
-        if let Some(s) = syncer.synced.as_mut() {
-            s.unsettled.insert(key(3));
-        }
+        syncer.synced.unsettled.insert(key(3));
         syncer
             .ledger
-            .insert((key(7), dest(28).addr, 80), Instant::now());
+            .record((key(7), dest(28).addr, 80), Instant::now());
         let keys: Vec<ServiceKey> = syncer.to_plan(&desired).unwrap().into_iter().collect();
         assert_eq!(keys, vec![key(3), key(7)]);
     }

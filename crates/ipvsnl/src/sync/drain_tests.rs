@@ -53,7 +53,7 @@ fn a_persistent_services_destination_drains_until_its_templates_are_gone() {
         start,
     );
     assert_eq!(p.to_rules(), "-e -t 10.0.0.1:80 -r 172.16.0.1:80 -m -w 0\n");
-    assert_eq!(p.draining().get(&id), Some(&start));
+    assert_eq!(p.draining().since(&id), Some(start));
     // Later, the template still there: nothing to do, still draining.
     let later = start + Duration::from_secs(20);
     let p2 = plan(
@@ -64,7 +64,7 @@ fn a_persistent_services_destination_drains_until_its_templates_are_gone() {
         later,
     );
     assert!(p2.is_empty(), "{}", p2.to_rules());
-    assert_eq!(p2.draining().get(&id), Some(&start));
+    assert_eq!(p2.draining().since(&id), Some(start));
     // The template expired: deleted.
     let p3 = plan(
         &found(&svc, 0, 0, 0),
@@ -117,7 +117,7 @@ fn a_drain_counts_only_while_the_destination_is_at_weight_0() {
         later,
     );
     assert_eq!(p.to_rules(), "-e -t 10.0.0.1:80 -r 172.16.0.1:80 -m -w 0\n");
-    assert_eq!(p.draining().get(&id), Some(&later));
+    assert_eq!(p.draining().since(&id), Some(later));
     // Found at weight 0 all that time: over.
     let p = plan(
         &found(&svc, 0, 4, 0),

@@ -2,7 +2,7 @@
 //! its weight is known to be 0 in the kernel, so that the time it has
 //! drained is never counted from an edit that did not go through.
 
-use crate::sync::plan::DrainLedger;
+use crate::sync::ledger::DrainLedger;
 use crate::Request;
 
 /// The drains of a plan (`planned`, from [`Plan::draining`]) that have
@@ -28,7 +28,7 @@ pub(crate) fn confirmed_drains(
         if let Request::EditDestination(k, d) = r {
             let id = (*k, d.addr, d.port);
             if d.weight == 0 && !done(i) {
-                ledger.remove(&id);
+                ledger.forget(&id);
             }
         }
     }
@@ -41,11 +41,11 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::sync::outcomes::{Outcome, Outcomes};
+    use crate::sync::fates::{Fate, Fates};
     use crate::{Destination, Error, ServiceKey};
 
-    fn confirmed(planned: &DrainLedger, requests: &[Request], o: &Outcomes) -> DrainLedger {
-        confirmed_drains(planned, requests, |i| matches!(o.get(i), Outcome::Done))
+    fn confirmed(planned: &DrainLedger, requests: &[Request], o: &Fates) -> DrainLedger {
+        confirmed_drains(planned, requests, |i| matches!(o.get(i), Fate::Done))
     }
 
     #[test]
@@ -63,15 +63,15 @@ mod tests {
             Request::EditDestination(k, d(2).with_weight(0)),
             Request::EditDestination(k, d(4).with_weight(5)),
         ];
-        let mut outcomes = Outcomes::all_done(3);
+        let mut outcomes = Fates::all_done(3);
         let all = confirmed(&planned, &requests, &outcomes);
         assert_eq!(all, planned);
-        outcomes.set(1, Outcome::Failed(Error::invalid("edit", "refused")));
+        outcomes.set(1, Fate::Failed(Error::invalid("edit", "refused")));
         let some = confirmed(&planned, &requests, &outcomes);
-        let mut ids: Vec<IpAddr> = some.keys().map(|id| id.1).collect();
+        let mut ids: Vec<IpAddr> = some.destinations().map(|id| id.1).collect();
         ids.sort();
         assert_eq!(ids, [d(1).addr, d(3).addr]);
-        outcomes.set(0, Outcome::Superseded);
+        outcomes.set(0, Fate::Superseded);
         assert_eq!(confirmed(&planned, &requests, &outcomes).len(), 1);
     }
 }

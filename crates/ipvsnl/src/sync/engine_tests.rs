@@ -96,7 +96,7 @@ fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
             .weight,
         0
     );
-    let since = s.draining()[&(key(1), dest(1).addr, 80)];
+    let since = s.draining().since(&(key(1), dest(1).addr, 80)).unwrap();
     assert!(since >= began, "the drain began with this sync's edit");
 }
 

@@ -1,35 +1,45 @@
 //! Declarative bulk sync: give the table you want, and the kernel ends up
 //! holding exactly that, with the fewest requests and round trips.
 //!
-//! - [`Table`]: services with their destinations, wanted or found.
+//! - [`Table`]: services with their destinations, wanted or found; built
+//!   whole ([`Table::insert`]) or edited one service or destination at a
+//!   time ([`Table::set_destination`], [`Table::set_weight`], ...).
 //! - [`plan`]: the pure planner (current + desired + [`Scope`] -> ordered
 //!   [`Request`](crate::Request)s), printable as ipvsadm rules
-//!   ([`Plan::to_rules`]) for a dry run.
+//!   ([`Plan::to_rules`], defined with the rules format in
+//!   [`crate::rules`]) for a dry run.
 //! - [`Syncer`]: lists (or remembers) the kernel's table, plans, applies
 //!   the plan pipelined ([`crate::Client::apply`]) and reports every
-//!   request's outcome.
+//!   request's [`Fate`] (with the `tokio` feature, the same on an
+//!   `AsyncClient`: `Syncer::sync_async` and the others). Its
+//!   [`DrainLedger`] remembers the destinations draining between syncs.
 
 mod apply;
+#[cfg(feature = "tokio")]
+mod async_syncer;
 mod cached;
 mod drains;
-mod dryrun;
+mod fates;
 mod journal;
+mod ledger;
 mod namespace;
-mod outcomes;
 mod plan;
 mod report;
 mod settle;
+mod syncer;
 mod table;
+mod table_edit;
 #[cfg(feature = "serde")]
 mod table_serde;
 mod view;
 
-pub use apply::Syncer;
-pub use dryrun::rule;
-pub use outcomes::Outcome;
-pub use plan::{plan, DestinationId, Drain, DrainLedger, Plan, PlanOptions, Scope};
+pub use fates::Fate;
+pub use ledger::{DestinationId, DrainLedger};
+pub use plan::{plan, Drain, Plan, PlanOptions, Scope};
 pub use report::{Found, Report, Unknown};
+pub use syncer::Syncer;
 pub use table::{Table, TableDestination, TableService};
+pub use table_edit::TableEditError;
 
 #[cfg(test)]
 mod drain_tests;

@@ -1,12 +1,12 @@
 //! The pure planner: current table + desired table + scope -> ordered
 //! requests. No I/O, no clock: time comes in as an argument.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::sync::ledger::DrainLedger;
 use crate::sync::table::{
     dest_id, dest_matches, service_matches, Table, TableDestination, TableService,
 };
@@ -158,13 +158,6 @@ impl PlanOptions {
     }
 }
 
-/// Identifies one destination of one service.
-pub type DestinationId = (ServiceKey, IpAddr, u16);
-
-/// Destinations being drained and since when: the planner's memory between
-/// syncs (the [`crate::sync::Syncer`] keeps it).
-pub type DrainLedger = HashMap<DestinationId, Instant>;
-
 /// The ordered requests that take the current table to the desired one.
 ///
 /// Requests come in two phases: first service-level requests (delete,
@@ -220,21 +213,6 @@ impl Plan {
 
     pub(crate) fn into_parts(self) -> (Vec<Request>, usize, DrainLedger) {
         (self.requests, self.service_phase, self.draining)
-    }
-
-    /// The plan as ipvsadm rules (`-A`, `-E`, `-D`, `-a`, `-e`, `-d`), one a
-    /// line: a dry run that `ipvsadm -R` would also apply. Each request is
-    /// printed by the printer of `ipvsadm -S -n` ([`crate::rules::request_rule`]),
-    /// so a line is byte for byte what a save of the same service or
-    /// destination shows; like a save, it leaves connection thresholds out.
-    pub fn to_rules(&self) -> String {
-        crate::sync::dryrun::rules(&self.requests)
-    }
-}
-
-impl fmt::Display for Plan {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_rules())
     }
 }
 
@@ -432,8 +410,8 @@ fn diff_destinations(
                 // A drain runs while the destination is at weight 0: one
                 // found otherwise (its weight-0 edit never went through, or
                 // someone set a weight again) begins its drain now.
-                let since = match ledger.get(&id) {
-                    Some(&t) if d.weight == 0 => t,
+                let since = match ledger.since(&id) {
+                    Some(t) if d.weight == 0 => t,
                     _ => now,
                 };
                 let expired = now.saturating_duration_since(since) >= drain.max;
@@ -443,7 +421,7 @@ fn diff_destinations(
                     if d.weight != 0 {
                         edits.push(Request::EditDestination(key, d.with_weight(0)));
                     }
-                    draining.insert(id, since);
+                    draining.record(id, since);
                 }
             }
             std::cmp::Ordering::Greater => {

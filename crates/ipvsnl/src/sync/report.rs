@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::proto::Cause;
-use crate::sync::outcomes::{Outcome, Outcomes};
+use crate::sync::fates::{Fate, Fates};
 use crate::{Error, Request, ServiceKey};
 
 /// A request of a sync whose reply was never seen, and what reading its
@@ -54,7 +54,7 @@ impl fmt::Display for Found {
 #[non_exhaustive]
 pub struct Report {
     pub(crate) requests: Vec<Request>,
-    pub(crate) outcomes: Outcomes,
+    pub(crate) outcomes: Fates,
     pub(crate) conflicts: Vec<ServiceKey>,
     pub(crate) listed: bool,
     pub(crate) unknown: Vec<Unknown>,
@@ -62,7 +62,7 @@ pub struct Report {
 
 impl Report {
     /// Each request in plan order with its outcome.
-    pub fn operations(&self) -> impl Iterator<Item = (&Request, &Outcome)> {
+    pub fn operations(&self) -> impl Iterator<Item = (&Request, &Fate)> {
         self.requests.iter().zip(self.outcomes.iter())
     }
 
@@ -71,13 +71,13 @@ impl Report {
         &self.requests
     }
 
-    /// The outcomes, one per request, in plan order.
-    pub fn outcomes(&self) -> impl Iterator<Item = &Outcome> {
+    /// What became of each request, in plan order.
+    pub fn fates(&self) -> impl Iterator<Item = &Fate> {
         self.outcomes.iter()
     }
 
-    /// The outcome of request `i` of [`Report::requests`].
-    pub fn outcome(&self, i: usize) -> Option<&Outcome> {
+    /// What became of request `i` of [`Report::requests`].
+    pub fn fate(&self, i: usize) -> Option<&Fate> {
         (i < self.outcomes.len()).then(|| self.outcomes.get(i))
     }
 
@@ -90,7 +90,7 @@ impl Report {
     /// The failed requests with their errors.
     pub fn failures(&self) -> impl Iterator<Item = (&Request, &Error)> {
         self.outcomes.exceptions().filter_map(|(i, o)| match o {
-            Outcome::Failed(e) => Some((&self.requests[i], e)),
+            Fate::Failed(e) => Some((&self.requests[i], e)),
             _ => None,
         })
     }
@@ -104,7 +104,7 @@ impl Report {
     pub fn skipped(&self) -> usize {
         self.outcomes
             .exceptions()
-            .filter(|(_, o)| matches!(o, Outcome::Skipped { .. }))
+            .filter(|(_, o)| matches!(o, Fate::Skipped { .. }))
             .count()
     }
 
@@ -157,11 +157,11 @@ impl fmt::Display for Report {
         for (i, o) in self.outcomes.exceptions() {
             let r = &self.requests[i];
             match o {
-                Outcome::Failed(e) => write!(f, "\n  failed: {e}")?,
-                Outcome::Skipped { cause } => {
+                Fate::Failed(e) => write!(f, "\n  failed: {e}")?,
+                Fate::Skipped { cause } => {
                     write!(f, "\n  skipped: {r} (request {cause} failed; this is {i})")?
                 }
-                Outcome::Done | Outcome::Superseded => {}
+                Fate::Done | Fate::Superseded => {}
             }
         }
         for u in &self.unknown {

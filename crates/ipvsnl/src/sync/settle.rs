@@ -15,15 +15,15 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use crate::conn::Conn;
-use crate::sync::apply::Syncer;
 use crate::sync::drains::confirmed_drains;
-use crate::sync::outcomes::{Outcome, Outcomes};
-use crate::sync::plan::{plan, DrainLedger};
+use crate::sync::fates::{Fate, Fates};
+use crate::sync::ledger::DrainLedger;
+use crate::sync::plan::{plan, PlanOptions};
 use crate::sync::report::{Found, Unknown};
 use crate::sync::table::Table;
-use crate::sync::view::{apply_to, holds, refresh, request_key, result_outcome};
+use crate::sync::view::{apply_to, holds, refresh, request_key, result_fate};
 use crate::transport::Transport;
-use crate::{Error, Request, ServiceKey};
+use crate::{ApplyOptions, Error, Request, ServiceKey};
 
 /// Whether the kernel's answer leaves the view unsure of the request's
 /// service: sent and not answered, or refused as if the view were wrong.
@@ -38,12 +38,12 @@ pub(crate) async fn read_back<T: Transport>(
     conn: &mut Conn<T>,
     view: &mut Table,
     requests: &[Request],
-    outcomes: &Outcomes,
+    outcomes: &Fates,
 ) -> HashSet<ServiceKey> {
     let mut keys: Vec<ServiceKey> = Vec::new();
     let mut seen: HashSet<ServiceKey> = HashSet::new();
     for (i, o) in outcomes.exceptions() {
-        if let Outcome::Failed(e) = o {
+        if let Fate::Failed(e) = o {
             match request_key(&requests[i]) {
                 Some(k) if unsure(e) && seen.insert(k) => keys.push(k),
                 _ => {}
@@ -73,9 +73,18 @@ async fn read_keys<T: Transport>(
 }
 
 /// A sync's requests with their outcomes, appended to as it goes on.
-pub(crate) type RequestLog<'a> = (&'a mut Vec<Request>, &'a mut Outcomes);
+pub(crate) type RequestLog<'a> = (&'a mut Vec<Request>, &'a mut Fates);
 
-impl Syncer {
+/// What settling a sync's requests needs of its syncer, borrowed for the
+/// sync: the planner options and batch tuning to plan and apply again
+/// with, and the drain ledger it keeps up to date.
+pub(crate) struct Settler<'a> {
+    pub(crate) options: &'a PlanOptions,
+    pub(crate) apply: &'a ApplyOptions,
+    pub(crate) ledger: &'a mut DrainLedger,
+}
+
+impl Settler<'_> {
     /// The requests whose replies were never seen: their services were
     /// read back (unless in `unread`). Those found applied are done (and a
     /// drain whose weight-0 edit it was begins: `drains` are the plan's);
@@ -93,7 +102,7 @@ impl Syncer {
         let mut found = Vec::new();
         let mut again: HashSet<ServiceKey> = HashSet::new();
         for (i, o) in outcomes.exceptions() {
-            let Outcome::Failed(Error::Unknown { cause, .. }) = o else {
+            let Fate::Failed(Error::Unknown { cause, .. }) = o else {
                 continue;
             };
             let key = request_key(&requests[i]);
@@ -117,18 +126,17 @@ impl Syncer {
         }
         for u in &found {
             match u.found {
-                Found::Applied => outcomes.set(u.index, Outcome::Done),
-                Found::Replanned => outcomes.set(u.index, Outcome::Superseded),
+                Found::Applied => outcomes.set(u.index, Fate::Done),
+                Found::Replanned => outcomes.set(u.index, Fate::Superseded),
                 _ => {}
             }
         }
-        self.ledger = confirmed_drains(drains, requests, |i| {
-            matches!(outcomes.get(i), Outcome::Done)
-        });
+        *self.ledger =
+            confirmed_drains(drains, requests, |i| matches!(outcomes.get(i), Fate::Done));
         // Destinations skipped for an add whose outcome is now settled by
         // the new plan are settled with it.
         outcomes.supersede_where(|i, o| {
-            matches!(o, Outcome::Skipped { .. })
+            matches!(o, Fate::Skipped { .. })
                 && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
         });
         self.replan(conn, current, desired, &again, (requests, outcomes), unread)
@@ -148,7 +156,7 @@ impl Syncer {
     ) {
         let mut missed: HashSet<ServiceKey> = HashSet::new();
         for (i, o) in outcomes.exceptions() {
-            if let (Request::AddService(svc), Outcome::Failed(e)) = (&requests[i], o) {
+            if let (Request::AddService(svc), Fate::Failed(e)) = (&requests[i], o) {
                 if e.is_already_exists() {
                     missed.insert(svc.key);
                 }
@@ -158,8 +166,8 @@ impl Syncer {
             return;
         }
         outcomes.supersede_where(|i, o| match (&requests[i], o) {
-            (Request::AddService(s), Outcome::Failed(_)) => missed.contains(&s.key),
-            (Request::AddDestination(k, _), Outcome::Skipped { .. }) => missed.contains(k),
+            (Request::AddService(s), Fate::Failed(_)) => missed.contains(&s.key),
+            (Request::AddDestination(k, _), Fate::Skipped { .. }) => missed.contains(k),
             _ => false,
         });
         self.replan(
@@ -198,19 +206,19 @@ impl Syncer {
                 want.put(t.clone());
             }
         }
-        let p = plan(&cur, &want, &self.options, &self.ledger, Instant::now());
+        let p = plan(&cur, &want, self.options, self.ledger, Instant::now());
         let (extra, _, drains) = p.into_parts();
         let results = conn
-            .apply_failures(&extra, &self.apply)
+            .apply_failures(&extra, self.apply)
             .await
             .into_results(extra.len());
         let at = requests.len();
         let mut unsure_keys: Vec<ServiceKey> = Vec::new();
         for (r, res) in extra.into_iter().zip(results) {
-            let o = result_outcome(res);
+            let o = result_fate(res);
             match &o {
-                Outcome::Done => apply_to(current, &r),
-                Outcome::Failed(e) if unsure(e) => {
+                Fate::Done => apply_to(current, &r),
+                Fate::Failed(e) if unsure(e) => {
                     if let Some(k) = request_key(&r).filter(|k| !unsure_keys.contains(k)) {
                         unsure_keys.push(k);
                     }
@@ -220,7 +228,7 @@ impl Syncer {
             requests.push(r);
             outcomes.push(o);
         }
-        let done = |i: usize| matches!(outcomes.get(at + i), Outcome::Done);
+        let done = |i: usize| matches!(outcomes.get(at + i), Fate::Done);
         self.ledger
             .extend(confirmed_drains(&drains, &requests[at..], done));
         unread.extend(read_keys(conn, current, unsure_keys).await);

@@ -4,23 +4,23 @@
 
 use crate::conn::Conn;
 use crate::decode::Detail;
-use crate::sync::outcomes::{Outcome, Outcomes};
+use crate::sync::fates::{Fate, Fates};
 use crate::sync::table::{
     dest_matches, service_from_entry, service_matches, Table, TableDestination, TableService,
 };
 use crate::transport::Transport;
 use crate::{Error, Request, ServiceKey};
 
-pub(crate) fn result_outcome(r: Result<(), Error>) -> Outcome {
+pub(crate) fn result_fate(r: Result<(), Error>) -> Fate {
     match r {
-        Ok(()) => Outcome::Done,
-        Err(e) => Outcome::Failed(e),
+        Ok(()) => Fate::Done,
+        Err(e) => Fate::Failed(e),
     }
 }
 
 /// A failure whose outcome is not known: sent, and the reply never seen.
-pub(crate) fn is_unknown(o: &Outcome) -> bool {
-    matches!(o, Outcome::Failed(e) if e.is_unknown_outcome())
+pub(crate) fn is_unknown(o: &Fate) -> bool {
+    matches!(o, Fate::Failed(e) if e.is_unknown_outcome())
 }
 
 /// The service a request is about.
@@ -31,7 +31,7 @@ pub(crate) fn request_key(r: &Request) -> Option<ServiceKey> {
 /// Applies the requests that were done to the view. Destination requests
 /// of one service come together in a plan: the service is looked up once
 /// per run of them.
-pub(crate) fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Outcomes) {
+pub(crate) fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Fates) {
     let mut i = 0;
     while i < requests.len() {
         let key = match &requests[i] {
@@ -39,7 +39,7 @@ pub(crate) fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Outcome
             | Request::EditDestination(k, _)
             | Request::DeleteDestination(k, _, _) => *k,
             other => {
-                if let Outcome::Done = outcomes.get(i) {
+                if let Fate::Done = outcomes.get(i) {
                     apply_to(t, other);
                 }
                 i += 1;
@@ -58,7 +58,7 @@ pub(crate) fn apply_done(t: &mut Table, requests: &[Request], outcomes: &Outcome
         if let Some(entry) = t.get_mut(&key) {
             entry.destinations.reserve(run);
             for (j, r) in requests[i..i + run].iter().enumerate() {
-                if let Outcome::Done = outcomes.get(i + j) {
+                if let Fate::Done = outcomes.get(i + j) {
                     apply_to_service(entry, r);
                 }
             }

@@ -6,10 +6,24 @@ use std::collections::BTreeMap;
 
 use crate::Error;
 
-/// What became of one planned request.
+/// What became of one planned request of a sync (its fate; the
+/// pipelined apply's own word for one request, with no read-back, is
+/// [`proto::Outcome`](crate::proto::Outcome)).
+///
+/// ```no_run
+/// use ipvsnl::sync::{Fate, PlanOptions, Syncer, Table};
+/// let mut ipvs = ipvsnl::Client::new()?;
+/// let report = Syncer::new(PlanOptions::default()).sync(&mut ipvs, &Table::new())?;
+/// for (request, fate) in report.operations() {
+///     if let Fate::Failed(e) = fate {
+///         eprintln!("{request}: {e}");
+///     }
+/// }
+/// # Ok::<(), ipvsnl::Error>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Outcome {
+pub enum Fate {
     /// Applied.
     Done,
     /// Refused by the kernel (the error names the request and the errno),
@@ -31,29 +45,29 @@ pub enum Outcome {
     Superseded,
 }
 
-impl Outcome {
-    /// True for [`Outcome::Done`] and [`Outcome::Superseded`]: nothing
+impl Fate {
+    /// True for [`Fate::Done`] and [`Fate::Superseded`]: nothing
     /// left to do for this request.
     pub fn is_done(&self) -> bool {
-        matches!(self, Outcome::Done | Outcome::Superseded)
+        matches!(self, Fate::Done | Fate::Superseded)
     }
 }
 
-/// [`Outcome::Done`], for the requests with no exception recorded.
-static DONE: Outcome = Outcome::Done;
+/// [`Fate::Done`], for the requests with no exception recorded.
+static DONE: Fate = Fate::Done;
 
-/// The outcome of each of `len` requests: [`Outcome::Done`] unless an
+/// The fate of each of `len` requests: [`Fate::Done`] unless an
 /// exception is recorded.
 #[derive(Debug, Default)]
-pub(crate) struct Outcomes {
+pub(crate) struct Fates {
     len: usize,
-    exceptions: BTreeMap<usize, Outcome>,
+    exceptions: BTreeMap<usize, Fate>,
 }
 
-impl Outcomes {
+impl Fates {
     /// `len` requests, all done.
     pub(crate) fn all_done(len: usize) -> Self {
-        Outcomes {
+        Fates {
             len,
             exceptions: BTreeMap::new(),
         }
@@ -65,15 +79,15 @@ impl Outcomes {
     }
 
     /// The outcome of request `i` (done if none was recorded).
-    pub(crate) fn get(&self, i: usize) -> &Outcome {
+    pub(crate) fn get(&self, i: usize) -> &Fate {
         self.exceptions.get(&i).unwrap_or(&DONE)
     }
 
     /// Records the outcome of request `i` (`i < len`).
-    pub(crate) fn set(&mut self, i: usize, outcome: Outcome) {
+    pub(crate) fn set(&mut self, i: usize, outcome: Fate) {
         debug_assert!(i < self.len);
         match outcome {
-            Outcome::Done => {
+            Fate::Done => {
                 self.exceptions.remove(&i);
             }
             other => {
@@ -83,34 +97,34 @@ impl Outcomes {
     }
 
     /// One more request, with its outcome.
-    pub(crate) fn push(&mut self, outcome: Outcome) {
+    pub(crate) fn push(&mut self, outcome: Fate) {
         self.len += 1;
         self.set(self.len - 1, outcome);
     }
 
     /// Every outcome, in request order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Outcome> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Fate> {
         (0..self.len).map(|i| self.get(i))
     }
 
     /// The requests not simply done, in order: (index, outcome).
-    pub(crate) fn exceptions(&self) -> impl Iterator<Item = (usize, &Outcome)> {
+    pub(crate) fn exceptions(&self) -> impl Iterator<Item = (usize, &Fate)> {
         self.exceptions.iter().map(|(i, o)| (*i, o))
     }
 
-    /// Marks [`Outcome::Superseded`] every exception `settled` accepts
+    /// Marks [`Fate::Superseded`] every exception `settled` accepts
     /// (given its index and outcome).
-    pub(crate) fn supersede_where(&mut self, mut settled: impl FnMut(usize, &Outcome) -> bool) {
+    pub(crate) fn supersede_where(&mut self, mut settled: impl FnMut(usize, &Fate) -> bool) {
         for o in self
             .exceptions
             .iter_mut()
             .filter_map(|(i, o)| settled(*i, o).then_some(o))
         {
-            *o = Outcome::Superseded;
+            *o = Fate::Superseded;
         }
     }
 
-    /// True when nothing but [`Outcome::Done`] was recorded.
+    /// True when nothing but [`Fate::Done`] was recorded.
     pub(crate) fn all_plain_done(&self) -> bool {
         self.exceptions.is_empty()
     }
@@ -123,19 +137,19 @@ mod tests {
 
     #[test]
     fn exceptions_only_are_kept() {
-        let mut o = Outcomes::all_done(4);
+        let mut o = Fates::all_done(4);
         assert!(o.all_plain_done());
-        o.set(2, Outcome::Skipped { cause: 1 });
+        o.set(2, Fate::Skipped { cause: 1 });
         o.set(
             1,
-            Outcome::Failed(Error::refused(
+            Fate::Failed(Error::refused(
                 crate::Target::new(RequestKind::AddService, crate::Object::Table),
                 libc::EEXIST,
             )),
         );
-        o.set(1, Outcome::Superseded);
-        o.push(Outcome::Done);
-        o.push(Outcome::Skipped { cause: 0 });
+        o.set(1, Fate::Superseded);
+        o.push(Fate::Done);
+        o.push(Fate::Skipped { cause: 0 });
         assert_eq!(o.len(), 6);
         let shown: Vec<String> = o.iter().map(|o| format!("{o:?}")).collect();
         assert_eq!(
@@ -152,9 +166,9 @@ mod tests {
         let at: Vec<usize> = o.exceptions().map(|(i, _)| i).collect();
         assert_eq!(at, [1, 2, 5]);
         o.supersede_where(|i, _| i == 5);
-        assert!(matches!(o.get(5), Outcome::Superseded));
-        assert!(matches!(o.get(2), Outcome::Skipped { cause: 1 }));
-        o.set(2, Outcome::Done);
+        assert!(matches!(o.get(5), Fate::Superseded));
+        assert!(matches!(o.get(2), Fate::Skipped { cause: 1 }));
+        o.set(2, Fate::Done);
         assert_eq!(o.exceptions().count(), 2);
         assert!(!o.all_plain_done());
     }

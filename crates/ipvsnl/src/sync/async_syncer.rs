@@ -1,0 +1,69 @@
+//! The sync engine from async code (feature `tokio`): the same engine as
+//! [`Syncer::sync`], its listing and batches awaited on an [`AsyncClient`]
+//! (the planning between them is CPU work of the calling task).
+
+use crate::sync::plan::Plan;
+use crate::sync::report::Report;
+use crate::sync::syncer::Syncer;
+use crate::sync::table::Table;
+use crate::{AsyncClient, Error};
+
+/// The sync engine from async code: the same engine as
+/// [`Syncer::sync`], its listing and batches awaited on the async client
+/// (the planning between them is CPU work of the calling task).
+impl Syncer {
+    /// [`Syncer::list`] on an async client.
+    pub async fn list_async(&self, client: &mut AsyncClient) -> Result<Table, Error> {
+        self.list_in(&mut client.conn).await
+    }
+
+    /// [`Syncer::plan`] on an async client.
+    pub async fn plan_async(
+        &self,
+        client: &mut AsyncClient,
+        desired: &Table,
+    ) -> Result<Plan, Error> {
+        self.plan_in(&mut client.conn, desired).await
+    }
+
+    /// [`Syncer::sync`] on an async client.
+    pub async fn sync_async(
+        &mut self,
+        client: &mut AsyncClient,
+        desired: &Table,
+    ) -> Result<Report, Error> {
+        self.sync_in(&mut client.conn, desired).await
+    }
+
+    /// [`Syncer::sync_cached`] on an async client. Dropped before it
+    /// finished, it leaves no cached view (the next sync lists).
+    pub async fn sync_cached_async(
+        &mut self,
+        client: &mut AsyncClient,
+        desired: &Table,
+    ) -> Result<Report, Error> {
+        self.sync_cached_in(&mut client.conn, desired).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn its_futures_are_send() {
+        fn send<T: Send>(_: &T) {}
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _in = rt.enter();
+        let mut c = AsyncClient::new().unwrap();
+        let mut s = Syncer::default();
+        let t = Table::new();
+        send(&s.list_async(&mut c));
+        send(&s.plan_async(&mut c, &t));
+        send(&s.sync_async(&mut c, &t));
+        send(&s.sync_cached_async(&mut c, &t));
+    }
+}
