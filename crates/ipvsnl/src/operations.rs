@@ -21,12 +21,12 @@ mod generate;
 use std::ops::ControlFlow;
 
 use crate::decode::Detail;
+#[cfg(doc)]
+use crate::Client;
 use crate::{
     ApplyOptions, DaemonRole, Destination, DestinationEntry, Error, Info, Request, Service,
     ServiceEntry, ServiceKey, Stats, SyncDaemon, Timeouts,
 };
-#[cfg(doc)]
-use crate::Client;
 
 mod sealed {
     /// Only this crate's clients implement [`super::Operations`] (so an
@@ -325,4 +325,55 @@ client_ops! {
         -> Vec<Result<(), Error>> = async {
         self.conn.apply_failures(requests, options).await.into_results(requests.len())
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use super::Operations;
+    use crate::Client;
+
+    /// Polls `future` once.
+    fn poll_once<F: Future>(future: F) -> Poll<F::Output> {
+        pin!(future).poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn the_blocking_clients_futures_are_complete_when_made() {
+        // A generic-netlink socket opens on any Linux host, IPVS or not.
+        let mut c = Client::new().unwrap();
+        match poll_once(Operations::family_id(&mut c)) {
+            Poll::Ready(Ok(id)) => assert!(id >= 0x10),
+            Poll::Ready(Err(e)) => assert!(e.is_unavailable(), "{e}"),
+            Poll::Pending => panic!("the blocking client's future waited"),
+        }
+        let outcomes = poll_once(Operations::apply(&mut c, &[]));
+        assert!(matches!(outcomes, Poll::Ready(ref o) if o.is_empty()));
+    }
+
+    #[cfg(feature = "tokio")]
+    #[test]
+    fn code_generic_over_the_trait_runs_on_both_clients() {
+        async fn version(ipvs: &mut impl Operations) -> Option<u32> {
+            ipvs.info().await.ok().map(|i| i.version)
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut blocking = Client::new().unwrap();
+        let from_blocking = rt.block_on(version(&mut blocking));
+        let from_async = rt.block_on(async {
+            let mut c = crate::AsyncClient::new().unwrap();
+            // Spawnable: the trait's futures are Send.
+            tokio::spawn(async move { version(&mut c).await })
+                .await
+                .unwrap()
+        });
+        // The same kernel answers both (or neither has IPVS).
+        assert_eq!(from_blocking, from_async);
+    }
 }

@@ -8,8 +8,8 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::socket::{enter_netns, NlSocket};
@@ -67,7 +67,12 @@ impl Sockets {
 pub(crate) fn duplicate_namespace(fd: BorrowedFd<'_>) -> Result<(NetnsHandle, PathBuf), Error> {
     let named = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
     match fd.try_clone_to_owned() {
-        Ok(own) => Ok((NetnsHandle { file: File::from(own) }, named)),
+        Ok(own) => Ok((
+            NetnsHandle {
+                file: File::from(own),
+            },
+            named,
+        )),
         Err(source) => Err(Error::Namespace {
             path: named,
             source,
