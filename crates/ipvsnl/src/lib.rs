@@ -2,8 +2,11 @@
 //! load balancer, over its generic-netlink family — no libnl, no ipvsadm.
 //!
 //! - [`Client`]: one socket per client, every kernel operation as a typed
-//!   method, any network namespace ([`Client::in_namespace`]), pipelined
-//!   batches of [`Request`]s ([`Client::apply`]).
+//!   method, any network namespace ([`Client::in_namespace`], or from an
+//!   open descriptor, [`Client::in_namespace_fd`]), pipelined batches of
+//!   [`Request`]s ([`Client::apply`]). With feature `tokio`, `AsyncClient`:
+//!   the same methods as futures; [`Operations`], a trait both implement,
+//!   for code written once for either.
 //! - The model: [`Service`] keyed by [`ServiceKey`] (protocol + address +
 //!   port, or fwmark + family), [`Destination`] with its [`Forward`]ing
 //!   method (tunnel parameters only on [`Forward::Tunnel`]), any
