@@ -237,14 +237,17 @@ async fn listings_agree(c: &mut impl Ops) {
     );
     // Only the wanted get destinations.
     let only = ks[0];
-    let some = c.list_table_where(|k| *k == only).await.unwrap();
+    let some = c.table_with_destinations_of(|k| *k == only).await.unwrap();
     for e in &some {
         assert_eq!(e.destinations.is_empty(), *e.key() != only, "{}", e.key());
     }
     // A visit stopped early, then a full one: nothing of the first leaks.
-    let first = c.visit_keys(2).await.unwrap();
+    let first = common::ops::visit_keys(c, 2).await.unwrap();
     assert_eq!(first.len(), 2);
-    let all = whole!(ks.len(), c.visit_keys(usize::MAX).await.unwrap());
+    let all = whole!(
+        ks.len(),
+        common::ops::visit_keys(c, usize::MAX).await.unwrap()
+    );
     assert_eq!(all.len(), ks.len());
     assert_eq!(
         whole!(ks.len(), c.services().await.unwrap()).len(),

@@ -1,7 +1,9 @@
 //! The async client (feature `tokio`): the blocking client's operations as
 //! futures, over the same socket code, the same protocol machines and the
 //! same operations ([`crate::conn`]); only the transport differs (tokio's
-//! reactor instead of waiting system calls).
+//! reactor instead of waiting system calls). Here are its constructors and
+//! its watcher; its operations are declared once, for both clients, in
+//! [`crate::operations`].
 //!
 //! Every future is cancel-safe: dropped at any await, it leaves the client
 //! usable, and the next call does not read the abandoned call's replies
@@ -9,20 +11,17 @@
 //! to numbers it no longer waits for). A request whose future was dropped
 //! after it was sent may have been applied: its outcome is not known.
 
-use std::ops::ControlFlow;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use crate::conn::{read_totals, setup_error, Conn};
-use crate::decode::Detail;
-use crate::transport::netns::{NetnsHandle, Sockets};
+use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::transport::tokio::Tokio;
-use crate::{
-    ApplyOptions, ClientOptions, DaemonRole, Destination, DestinationEntry, Error, Info, Object,
-    Request, RequestKind, Service, ServiceEntry, ServiceKey, Stats, SyncDaemon, Target, Timeouts,
-};
+use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Target};
 
 /// A client of the kernel's IPVS table in one network namespace, for
-/// tokio: the operations of [`Client`](crate::Client), each a future.
+/// tokio: the operations of [`Client`](crate::Client), each a future (and
+/// code written for [`Operations`](crate::Operations) runs with either).
 ///
 /// It must be made inside a tokio runtime (its socket is registered with
 /// that runtime's reactor); the runtime needs its I/O and time drivers
@@ -100,6 +99,41 @@ impl AsyncClient {
         AsyncClient::from_sockets(sockets, opts, Some(netns))
     }
 
+    /// A client bound to the network namespace of the open namespace file
+    /// `netns` (see [`Client::in_namespace_fd`](crate::Client::in_namespace_fd)),
+    /// without moving any thread of the caller (the socket is made on
+    /// tokio's blocking pool). The client keeps a duplicate of the
+    /// descriptor: the caller's may be closed.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let netns = std::fs::File::open("/run/netns/blue")?;
+    /// let mut ipvs = ipvsnl::AsyncClient::in_namespace_fd(&netns).await?;
+    /// drop(netns);
+    /// println!("{} services in blue", ipvs.services().await?.len());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn in_namespace_fd(netns: impl AsFd) -> Result<Self, Error> {
+        AsyncClient::in_namespace_fd_with_options(netns, ClientOptions::default()).await
+    }
+
+    /// [`AsyncClient::in_namespace_fd`] with options.
+    pub async fn in_namespace_fd_with_options(
+        netns: impl AsFd,
+        opts: ClientOptions,
+    ) -> Result<Self, Error> {
+        // The duplicate is made here: the caller's descriptor is borrowed
+        // for this call only.
+        let (netns, named) = duplicate_namespace(netns.as_fd())?;
+        let (sockets, netns) = off_runtime(
+            move || Sockets::open_there(netns, &named),
+            || Target::new(RequestKind::ResolveFamily, Object::Family),
+        )
+        .await?;
+        AsyncClient::from_sockets(sockets, opts, Some(netns))
+    }
+
     fn from_sockets(
         sockets: Sockets,
         opts: ClientOptions,
@@ -123,110 +157,9 @@ impl AsyncClient {
         &self.conn.opts
     }
 
-    /// The IPVS family id, resolved on first use.
-    pub async fn family_id(&mut self) -> Result<u16, Error> {
-        self.conn.family_id().await
-    }
-
-    /// Adds a service.
-    pub async fn add_service(&mut self, service: &Service) -> Result<(), Error> {
-        self.conn
-            .set(Request::AddService(Box::new(service.clone())))
-            .await
-    }
-
-    /// Replaces a service's scheduler, flags and persistence.
-    pub async fn edit_service(&mut self, service: &Service) -> Result<(), Error> {
-        self.conn
-            .set(Request::EditService(Box::new(service.clone())))
-            .await
-    }
-
-    /// Deletes a service and its destinations.
-    pub async fn delete_service(&mut self, key: &ServiceKey) -> Result<(), Error> {
-        self.conn.set(Request::DeleteService(*key)).await
-    }
-
-    /// Adds a destination to a service.
-    pub async fn add_destination(
-        &mut self,
-        service: &ServiceKey,
-        dest: &Destination,
-    ) -> Result<(), Error> {
-        self.conn
-            .set(Request::AddDestination(*service, *dest))
-            .await
-    }
-
-    /// Replaces a destination's forwarding, weight and thresholds.
-    pub async fn edit_destination(
-        &mut self,
-        service: &ServiceKey,
-        dest: &Destination,
-    ) -> Result<(), Error> {
-        self.conn
-            .set(Request::EditDestination(*service, *dest))
-            .await
-    }
-
-    /// Deletes a destination.
-    pub async fn delete_destination(
-        &mut self,
-        service: &ServiceKey,
-        addr: std::net::IpAddr,
-        port: u16,
-    ) -> Result<(), Error> {
-        let request = Request::DeleteDestination(*service, addr, port);
-        self.conn.set(request).await
-    }
-
-    /// Zeroes the counters of one service, or of every service and the
-    /// totals.
-    pub async fn zero(&mut self, service: Option<&ServiceKey>) -> Result<(), Error> {
-        self.conn.set(Request::Zero(service.copied())).await
-    }
-
-    /// Deletes every service.
-    pub async fn flush(&mut self) -> Result<(), Error> {
-        self.conn.set(Request::Flush).await
-    }
-
-    /// Sets connection timeouts (0 leaves a value unchanged).
-    pub async fn set_timeouts(&mut self, timeouts: &Timeouts) -> Result<(), Error> {
-        self.conn.set(Request::SetTimeouts(*timeouts)).await
-    }
-
-    /// Starts a sync daemon.
-    pub async fn start_sync_daemon(&mut self, daemon: &SyncDaemon) -> Result<(), Error> {
-        self.conn.set(Request::StartDaemon(daemon.clone())).await
-    }
-
-    /// Stops the sync daemon of a role; answered even when it comes before
-    /// the daemon's kernel thread first ran (see
-    /// [`Client::stop_sync_daemon`](crate::Client::stop_sync_daemon)).
-    pub async fn stop_sync_daemon(&mut self, role: DaemonRole) -> Result<(), Error> {
-        self.conn.set(Request::StopDaemon(role)).await
-    }
-
-    /// The version and connection table size.
-    pub async fn info(&mut self) -> Result<Info, Error> {
-        self.conn.info().await
-    }
-
-    /// The connection timeouts.
-    pub async fn timeouts(&mut self) -> Result<Timeouts, Error> {
-        self.conn.timeouts().await
-    }
-
-    /// The running sync daemons (master first).
-    pub async fn sync_daemons(&mut self) -> Result<Vec<SyncDaemon>, Error> {
-        self.conn.sync_daemons().await
-    }
-
-    /// The totals of the client's namespace (see
-    /// [`Client::totals`](crate::Client::totals)), read on tokio's
-    /// blocking pool.
-    pub async fn totals(&self) -> Result<Stats, Error> {
+    /// The totals' read, on tokio's blocking pool (see
+    /// [`AsyncClient::totals`]).
+    pub(crate) async fn read_totals(&self) -> Result<Stats, Error> {
         let netns = match &self.conn.netns {
             Some(ns) => Some(ns.try_clone().map_err(|source| {
                 Error::io(Target::new(RequestKind::Totals, Object::Table), source)
@@ -238,72 +171,6 @@ impl AsyncClient {
             || Target::new(RequestKind::Totals, Object::Table),
         )
         .await
-    }
-
-    /// Every service with its counters, no destinations, whole (see
-    /// [`Client::services`](crate::Client::services) and
-    /// [`AsyncClient::table`]).
-    pub async fn services(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.conn.list_services(Detail::Full).await
-    }
-
-    /// One service, or [`Error::is_not_found`].
-    pub async fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
-        self.conn.service(key).await
-    }
-
-    /// Visits every service once, whole (see
-    /// [`Client::for_each_service`](crate::Client::for_each_service) and
-    /// [`AsyncClient::table`]).
-    pub async fn for_each_service(
-        &mut self,
-        visit: impl FnMut(&ServiceEntry) -> ControlFlow<()> + Send,
-    ) -> Result<(), Error> {
-        self.conn.for_each_service(visit).await
-    }
-
-    /// The destinations of a service, newest first.
-    pub async fn destinations(&mut self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> {
-        key.validate()?;
-        self.conn.list_destinations(key, Detail::Full).await
-    }
-
-    /// Every service with its destinations, whole (see
-    /// [`Client::table`](crate::Client::table) for what that guarantees).
-    ///
-    /// The check that makes it whole may copy the IPv4 services with a
-    /// `getsockopt` made inline, on the task: such a call never waits on
-    /// the network (the kernel answers within it, under its IPVS mutex,
-    /// as it answers a netlink request within the `sendmsg` that carries
-    /// it, which this client makes inline too).
-    pub async fn table(&mut self) -> Result<Vec<ServiceEntry>, Error> {
-        self.conn.list_entries(Detail::Full, |_| true).await
-    }
-
-    /// Every service, and the destinations of those `wanted` accepts.
-    pub async fn list_table_where(
-        &mut self,
-        wanted: impl FnMut(&ServiceKey) -> bool + Send,
-    ) -> Result<Vec<ServiceEntry>, Error> {
-        self.conn.list_entries(Detail::Full, wanted).await
-    }
-
-    /// Applies many requests, pipelined (see
-    /// [`Client::apply`](crate::Client::apply)).
-    pub async fn apply(&mut self, requests: &[Request]) -> Vec<Result<(), Error>> {
-        self.apply_with(requests, &ApplyOptions::default()).await
-    }
-
-    /// [`AsyncClient::apply`] with tuning.
-    pub async fn apply_with(
-        &mut self,
-        requests: &[Request],
-        options: &ApplyOptions,
-    ) -> Vec<Result<(), Error>> {
-        self.conn
-            .apply_failures(requests, options)
-            .await
-            .into_results(requests.len())
     }
 }
 

@@ -2,8 +2,11 @@
 //! load balancer, over its generic-netlink family — no libnl, no ipvsadm.
 //!
 //! - [`Client`]: one socket per client, every kernel operation as a typed
-//!   method, any network namespace ([`Client::in_namespace`]), pipelined
-//!   batches of [`Request`]s ([`Client::apply`]).
+//!   method, any network namespace ([`Client::in_namespace`], or from an
+//!   open descriptor, [`Client::in_namespace_fd`]), pipelined batches of
+//!   [`Request`]s ([`Client::apply`]). With feature `tokio`, `AsyncClient`:
+//!   the same methods as futures; [`Operations`], a trait both implement,
+//!   for code written once for either.
 //! - The model: [`Service`] keyed by [`ServiceKey`] (protocol + address +
 //!   port, or fwmark + family; read from the text it prints, `TCP
 //!   10.0.0.1:80` or `fwmark 5 (IPv4)`), [`Destination`] with its
@@ -70,6 +73,7 @@ mod failures;
 mod fixed_attrs;
 mod listing;
 mod model;
+mod operations;
 mod options;
 mod pipeline;
 pub mod proto;
@@ -99,6 +103,7 @@ pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
 pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
+pub use operations::Operations;
 pub use options::ClientOptions;
 pub use pipeline::ApplyOptions;
 pub use request::{Request, RequestKind};

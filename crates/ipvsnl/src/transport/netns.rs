@@ -8,8 +8,9 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::socket::{enter_netns, NlSocket};
 use super::sockopt::SockoptSocket;
@@ -37,13 +38,45 @@ impl Sockets {
     /// or `/proc/PID/ns/net`), on a short-lived thread that entered it;
     /// with a handle on that namespace.
     pub(crate) fn open_in(path: &Path) -> Result<(Self, NetnsHandle), Error> {
-        let ns_error = |source| Error::Namespace {
+        let netns = NetnsHandle::open(path).map_err(|source| Error::Namespace {
             path: path.to_path_buf(),
             source,
-        };
-        let netns = NetnsHandle::open(path).map_err(ns_error)?;
-        let sockets = netns.inside(Sockets::open).map_err(ns_error)?;
+        })?;
+        Sockets::open_there(netns, path)
+    }
+
+    /// Opens them in the namespace of the open file `netns` (a namespace
+    /// file's descriptor, `named` in errors), as [`Sockets::open_in`].
+    pub(crate) fn open_there(
+        netns: NetnsHandle,
+        named: &Path,
+    ) -> Result<(Self, NetnsHandle), Error> {
+        let sockets = netns
+            .inside(Sockets::open)
+            .map_err(|source| Error::Namespace {
+                path: named.to_path_buf(),
+                source,
+            })?;
         Ok((sockets, netns))
+    }
+}
+
+/// A handle on the namespace of the caller's open file `fd`, and the
+/// path that names `fd` in errors (a duplicate that fails, out of
+/// descriptors, is an [`Error::Namespace`] too).
+pub(crate) fn duplicate_namespace(fd: BorrowedFd<'_>) -> Result<(NetnsHandle, PathBuf), Error> {
+    let named = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    match fd.try_clone_to_owned() {
+        Ok(own) => Ok((
+            NetnsHandle {
+                file: File::from(own),
+            },
+            named,
+        )),
+        Err(source) => Err(Error::Namespace {
+            path: named,
+            source,
+        }),
     }
 }
 

@@ -148,7 +148,7 @@ fn progress(what: std::fmt::Arguments<'_>) {
 }
 
 fn listed(c: &mut Client) -> Table {
-    Table::from_entries(c.list_table().expect("list"))
+    Table::from_entries(c.table().expect("list"))
 }
 
 /// A client with its family id resolved (so no contestant pays for it).
