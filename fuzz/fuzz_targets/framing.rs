@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             Err(e) => {
-                assert!(!e.is_empty());
+                assert!(!e.to_string().is_empty());
                 ended = true;
             }
         }

@@ -95,7 +95,7 @@ fn decode_all(datagram: &[u8], family: u16, out: &mut Vec<IpvsMessage>) {
 struct Decoded(Vec<IpvsMessage>);
 
 impl Replies for Decoded {
-    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), ipvsnl::DecodeError> {
         self.0.push(frame::decode(command, attrs)?);
         Ok(())
     }
