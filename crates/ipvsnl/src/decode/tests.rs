@@ -236,8 +236,8 @@ fn every_model_value_round_trips_through_the_wire() {
     for _ in 0..3000 {
         let s = service(&mut r);
         for req in [
-            Request::AddService(Box::new(s.clone())),
-            Request::EditService(Box::new(s.clone())),
+            Request::add_service(s.clone()),
+            Request::edit_service(s.clone()),
         ] {
             let (_, attrs) = through_bytes(&req);
             assert_eq!(service_reply(&attrs, Detail::Full).unwrap().service, s);
@@ -358,7 +358,7 @@ fn arbitrary_and_mutated_bytes_never_panic() {
         let s = service(&mut r);
         let d = destination(&mut r, s.key.family());
         let req = match r.below(3) {
-            0 => Request::AddService(Box::new(s)),
+            0 => Request::add_service(s),
             1 => Request::AddDestination(s.key, d),
             _ => Request::StartDaemon(daemon(&mut r)),
         };
