@@ -14,12 +14,18 @@ use std::fmt;
 ///
 /// ```
 /// use ipvsnl::DecodeError;
-/// let e = DecodeError::Missing { object: "service", attr: "IPVS_SVC_ATTR_AF" };
-/// assert_eq!(e.attribute(), Some("IPVS_SVC_ATTR_AF"));
-/// assert_eq!(e.to_string(), "service without IPVS_SVC_ATTR_AF");
+/// /// What to tell an operator about a reply that could not be read.
+/// fn advice(e: &DecodeError) -> String {
+///     match e {
+///         DecodeError::Missing { attr, .. } => format!("the kernel sent no {attr}"),
+///         DecodeError::BadLength { offset, .. } => format!("bad message at byte {offset}"),
+///         other => other.to_string(),
+///     }
+/// }
 /// // What a driver or a `Replies` of your own has to say, in words:
 /// let e = DecodeError::from("no reply");
-/// assert_eq!(e.to_string(), "no reply");
+/// assert_eq!((e.attribute(), e.offset()), (None, None));
+/// assert_eq!(advice(&e), "no reply");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

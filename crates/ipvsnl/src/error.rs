@@ -270,13 +270,10 @@ impl Error {
     /// ```
     /// use ipvsnl::{DecodeError, Error, Object, RequestKind, Target};
     /// let target = Target::new(RequestKind::GetInfo, Object::Table);
-    /// let missing = DecodeError::Missing { object: "info", attr: "IPVS_INFO_ATTR_VERSION" };
-    /// let e = Error::decode(target, missing.clone());
-    /// assert_eq!(e.decode_error(), Some(&missing));
-    /// assert_eq!(
-    ///     e.to_string(),
-    ///     "get info: malformed reply from the kernel: info without IPVS_INFO_ATTR_VERSION"
-    /// );
+    /// let e = Error::decode(target, "no reply");
+    /// assert!(e.is_decode());
+    /// assert_eq!(e.decode_error(), Some(&DecodeError::from("no reply")));
+    /// assert_eq!(e.to_string(), "get info: malformed reply from the kernel: no reply");
     /// ```
     pub fn decode_error(&self) -> Option<&DecodeError> {
         match self {

@@ -1,22 +1,9 @@
 //! Framing: requests to bytes, received datagrams to replies.
 //!
-//! Nothing here touches a socket, so everything is tested on byte vectors.
-//!
-//! ```
-//! use ipvsnl::proto::frame::{frames, Reply};
-//! // An ACK (NLMSG_ERROR with code 0) of request 7, as the kernel sends it
-//! // to a socket with NETLINK_CAP_ACK: the header of the request only.
-//! let mut d = Vec::new();
-//! d.extend_from_slice(&36u32.to_ne_bytes()); // length
-//! d.extend_from_slice(&2u16.to_ne_bytes()); // NLMSG_ERROR
-//! d.extend_from_slice(&0u16.to_ne_bytes()); // flags
-//! d.extend_from_slice(&7u32.to_ne_bytes()); // sequence number
-//! d.extend_from_slice(&0u32.to_ne_bytes()); // port id
-//! d.extend_from_slice(&0i32.to_ne_bytes()); // error: none
-//! d.extend_from_slice(&[0; 16]); // the request's header
-//! let f: Vec<_> = frames(&d, 0x23).collect::<Result<_, _>>().unwrap();
-//! assert_eq!((f[0].seq, &f[0].reply), (7, &Reply::Ack));
-//! ```
+//! Nothing here touches a socket, so everything is tested on byte vectors
+//! (an ACK as the kernel sends it to a socket with `NETLINK_CAP_ACK`, the
+//! header of the request only: see the tests below). Crate-private; the
+//! fuzz targets reach it through `proto::fuzzing` (`--cfg fuzzing`).
 
 use ipvsnl_wire::netlink_packet_core::{
     ErrorBuffer, NetlinkMessage, NlasIterator, ParseableParametrized, NLMSG_DONE, NLMSG_ERROR,
@@ -258,8 +245,9 @@ fn short_message(offset: usize, len: usize) -> DecodeError {
     DecodeError::ShortMessage { offset, len }
 }
 
-/// Every frame of a datagram, or the first error (for tests and small
-/// replies).
+/// Every frame of a datagram, or the first error (for tests and the fuzz
+/// targets).
+#[cfg(any(test, fuzzing))]
 pub fn all_frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, DecodeError> {
     frames(datagram, family).collect()
 }

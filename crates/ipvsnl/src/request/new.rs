@@ -86,7 +86,7 @@ impl Request {
     /// ```
     /// use ipvsnl::{Request, ServiceKey};
     /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
-    /// assert_eq!(Request::zero_service(key).service_key(), Some(key));
+    /// assert_eq!(Request::zero_service(key).to_string(), "zero counters TCP 10.0.0.1:80");
     /// ```
     pub fn zero_service(key: ServiceKey) -> Self {
         Request::Zero(Some(key))
