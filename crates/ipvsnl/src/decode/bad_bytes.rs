@@ -119,7 +119,7 @@ fn stats_text_not_in_its_form_is_named_with_what_it_held() {
     assert!(
         matches!(
             &err,
-            DecodeError::ProcText { file: "ip_vs_stats", text, .. } if text == "1 2 3 4 5\n"
+            DecodeError::ProcText { file: "ip_vs_stats", text, .. } if &**text == "1 2 3 4 5\n"
         ),
         "{err:?}"
     );

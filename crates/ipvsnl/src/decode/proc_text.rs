@@ -17,8 +17,7 @@ pub(crate) fn proc_stats(text: &str) -> DecodeResult<Stats> {
     let (Some(counts), Some(rates)) = (rows.next(), rows.next()) else {
         return Err(DecodeError::ProcText {
             file: "ip_vs_stats",
-            expected: "two rows of five hex numbers",
-            text: text.to_owned(),
+            text: text.into(),
         });
     };
     Ok(Stats {

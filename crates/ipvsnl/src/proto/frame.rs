@@ -210,7 +210,7 @@ fn other_reply(kind: u16, payload: &[u8], offset: usize) -> Result<Reply<'_>, De
             let err =
                 ErrorBuffer::new_checked(payload).map_err(|e| DecodeError::BadErrorMessage {
                     offset,
-                    why: e.to_string(),
+                    why: e.to_string().into(),
                 })?;
             match err.code() {
                 None => Reply::Ack,
@@ -270,7 +270,7 @@ pub fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, DecodeError> {
     )
     .map_err(|e| DecodeError::Message {
         command,
-        why: e.to_string(),
+        why: e.to_string().into(),
     })
 }
 

@@ -80,7 +80,7 @@ impl SockoptSocket {
         SockoptInfo::decode(&buf).map_err(|why| {
             let detail = DecodeError::Sockopt {
                 option: "IP_VS_SO_GET_INFO",
-                why,
+                why: why.into(),
             };
             Error::decode(target(kind), detail)
         })
@@ -111,7 +111,8 @@ impl SockoptSocket {
         }
         let detail = DecodeError::Sockopt {
             option: "IP_VS_SO_GET_SERVICES",
-            why: format!("the IPv4 services outgrew every copy (last room: {slots} services)"),
+            why: format!("the IPv4 services outgrew every copy (last room: {slots} services)")
+                .into(),
         };
         Err(Error::decode(target(kind), detail))
     }
