@@ -30,7 +30,7 @@
 //! messages; it is what every machine reads with, and not public: a
 //! [`Replies`] gets each IPVS message's command and attribute bytes (the
 //! wire crate's `IpvsMessage::parse_with_param` reads them into owned
-//! attributes). The fuzz targets reach the framing through [`fuzzing`],
+//! attributes). The fuzz targets reach the framing through `fuzzing`,
 //! built only with `--cfg fuzzing`. The repeats a resumed dump can send
 //! are dropped by the listing with this module's `keep_first`, whatever
 //! the driver.
