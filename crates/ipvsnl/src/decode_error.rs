@@ -158,6 +158,7 @@ impl DecodeError {
     }
 
     /// The reading of attribute `attr` failed for the wire crate's `why`.
+    #[cold]
     pub(crate) fn attribute_of(attr: &'static str, why: impl fmt::Display) -> Self {
         DecodeError::Attribute {
             attr,

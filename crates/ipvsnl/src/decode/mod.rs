@@ -3,9 +3,11 @@
 //! never panics on what the kernel sends: a reply that cannot be read is a
 //! [`DecodeError`](crate::DecodeError) naming what was bad.
 //!
-//! - [`netlink`]: the attributes of IPVS generic-netlink messages;
-//! - [`proc_text`]: the text of `/proc/net/ip_vs_stats`.
+//! - `detail`: how much of an entry to decode;
+//! - `netlink`: the attributes of IPVS generic-netlink messages;
+//! - `proc_text`: the text of `/proc/net/ip_vs_stats`.
 
+mod detail;
 mod netlink;
 mod proc_text;
 
@@ -16,18 +18,7 @@ pub(crate) use netlink::{
 };
 pub(crate) use proc_text::proc_stats;
 
-/// Why a reply could not be turned into the model.
-pub(crate) type DecodeResult<T> = Result<T, crate::DecodeError>;
-
-/// How much of a listed service or destination to decode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Detail {
-    /// Everything, counters included.
-    Full,
-    /// Settings and connection counts, not the traffic counters (left at
-    /// zero): what the sync engine plans with.
-    Settings,
-}
+pub(crate) use detail::{DecodeResult, Detail};
 
 #[cfg(test)]
 mod bad_bytes;

@@ -10,7 +10,7 @@ use ipvsnl_wire::{
     IPVS_CMD_ATTR_DEST,
 };
 
-use super::{DecodeResult, Detail};
+use super::detail::{DecodeResult, Detail};
 use crate::{
     AddressFamily, DaemonRole, DecodeError, Destination, DestinationEntry, Forward, Info, Netmask,
     Protocol, Scheduler, Service, ServiceEntry, ServiceFlags, ServiceKey, Stats, SyncDaemon,

@@ -1,7 +1,7 @@
 //! `/proc/net` text to the model: the totals of `ip_vs_stats` (netlink has
 //! no command for them).
 
-use super::DecodeResult;
+use super::detail::DecodeResult;
 use crate::{DecodeError, Stats};
 
 /// `/proc/net/ip_vs_stats`: two rows of five upper-case hex numbers (the

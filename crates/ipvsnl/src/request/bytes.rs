@@ -12,8 +12,9 @@ use super::fixed::{
     fixed_dest, fixed_dest_id, fixed_key, fixed_key_nest, fixed_settings, DEST_NEST_MAX,
     KEY_NEST_MAX, SETTINGS_MAX,
 };
-use super::Request;
+use super::value::Request;
 use crate::fixed_attrs::FixedAttrs;
+use crate::proto::Encode;
 use crate::{Service, ServiceKey};
 
 /// Appends `IPVS_CMD_ATTR_SERVICE`, written directly: the key, and the
@@ -84,4 +85,17 @@ pub(crate) fn encode(
     }
     end_message(out, msg);
     msg
+}
+
+impl Encode for Request {
+    fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
+        encode(out, family, seq, flags, self);
+    }
+
+    /// A stop of a sync daemon whose thread has not run yet is answered
+    /// with nothing (the kernel passes on the thread's `EINTR`, and netlink
+    /// sends no reply to that code), though the daemon is stopped.
+    fn may_go_unanswered(&self) -> bool {
+        matches!(self, Request::StopDaemon(_))
+    }
 }

@@ -9,7 +9,7 @@ use ipvsnl_wire::{DaemonAttr, IpvsAttr, IpvsMessage, ServiceAttr};
 use super::fixed::{
     fixed_dest, fixed_dest_id, fixed_key, fixed_settings, DEST_NEST_MAX, KEY_NEST_MAX, SETTINGS_MAX,
 };
-use super::Request;
+use super::value::Request;
 use crate::fixed_attrs::FixedAttrs;
 use crate::{Service, ServiceKey, SyncDaemon};
 

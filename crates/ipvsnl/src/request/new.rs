@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use super::Request;
+use super::value::Request;
 use crate::{DaemonRole, Destination, Service, ServiceKey, SyncDaemon, Timeouts};
 
 impl Request {

@@ -7,7 +7,8 @@ use ipvsnl_wire::{DestAttr, FlagsMask, IpvsAttr, ServiceAttr};
 use super::*;
 use crate::proto::frame;
 use crate::{
-    AddressFamily, Forward, Netmask, Scheduler, ServiceFlags, Tunnel, TunnelFlags, TunnelKind,
+    AddressFamily, DaemonRole, Destination, Forward, Netmask, Scheduler, Service, ServiceFlags,
+    ServiceKey, SyncDaemon, Timeouts, Tunnel, TunnelFlags, TunnelKind,
 };
 
 fn generic(r: &Request) -> Vec<u8> {
