@@ -89,7 +89,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut batch = Vec::new();
     for i in 0..1000u32 {
         let key = ServiceKey::tcp(IpAddr::from([198, 18, (i >> 8) as u8, i as u8]), 443);
-        batch.push(Request::AddService(Box::new(Service::new(key))));
+        batch.push(Request::add_service(Service::new(key)));
         for r in 1..=2u8 {
             batch.push(Request::AddDestination(
                 key,

@@ -61,7 +61,7 @@ fn api_bad_inputs_are_refused_and_never_sent() {
     // Between good ones: exactly the good ones are encoded, in order, and
     // each is answered; no bad one is.
     let key = api::v4();
-    let mut mixed = vec![Request::AddService(Box::new(Service::new(key)))];
+    let mut mixed = vec![Request::add_service(Service::new(key))];
     for (i, bad) in invalid.iter().enumerate() {
         mixed.push(bad.clone());
         let addr = std::net::IpAddr::from([10, 1, (i / 250) as u8, (i % 250 + 1) as u8]);
@@ -150,16 +150,16 @@ fn the_edges_of_each_range_are_accepted_and_sent() {
     let v6 = ServiceKey::fwmark(u32::MAX, AddressFamily::Inet6);
     let sched = Scheduler::new(&"s".repeat(SCHED_NAME_MAX)).unwrap();
     let good = vec![
-        Request::AddService(Box::new(Service::new(key).with_scheduler(sched))),
-        Request::EditService(Box::new(
+        Request::add_service(Service::new(key).with_scheduler(sched)),
+        Request::edit_service(
             Service::new(key)
                 .with_persistence(u32::MAX)
                 .with_persistence_engine("p".repeat(PE_NAME_MAX))
                 // Not contiguous: the kernel takes any IPv4 mask, so does the model.
                 .with_netmask(Netmask::V4([255, 0, 255, 0].into())),
-        )),
-        Request::AddService(Box::new(Service::new(v6).with_netmask(Netmask::V6(1)))),
-        Request::EditService(Box::new(Service::new(v6).with_netmask(Netmask::V6(128)))),
+        ),
+        Request::add_service(Service::new(v6).with_netmask(Netmask::V6(1))),
+        Request::edit_service(Service::new(v6).with_netmask(Netmask::V6(128))),
         Request::AddDestination(
             key,
             api::server()

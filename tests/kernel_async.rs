@@ -25,7 +25,7 @@ fn table_requests(n: u16) -> Vec<Request> {
     let mut r = Vec::new();
     for i in 0..n {
         let k = ServiceKey::tcp(ip("10.6.0.1"), 1 + i);
-        r.push(Request::AddService(Box::new(Service::new(k))));
+        r.push(Request::add_service(Service::new(k)));
         for j in 1..=4 {
             r.push(Request::AddDestination(
                 k,
@@ -119,12 +119,7 @@ fn dropped_futures_leave_the_client_usable() {
         // A batch dropped part way: what it did is whatever the kernel did,
         // and the client reads the table right afterwards.
         let extra: Vec<Request> = (0..2000u16)
-            .map(|i| {
-                Request::AddService(Box::new(Service::new(ServiceKey::udp(
-                    ip("10.8.0.1"),
-                    1 + i,
-                ))))
-            })
+            .map(|i| Request::add_service(Service::new(ServiceKey::udp(ip("10.8.0.1"), 1 + i))))
             .collect();
         let finished = poll_some(c.apply(&extra), 2).await;
         let after = c.services().await.unwrap();

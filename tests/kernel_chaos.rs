@@ -303,7 +303,7 @@ fn exclusive_chaos_netns_deleted_under_a_live_client() {
         range
             .flat_map(|s| {
                 let svc = Service::new(key(s)).with_scheduler(Scheduler::ShortestExpectedDelay);
-                std::iter::once(Request::AddService(Box::new(svc)))
+                std::iter::once(Request::add_service(svc))
                     .chain((0..2).map(move |j| Request::AddDestination(key(s), dest(s, j))))
             })
             .collect()

@@ -32,13 +32,13 @@ fn add_list_and_batch() {
     let mut reqs = Vec::new();
     for i in 0..300u32 {
         let k = ServiceKey::tcp(std::net::IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80);
-        reqs.push(Request::AddService(Box::new(Service::new(k))));
+        reqs.push(Request::add_service(Service::new(k)));
         reqs.push(Request::AddDestination(
             k,
             Destination::new("10.9.0.1".parse().unwrap(), 80),
         ));
     }
-    reqs.insert(100, Request::AddService(Box::new(Service::new(key)))); // duplicate: EEXIST
+    reqs.insert(100, Request::add_service(Service::new(key))); // duplicate: EEXIST
     let out = c.apply(&reqs);
     assert_eq!(out.len(), reqs.len());
     let failed: Vec<_> = out.iter().enumerate().filter(|(_, r)| r.is_err()).collect();

@@ -240,7 +240,7 @@ fn exclusive_reload_of_ip_vs_under_a_live_client_then_a_pipelined_apply() {
     let requests: Vec<Request> = (1..=50u32)
         .flat_map(|s| {
             let svc = Service::new(key(s)).with_scheduler(Scheduler::RoundRobin);
-            std::iter::once(Request::AddService(Box::new(svc)))
+            std::iter::once(Request::add_service(svc))
                 .chain((0..3).map(move |j| Request::AddDestination(key(s), dest(s * 8 + j))))
         })
         .collect();

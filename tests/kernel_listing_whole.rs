@@ -50,7 +50,7 @@ impl Churn {
                 .collect();
             let adds: Vec<Request> = keys
                 .iter()
-                .map(|k| Request::AddService(Box::new(Service::new(*k))))
+                .map(|k| Request::add_service(Service::new(*k)))
                 .collect();
             let deletes: Vec<Request> = keys.iter().map(|k| Request::DeleteService(*k)).collect();
             let mut rounds = 0;
@@ -96,7 +96,7 @@ fn fill(v4: u16, v6: u16) -> HashSet<ServiceKey> {
         )
     });
     for (k, d) in v4_keys.chain(v6_keys) {
-        requests.push(Request::AddService(Box::new(Service::new(k))));
+        requests.push(Request::add_service(Service::new(k)));
         requests.push(Request::AddDestination(k, d));
         keys.insert(k);
     }

@@ -177,7 +177,7 @@ async fn pipelined_apply_reports_each_request(c: &mut impl Ops) {
     let mut requests = Vec::new();
     for i in 0..300u16 {
         let k = ServiceKey::tcp(ip("10.2.0.1"), 1000 + i);
-        requests.push(Request::AddService(Box::new(Service::new(k))));
+        requests.push(Request::add_service(Service::new(k)));
         requests.push(Request::AddDestination(
             k,
             Destination::new(ip("10.3.0.1"), 80),
@@ -186,10 +186,7 @@ async fn pipelined_apply_reports_each_request(c: &mut impl Ops) {
     // One refused in the middle (it exists already), one not sent (invalid).
     requests.insert(
         301,
-        Request::AddService(Box::new(Service::new(ServiceKey::tcp(
-            ip("10.2.0.1"),
-            1000,
-        )))),
+        Request::add_service(Service::new(ServiceKey::tcp(ip("10.2.0.1"), 1000))),
     );
     requests.insert(
         400,

@@ -364,7 +364,7 @@ fn lost_replies_are_accounted_for() {
     // The pipeline on its own: every request gets an outcome.
     let dup: Vec<Request> = want
         .iter()
-        .map(|t| Request::AddService(Box::new(t.service.clone())))
+        .map(|t| Request::add_service(t.service.clone()))
         .collect();
     let out = tiny.apply_with(&dup, &ApplyOptions::default().with_max_batch_requests(1000));
     assert_eq!(out.len(), 600);
@@ -396,12 +396,12 @@ fn small_batches_give_every_request_its_own_outcome() {
     let mut reqs = Vec::new();
     let mut expect = Vec::new();
     for s in 1..=400u32 {
-        reqs.push(Request::AddService(Box::new(
+        reqs.push(Request::add_service(
             Service::new(key(s)).with_scheduler(Scheduler::RoundRobin),
-        )));
+        ));
         expect.push(None);
         if s % 50 == 0 {
-            reqs.push(Request::AddService(Box::new(Service::new(key(s)))));
+            reqs.push(Request::add_service(Service::new(key(s))));
             expect.push(Some(libc::EEXIST));
         }
     }
@@ -412,8 +412,9 @@ fn small_batches_give_every_request_its_own_outcome() {
                 reqs.push(Request::AddDestination(key(1000 + s), dest(s * 8 + j)));
                 expect.push(Some(libc::ESRCH));
             } else if n % 301 == 0 {
-                reqs.push(Request::AddService(Box::new(Service::new(
-                    ServiceKey::fwmark(0, AddressFamily::Inet),
+                reqs.push(Request::add_service(Service::new(ServiceKey::fwmark(
+                    0,
+                    AddressFamily::Inet,
                 ))));
                 expect.push(Some(0));
             } else {
@@ -444,7 +445,7 @@ fn small_batches_give_every_request_its_own_outcome() {
     // outcome is still accounted for.
     let mut tiny = Client::with_options(ClientOptions::default().with_socket_buffer(4096)).unwrap();
     let services: Vec<Request> = (1..=2500u32)
-        .map(|s| Request::AddService(Box::new(Service::new(key(s)))))
+        .map(|s| Request::add_service(Service::new(key(s))))
         .collect();
     let opts = ApplyOptions::default().with_max_batch_requests(1000);
     assert!(tiny.apply_with(&services, &opts).iter().all(Result::is_ok));

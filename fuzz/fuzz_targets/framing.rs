@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use ipvsnl::proto::frame::{all_frames, data_message_count, frames, Reply};
+use ipvsnl::proto::fuzzing::{all_frames, data_message_count, frames, Reply};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             Err(e) => {
-                assert!(!e.is_empty());
+                assert!(!e.to_string().is_empty());
                 ended = true;
             }
         }

@@ -127,7 +127,7 @@ fn run(m: &mut impl Machine, b: &mut Bytes<'_>, last_seq: impl Fn() -> u32) {
 struct Sink;
 
 impl Replies for Sink {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), ipvsnl::DecodeError> {
         match attrs.first() {
             Some(0xff) => Err("refused by the sink".into()),
             _ => Ok(()),

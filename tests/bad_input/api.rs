@@ -45,7 +45,7 @@ pub fn server() -> Destination {
 }
 
 fn add(s: Service) -> Input {
-    Input::Request(Request::AddService(Box::new(s)))
+    Input::Request(Request::add_service(s))
 }
 
 fn pe(name: &str) -> Input {
@@ -234,7 +234,7 @@ fn numbers() -> Vec<Case> {
         ),
         case(
             "fwmark 0: IPv6 edit service",
-            Input::Request(Request::EditService(Box::new(Service::new(ServiceKey::fwmark(0, AddressFamily::Inet6))))),
+            Input::Request(Request::edit_service(Service::new(ServiceKey::fwmark(0, AddressFamily::Inet6)))),
             "invalid fwmark: 0 is not a mark: the kernel would read the service as address-keyed",
         ),
         case(
@@ -343,9 +343,7 @@ fn combinations() -> Vec<Case> {
         ),
         case(
             "IPv4 netmask on an IPv6 fwmark service, edit",
-            Input::Request(Request::EditService(
-                Box::new(Service::new(ServiceKey::fwmark(9, AddressFamily::Inet6)).with_netmask(Netmask::V4(Ipv4Addr::BROADCAST))),
-            )),
+            Input::Request(Request::edit_service(Service::new(ServiceKey::fwmark(9, AddressFamily::Inet6)).with_netmask(Netmask::V4(Ipv4Addr::BROADCAST)))),
             "invalid netmask: IPv4 netmask 255.255.255.255 on an IPv6 service",
         ),
         case(

@@ -6,9 +6,10 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use ipvsnl::proto::frame::{self, Reply};
 use ipvsnl::proto::{Input, Limits, Machine, Outcome, Poll, Session};
 use ipvsnl::Request;
+use ipvsnl_wire::netlink_packet_core::ParseableParametrized;
+use ipvsnl_wire::netlink_packet_generic::GenlHeader;
 use ipvsnl_wire::IpvsMessage;
 
 /// The IPVS family id the scripted kernel hands out.
@@ -32,15 +33,33 @@ impl Sent {
     pub fn messages(&self) -> Vec<IpvsMessage> {
         let mut out = Vec::new();
         for d in &self.datagrams {
-            for f in frame::frames(d, FAMILY) {
-                let f = f.expect("a transmitted datagram frames");
-                if let Reply::Data { command, attrs } = f.reply {
-                    out.push(frame::decode(command, attrs).expect("a sent request decodes"));
+            for (kind, payload) in split(d) {
+                if kind != FAMILY {
+                    continue;
                 }
+                let [cmd, version, _, _, ref attrs @ ..] = *payload else {
+                    panic!("a sent IPVS message has its generic-netlink header");
+                };
+                let header = GenlHeader { cmd, version };
+                let m = IpvsMessage::parse_with_param(attrs, header);
+                out.push(m.expect("a sent request decodes"));
             }
         }
         out
     }
+}
+
+/// The (type, payload) of each netlink message of a sent datagram.
+fn split(datagram: &[u8]) -> Vec<(u16, &[u8])> {
+    let mut out = Vec::new();
+    let mut rest = datagram;
+    while let Some(&[l0, l1, l2, l3, t0, t1, ..]) = rest.get(..16) {
+        let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
+        let payload = rest.get(16..len).expect("a sent message's length fits");
+        out.push((u16::from_ne_bytes([t0, t1]), payload));
+        rest = rest.get((len + 3) & !3..).unwrap_or_default();
+    }
+    out
 }
 
 /// A netlink message of these header fields and payload.

@@ -123,7 +123,7 @@ impl<T: Transport> Conn<T> {
         kind: RequestKind,
         target: impl FnOnce() -> Object,
         write: impl Fn(&mut Vec<u8>, u16, u32, u16),
-        decode: impl Fn(u8, &[u8], &mut Vec<R>) -> Result<(), String>,
+        decode: impl Fn(u8, &[u8], &mut Vec<R>) -> Result<(), crate::DecodeError>,
     ) -> Result<Vec<R>, Error> {
         let call_kind = match kind {
             RequestKind::ListServices
@@ -248,10 +248,10 @@ struct Collect<R, D> {
 
 impl<R, D> Replies for Collect<R, D>
 where
-    D: Fn(u8, &[u8], &mut Vec<R>) -> Result<(), String>,
+    D: Fn(u8, &[u8], &mut Vec<R>) -> Result<(), crate::DecodeError>,
 {
     #[inline]
-    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
         (self.decode)(command, attrs, &mut self.out)
     }
 

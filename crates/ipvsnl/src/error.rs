@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::proto::{Cause, Failure, Outcome};
 use crate::reason::{errno_name, kernel_reason};
-use crate::{InvalidValue, RequestKind, Target};
+use crate::{DecodeError, InvalidValue, RequestKind, Target};
 
 /// Everything that can go wrong, told apart by what is known: the kernel
 /// refused ([`Error::Refused`], with its errno), the outcome is unknown
@@ -86,8 +86,10 @@ pub enum Error {
     Decode {
         /// What was being done.
         target: Box<Target>,
-        /// What was wrong with the reply.
-        detail: String,
+        /// What was wrong with the reply: which message, attribute or
+        /// field, and why.
+        #[source]
+        detail: DecodeError,
     },
     /// No reply came in time to a request that changes nothing (a get, a
     /// listing, a lookup). A change that timed out is [`Error::Unknown`].
@@ -133,8 +135,9 @@ impl Error {
         }
     }
 
-    /// A reply to `target` could not be read.
-    pub fn decode(target: Target, detail: impl Into<String>) -> Self {
+    /// A reply to `target` could not be read (`detail` a [`DecodeError`],
+    /// or words for [`DecodeError::Other`]).
+    pub fn decode(target: Target, detail: impl Into<DecodeError>) -> Self {
         Error::Decode {
             target: Box::new(target),
             detail: detail.into(),
@@ -156,8 +159,7 @@ impl Error {
             Failure::Malformed(detail) => Error::Decode { target, detail },
             Failure::Interrupted => Error::Decode {
                 target,
-                detail: "the dump was interrupted (the table changed) every time it was taken"
-                    .into(),
+                detail: DecodeError::Interrupted,
             },
             Failure::NotSent(Cause::Unavailable) => Error::Unavailable,
             Failure::NotSent(cause) => Error::NotSent { target, cause },
@@ -253,6 +255,23 @@ impl Error {
     /// A reply could not be read.
     pub fn is_decode(&self) -> bool {
         matches!(self, Error::Decode { .. })
+    }
+
+    /// What was wrong with a reply that could not be read.
+    ///
+    /// ```
+    /// use ipvsnl::{DecodeError, Error, Object, RequestKind, Target};
+    /// let target = Target::new(RequestKind::GetInfo, Object::Table);
+    /// let e = Error::decode(target, "no reply");
+    /// assert!(e.is_decode());
+    /// assert_eq!(e.decode_error(), Some(&DecodeError::from("no reply")));
+    /// assert_eq!(e.to_string(), "get info: malformed reply from the kernel: no reply");
+    /// ```
+    pub fn decode_error(&self) -> Option<&DecodeError> {
+        match self {
+            Error::Decode { detail, .. } => Some(detail),
+            _ => None,
+        }
     }
 
     /// IPVS is not there (family not registered).

@@ -67,6 +67,7 @@ mod client;
 mod conn;
 pub mod connections;
 mod decode;
+mod decode_error;
 mod drive;
 mod error;
 mod failures;
@@ -89,6 +90,7 @@ pub mod watch;
 #[cfg(feature = "tokio")]
 pub use async_client::AsyncClient;
 pub use client::Client;
+pub use decode_error::DecodeError;
 pub use error::Error;
 pub use model::config::{Info, Timeouts, TIMEOUT_MAX};
 pub use model::daemon::{DaemonRole, SyncDaemon, IFNAME_MAX, SYNC_ID_MAX};

@@ -83,11 +83,11 @@ client_ops! {
 
     /// Adds a service.
     fn add_service(self: &mut Self, service: &Service) -> Result<(), Error> =
-        self.conn.set(Request::AddService(Box::new(service.clone())));
+        self.conn.set(Request::add_service(service.clone()));
 
     /// Replaces a service's scheduler, flags and persistence.
     fn edit_service(self: &mut Self, service: &Service) -> Result<(), Error> =
-        self.conn.set(Request::EditService(Box::new(service.clone())));
+        self.conn.set(Request::edit_service(service.clone()));
 
     /// Deletes a service and its destinations.
     fn delete_service(self: &mut Self, key: &ServiceKey) -> Result<(), Error> =

@@ -7,8 +7,9 @@
 //!
 //! * `destinations`: split a destination dump datagram of five
 //!   destinations (the captured 6.1 dump's first destination, five
-//!   addresses) with `proto::frame::frames` and decode each message with
-//!   `proto::frame::decode`;
+//!   addresses) by their headers and decode each message with the wire
+//!   crate's `IpvsMessage::parse_with_param` (the library's framing is
+//!   not public: the `listing` workload goes through it);
 //! * `listing`: what a listing does per service through the public
 //!   machines: a `Session::call` dump of the service's destinations
 //!   (request encoded by the machine's writer, the captured datagram and
@@ -27,9 +28,9 @@ use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ipvsnl::proto::frame::{self, Reply};
 use ipvsnl::proto::{CallKind, Input, Machine, Poll, Replies, Session};
-use ipvsnl::wire::netlink_packet_core::{NLMSG_DONE, NLMSG_ERROR};
+use ipvsnl::wire::netlink_packet_core::{ParseableParametrized, NLMSG_DONE, NLMSG_ERROR};
+use ipvsnl::wire::netlink_packet_generic::GenlHeader;
 use ipvsnl::wire::write::{begin_ipvs_message, end_message};
 use ipvsnl::wire::{
     IpvsCommand, IpvsMessage, IPVS_CMD_ATTR_SERVICE, IPVS_SVC_ATTR_ADDR, IPVS_SVC_ATTR_AF,
@@ -81,12 +82,31 @@ fn destination_datagram() -> (Vec<u8>, u16) {
     (out, family)
 }
 
-/// Decodes every data message of a datagram into `out`.
+/// `GENL_ID_CTRL`: the generic-netlink controller's message type.
+const GENL_ID_CTRL: u16 = 0x10;
+
+/// The attributes of an IPVS message of `command`, parsed.
+fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, ipvsnl::DecodeError> {
+    let header = GenlHeader {
+        cmd: command,
+        version: 1,
+    };
+    IpvsMessage::parse_with_param(attrs, header).map_err(|e| e.to_string().into())
+}
+
+/// Decodes every IPVS message (of type `family`) of a datagram into
+/// `out`, split by their headers.
 fn decode_all(datagram: &[u8], family: u16, out: &mut Vec<IpvsMessage>) {
-    for f in frame::frames(datagram, family) {
-        if let Ok(Reply::Data { command, attrs }) = f.map(|f| f.reply) {
-            out.push(frame::decode(command, attrs).expect("captured bytes decode"));
+    let mut rest = datagram;
+    while let Some(&[l0, l1, l2, l3, t0, t1, ..]) = rest.get(..16) {
+        let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
+        let Some(payload) = rest.get(16..len) else {
+            break;
+        };
+        if u16::from_ne_bytes([t0, t1]) == family && payload.len() >= 4 {
+            out.push(decode(payload[0], &payload[4..]).expect("captured bytes decode"));
         }
+        rest = rest.get((len.max(16) + 3) & !3..).unwrap_or_default();
     }
 }
 
@@ -95,15 +115,24 @@ fn decode_all(datagram: &[u8], family: u16, out: &mut Vec<IpvsMessage>) {
 struct Decoded(Vec<IpvsMessage>);
 
 impl Replies for Decoded {
-    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String> {
-        self.0.push(frame::decode(command, attrs)?);
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), ipvsnl::DecodeError> {
+        self.0.push(decode(command, attrs)?);
         Ok(())
     }
     fn restart(&mut self) {
         self.0.clear();
     }
     fn datagram(&mut self, datagram: &[u8]) {
-        self.0.reserve(frame::data_message_count(datagram));
+        // Room for every data message of the datagram (a dump part's
+        // destinations, not its NLMSG_DONE), counted by their headers.
+        let mut count = 0;
+        let mut rest = datagram;
+        while let Some(&[l0, l1, l2, l3, t0, t1]) = rest.get(..6) {
+            let len = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
+            count += usize::from(u16::from_ne_bytes([t0, t1]) >= 0x10);
+            rest = rest.get((len.max(16) + 3) & !3..).unwrap_or_default();
+        }
+        self.0.reserve(count);
     }
 }
 
@@ -148,7 +177,7 @@ fn resolve(session: &mut Session, family: u16) {
                 // CTRL_CMD_NEWFAMILY with CTRL_ATTR_FAMILY_ID, then the ACK.
                 let mut reply = Vec::new();
                 reply.extend_from_slice(&28u32.to_ne_bytes());
-                reply.extend_from_slice(&frame::GENL_ID_CTRL.to_ne_bytes());
+                reply.extend_from_slice(&GENL_ID_CTRL.to_ne_bytes());
                 reply.extend_from_slice(&0u16.to_ne_bytes());
                 reply.extend_from_slice(&seq.to_ne_bytes());
                 reply.extend_from_slice(&0u32.to_ne_bytes());

@@ -87,7 +87,7 @@ fn run() -> Result<(), String> {
     let requests: Vec<Request> = table
         .iter()
         .flat_map(|t| {
-            std::iter::once(Request::AddService(Box::new(t.service.clone()))).chain(
+            std::iter::once(Request::add_service(t.service.clone())).chain(
                 t.destinations
                     .iter()
                     .map(|d| Request::AddDestination(t.service.key, d.destination)),

@@ -53,9 +53,9 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
                 Some(e.pe.clone())
             };
             Ok(Command::Apply(if e.cmd == Cmd::Add {
-                Request::AddService(Box::new(svc))
+                Request::add_service(svc)
             } else {
-                Request::EditService(Box::new(svc))
+                Request::edit_service(svc)
             }))
         }
         Cmd::AddDest | Cmd::EditDest => {

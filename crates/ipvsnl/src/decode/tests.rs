@@ -2,12 +2,17 @@
 //! bytes, the framing and this decoder, on seeded random values; and
 //! arbitrary or mutated bytes that must never panic.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
+use ipvsnl_wire::{IpvsAttr, StatsField, IPVS_CMD_ATTR_DEST};
 
 use super::*;
 use crate::proto::frame::{self, Reply};
+use crate::{
+    AddressFamily, DaemonRole, Destination, Forward, Netmask, Protocol, Scheduler, Service,
+    ServiceFlags, ServiceKey, Stats, SyncDaemon, Timeouts, Tunnel, TunnelFlags, TunnelKind,
+};
 use crate::{Request, SCHED_NAME_MAX};
 
 /// xorshift64*: small, seeded, reproducible.
@@ -207,7 +212,13 @@ fn a_refused_destination_leaves_the_list_as_it_was() {
     push_destination(&attrs(true), AddressFamily::Inet, Detail::Full, &mut list).unwrap();
     let err =
         push_destination(&attrs(false), AddressFamily::Inet, Detail::Full, &mut list).unwrap_err();
-    assert!(err.contains("IPVS_DEST_ATTR_ADDR"), "{err}");
+    assert_eq!(
+        err,
+        crate::DecodeError::Missing {
+            object: "destination",
+            attr: "IPVS_DEST_ATTR_ADDR"
+        }
+    );
     assert_eq!(list.len(), 1);
     assert_eq!(
         list[0].destination.addr,
@@ -225,8 +236,8 @@ fn every_model_value_round_trips_through_the_wire() {
     for _ in 0..3000 {
         let s = service(&mut r);
         for req in [
-            Request::AddService(Box::new(s.clone())),
-            Request::EditService(Box::new(s.clone())),
+            Request::add_service(s.clone()),
+            Request::edit_service(s.clone()),
         ] {
             let (_, attrs) = through_bytes(&req);
             assert_eq!(service_reply(&attrs, Detail::Full).unwrap().service, s);
@@ -310,7 +321,8 @@ fn listed_values_keep_counters_and_fall_back_to_32_bit_stats() {
     // PORT's header follows the nest's (4) and ADDR (20); length 6 -> 5.
     bad[24..26].copy_from_slice(&5u16.to_ne_bytes());
     let err = destination_reply(&bad, AddressFamily::Inet, Detail::Full).unwrap_err();
-    assert!(err.contains("IPVS_DEST_ATTR_PORT"), "{err}");
+    assert_eq!(err.attribute(), Some("IPVS_CMD_ATTR_DEST"), "{err}");
+    assert!(err.to_string().contains("IPVS_DEST_ATTR_PORT"), "{err}");
 }
 
 /// Runs every decoder on whatever parses; none may panic.
@@ -346,7 +358,7 @@ fn arbitrary_and_mutated_bytes_never_panic() {
         let s = service(&mut r);
         let d = destination(&mut r, s.key.family());
         let req = match r.below(3) {
-            0 => Request::AddService(Box::new(s)),
+            0 => Request::add_service(s),
             1 => Request::AddDestination(s.key, d),
             _ => Request::StartDaemon(daemon(&mut r)),
         };

@@ -25,7 +25,7 @@ pub(super) struct DestDump {
 
 impl Replies for DestDump {
     #[inline]
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> DecodeResult<()> {
         self.parts.entry();
         decode::push_destination(attrs, self.family, self.detail, &mut self.out)
     }
@@ -52,7 +52,7 @@ pub(super) struct ServiceDump {
 
 impl Replies for ServiceDump {
     #[inline]
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> DecodeResult<()> {
         self.parts.entry();
         push_service(attrs, self.detail, &mut self.out)
     }
@@ -119,7 +119,11 @@ mod tests {
         // No family: refused, and nothing of it is left in the list.
         let bad = service_attrs(vec![ServiceAttr::Fwmark(5)]);
         let err = push_service(&bad, Detail::Full, &mut out).unwrap_err();
-        assert!(err.contains("IPVS_SVC_ATTR_AF"), "{err}");
+        let missing = crate::DecodeError::Missing {
+            object: "service",
+            attr: "IPVS_SVC_ATTR_AF",
+        };
+        assert_eq!(err, missing);
         assert_eq!(out.len(), 1);
         let s = &out[0].service;
         assert_eq!(s.key, ServiceKey::fwmark(4, AddressFamily::Inet));

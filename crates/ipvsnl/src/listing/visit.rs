@@ -44,7 +44,7 @@ impl<F> Visit<F> {
 pub(super) struct Visiting<'v, F>(pub(super) &'v mut Visit<F>);
 
 impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visiting<'_, F> {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
         self.0.message(attrs)
     }
 
@@ -65,7 +65,7 @@ impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Replies for Visiting<'_, F> {
 
 impl<F: FnMut(&ServiceEntry) -> ControlFlow<()>> Visit<F> {
     /// One service of the dump.
-    fn message(&mut self, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, attrs: &[u8]) -> Result<(), crate::DecodeError> {
         self.parts.entry();
         self.scratch.clear();
         push_service(attrs, Detail::Full, &mut self.scratch)?;

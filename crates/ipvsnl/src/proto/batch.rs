@@ -178,7 +178,7 @@ mod tests {
 
     fn requests(n: u32) -> Vec<Request> {
         let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
-        let mut v = vec![Request::AddService(Box::new(Service::new(key)))];
+        let mut v = vec![Request::add_service(Service::new(key))];
         for i in 0..n {
             let addr = std::net::Ipv4Addr::from(0xac10_0000 + i);
             v.push(Request::AddDestination(

@@ -24,6 +24,7 @@ use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
 use crate::proto::family::FamilyStep;
 use crate::proto::frame::{self, Reply, NLM_F_DUMP_INTR};
 use crate::proto::{Cause, Failure, Input, Machine, Poll, Session, Wait};
+use crate::DecodeError;
 
 /// What kind of answer a call expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +40,11 @@ pub enum CallKind {
 ///
 /// ```
 /// use ipvsnl::proto::Replies;
+/// use ipvsnl::DecodeError;
 /// #[derive(Default)]
 /// struct Count(usize);
 /// impl Replies for Count {
-///     fn message(&mut self, _command: u8, _attrs: &[u8]) -> Result<(), String> {
+///     fn message(&mut self, _command: u8, _attrs: &[u8]) -> Result<(), DecodeError> {
 ///         self.0 += 1;
 ///         Ok(())
 ///     }
@@ -57,8 +59,9 @@ pub enum CallKind {
 /// ```
 pub trait Replies {
     /// One message: its generic-netlink command and attribute bytes. An
-    /// error ends the call (as [`Failure::Malformed`]).
-    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), String>;
+    /// error ends the call (as [`Failure::Malformed`]); words of your own
+    /// convert into one ([`DecodeError::Other`]).
+    fn message(&mut self, command: u8, attrs: &[u8]) -> Result<(), DecodeError>;
     /// The dump starts over: forget what came so far.
     fn restart(&mut self);
     /// A datagram of the answer is about to be read, message by message
@@ -101,7 +104,7 @@ enum Stage {
 /// use ipvsnl::proto::{CallKind, Input, Machine, Poll, Replies, Session};
 /// struct Nothing;
 /// impl Replies for Nothing {
-///     fn message(&mut self, _: u8, _: &[u8]) -> Result<(), String> { Ok(()) }
+///     fn message(&mut self, _: u8, _: &[u8]) -> Result<(), ipvsnl::DecodeError> { Ok(()) }
 ///     fn restart(&mut self) {}
 /// }
 /// let mut session = Session::new(Duration::from_secs(1));
@@ -372,9 +375,9 @@ where
                 }
                 Input::SendFailed(e) => self.finish(Err(Failure::Socket(e))),
                 Input::Datagram(d) => self.answer(d),
-                Input::Truncated { len } => self.finish(Err(Failure::Malformed(format!(
-                    "a {len}-byte datagram did not fit the receive buffer"
-                )))),
+                Input::Truncated { len } => {
+                    self.finish(Err(Failure::Malformed(DecodeError::Truncated { len })))
+                }
                 // A get's reply may be queued or dropped: read the queue
                 // out, then ask again if it was not there. A dump's parts
                 // are made only when there is room, but something of it

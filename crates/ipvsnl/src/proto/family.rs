@@ -8,6 +8,7 @@ use ipvsnl_wire::IPVS_GENL_NAME;
 
 use crate::proto::frame::{self, Reply};
 use crate::proto::{Failure, Input, Machine, Poll, Session, Wait};
+use crate::DecodeError;
 
 /// One lookup in flight: its sequence number, the id seen so far, and how
 /// many times it was sent.
@@ -75,9 +76,10 @@ impl FamilyStep {
                 Reply::Error(libc::ENOENT) => return Some(Err(Failure::Unavailable)),
                 Reply::Error(e) => return Some(Err(Failure::Refused(e))),
                 Reply::Ack => {
-                    return Some(self.id.ok_or_else(|| {
-                        Failure::Malformed("family lookup acknowledged without an id".into())
-                    }))
+                    return Some(self.id.ok_or(Failure::Malformed(DecodeError::Missing {
+                        object: "acknowledged family lookup",
+                        attr: "CTRL_ATTR_FAMILY_ID",
+                    })))
                 }
                 _ => {}
             }
@@ -120,9 +122,9 @@ impl FamilyStep {
                 self.draining = true;
                 None
             }
-            Input::Truncated { len } => Some(Err(Failure::Malformed(format!(
-                "a {len}-byte datagram did not fit the receive buffer"
-            )))),
+            Input::Truncated { len } => {
+                Some(Err(Failure::Malformed(DecodeError::Truncated { len })))
+            }
         }
     }
 }

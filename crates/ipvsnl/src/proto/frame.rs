@@ -1,22 +1,9 @@
 //! Framing: requests to bytes, received datagrams to replies.
 //!
-//! Nothing here touches a socket, so everything is tested on byte vectors.
-//!
-//! ```
-//! use ipvsnl::proto::frame::{frames, Reply};
-//! // An ACK (NLMSG_ERROR with code 0) of request 7, as the kernel sends it
-//! // to a socket with NETLINK_CAP_ACK: the header of the request only.
-//! let mut d = Vec::new();
-//! d.extend_from_slice(&36u32.to_ne_bytes()); // length
-//! d.extend_from_slice(&2u16.to_ne_bytes()); // NLMSG_ERROR
-//! d.extend_from_slice(&0u16.to_ne_bytes()); // flags
-//! d.extend_from_slice(&7u32.to_ne_bytes()); // sequence number
-//! d.extend_from_slice(&0u32.to_ne_bytes()); // port id
-//! d.extend_from_slice(&0i32.to_ne_bytes()); // error: none
-//! d.extend_from_slice(&[0; 16]); // the request's header
-//! let f: Vec<_> = frames(&d, 0x23).collect::<Result<_, _>>().unwrap();
-//! assert_eq!((f[0].seq, &f[0].reply), (7, &Reply::Ack));
-//! ```
+//! Nothing here touches a socket, so everything is tested on byte vectors
+//! (an ACK as the kernel sends it to a socket with `NETLINK_CAP_ACK`, the
+//! header of the request only: see the tests below). Crate-private; the
+//! fuzz targets reach it through `proto::fuzzing` (`--cfg fuzzing`).
 
 use ipvsnl_wire::netlink_packet_core::{
     ErrorBuffer, NetlinkMessage, NlasIterator, ParseableParametrized, NLMSG_DONE, NLMSG_ERROR,
@@ -26,6 +13,8 @@ use ipvsnl_wire::netlink_packet_generic::ctrl::nlas::GenlCtrlAttrs;
 use ipvsnl_wire::netlink_packet_generic::ctrl::{GenlCtrl, GenlCtrlCmd};
 use ipvsnl_wire::netlink_packet_generic::{GenlHeader, GenlMessage};
 use ipvsnl_wire::IpvsMessage;
+
+use crate::DecodeError;
 
 /// `GENL_ID_CTRL`: the generic-netlink controller.
 pub const GENL_ID_CTRL: u16 = 0x10;
@@ -121,7 +110,7 @@ pub struct Frames<'a> {
 }
 
 impl<'a> Iterator for Frames<'a> {
-    type Item = Result<Frame<'a>, String>;
+    type Item = Result<Frame<'a>, DecodeError>;
 
     // Always inlined: a listing reads a frame per object, and under
     // emulation the call and its returned value through memory cost more
@@ -177,7 +166,7 @@ const NLMSG_HDRLEN: usize = 16;
 /// thousands of a listing) is told apart inline; control messages and
 /// every error go out of line, so this stays small enough to inline.
 #[inline(always)]
-fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize), String> {
+fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize), DecodeError> {
     let Some(&[l0, l1, l2, l3, t0, t1, f0, f1, s0, s1, s2, s3, ..]) =
         rest.first_chunk::<NLMSG_HDRLEN>()
     else {
@@ -194,7 +183,7 @@ fn frame_at(rest: &[u8], offset: usize, family: u16) -> Result<(Frame<'_>, usize
                 command,
                 attrs: &payload[GENL_HDRLEN..],
             },
-            _ => return Err(format!("IPVS message at byte {offset} too short")),
+            _ => return Err(short_message(offset, len)),
         }
     } else {
         other_reply(kind, payload, offset)?
@@ -215,11 +204,14 @@ fn is_control(kind: u16) -> bool {
 /// Any message but an IPVS one: acknowledgements and errors, the end of a
 /// dump, a family lookup's reply, and what carries no answer.
 #[inline(never)]
-fn other_reply(kind: u16, payload: &[u8], offset: usize) -> Result<Reply<'_>, String> {
+fn other_reply(kind: u16, payload: &[u8], offset: usize) -> Result<Reply<'_>, DecodeError> {
     Ok(match kind {
         NLMSG_ERROR => {
-            let err = ErrorBuffer::new_checked(payload)
-                .map_err(|e| format!("bad NLMSG_ERROR at byte {offset}: {e}"))?;
+            let err =
+                ErrorBuffer::new_checked(payload).map_err(|e| DecodeError::BadErrorMessage {
+                    offset,
+                    why: e.to_string().into(),
+                })?;
             match err.code() {
                 None => Reply::Ack,
                 Some(code) => Reply::Error(code.get().saturating_abs()),
@@ -239,18 +231,24 @@ fn other_reply(kind: u16, payload: &[u8], offset: usize) -> Result<Reply<'_>, St
 }
 
 #[cold]
-fn short_header(offset: usize, left: usize) -> String {
-    format!("bad netlink header at byte {offset}: {left} bytes left, a header takes {NLMSG_HDRLEN}")
+fn short_header(offset: usize, left: usize) -> DecodeError {
+    DecodeError::ShortHeader { offset, left }
 }
 
 #[cold]
-fn bad_length(offset: usize, len: usize, left: usize) -> String {
-    format!("bad netlink header at byte {offset}: length {len}, with {left} bytes left")
+fn bad_length(offset: usize, len: usize, left: usize) -> DecodeError {
+    DecodeError::BadLength { offset, len, left }
 }
 
-/// Every frame of a datagram, or the first error (for tests and small
-/// replies).
-pub fn all_frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, String> {
+#[cold]
+fn short_message(offset: usize, len: usize) -> DecodeError {
+    DecodeError::ShortMessage { offset, len }
+}
+
+/// Every frame of a datagram, or the first error (for tests and the fuzz
+/// targets).
+#[cfg(any(test, fuzzing))]
+pub fn all_frames(datagram: &[u8], family: u16) -> Result<Vec<Frame<'_>>, DecodeError> {
     frames(datagram, family).collect()
 }
 
@@ -262,7 +260,7 @@ fn family_id(attrs: &[u8]) -> Option<u16> {
 }
 
 /// Decodes the attributes of a data frame.
-pub fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, String> {
+pub fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, DecodeError> {
     IpvsMessage::parse_with_param(
         attrs,
         GenlHeader {
@@ -270,7 +268,10 @@ pub fn decode(command: u8, attrs: &[u8]) -> Result<IpvsMessage, String> {
             version: 1,
         },
     )
-    .map_err(|e| format!("{e:?}"))
+    .map_err(|e| DecodeError::Message {
+        command,
+        why: e.to_string().into(),
+    })
 }
 
 #[cfg(test)]
@@ -344,16 +345,52 @@ mod tests {
         let f = all_frames(&d, 0x22).unwrap();
         assert_eq!(f[0].reply, Reply::Ack);
         assert_eq!(f[1].reply, Reply::Error(libc::EEXIST));
-        // A length field that runs past the datagram is an error, not a panic.
+        // A length field that runs past the datagram is an error naming
+        // where and how far, not a panic.
         let mut bad = ack(3, 0);
         bad[0] = 200;
-        assert!(all_frames(&bad, 0x22).is_err());
-        assert!(all_frames(&[1, 2, 3], 0x22).is_err());
+        let mut two = ack(1, 0);
+        two.extend(&bad);
+        assert_eq!(
+            all_frames(&two, 0x22).unwrap_err(),
+            DecodeError::BadLength {
+                offset: 36,
+                len: 200,
+                left: 36
+            }
+        );
+        assert_eq!(
+            all_frames(&[1, 2, 3], 0x22).unwrap_err(),
+            DecodeError::ShortHeader { offset: 0, left: 3 }
+        );
         // A truncated error payload.
         let mut short = ack(4, 0);
         short.truncate(18);
         short[0] = 18;
-        assert!(all_frames(&short, 0x22).is_err());
+        let err = all_frames(&short, 0x22).unwrap_err();
+        assert!(
+            matches!(err, DecodeError::BadErrorMessage { offset: 0, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn an_ipvs_message_without_its_genl_header_is_named() {
+        let mut d = Vec::new();
+        d.extend_from_slice(&18u32.to_ne_bytes());
+        d.extend_from_slice(&0x22u16.to_ne_bytes());
+        d.extend_from_slice(&[0; 10]);
+        d.extend_from_slice(&[1, 1]);
+        assert_eq!(
+            all_frames(&d, 0x22).unwrap_err(),
+            DecodeError::ShortMessage { offset: 0, len: 18 }
+        );
+        // Attributes that do not parse name the command.
+        let err = decode(1, &[8, 0, 1, 0, 1]).unwrap_err();
+        assert!(
+            matches!(err, DecodeError::Message { command: 1, .. }),
+            "{err:?}"
+        );
     }
 
     #[test]

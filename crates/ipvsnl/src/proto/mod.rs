@@ -26,16 +26,21 @@
 //! before it finished is always safe: the session stays consistent and
 //! the next call does not read the abandoned one's replies.
 //!
-//! [`frame`] splits datagrams into messages; it is what every machine
-//! reads with. The repeats a resumed dump can send are dropped by the
-//! listing with this module's `keep_first`, whatever the driver.
+//! The crate's framing (its `frame` module) splits datagrams into
+//! messages; it is what every machine reads with, and not public: a
+//! [`Replies`] gets each IPVS message's command and attribute bytes (the
+//! wire crate's `IpvsMessage::parse_with_param` reads them into owned
+//! attributes). The fuzz targets reach the framing through `fuzzing`,
+//! built only with `--cfg fuzzing`. The repeats a resumed dump can send
+//! are dropped by the listing with this module's `keep_first`, whatever
+//! the driver.
 
 mod apply;
 mod batch;
 mod call;
 mod closer;
 mod family;
-pub mod frame;
+pub(crate) mod frame;
 mod machine;
 mod outcome;
 pub(crate) mod repeats;
@@ -49,6 +54,16 @@ pub use family::FamilyLookup;
 pub use machine::{Input, Machine, Poll, Wait};
 pub use outcome::{Cause, Failure, Outcome, Outcomes};
 pub use session::Session;
+
+/// The framing's internals, for the fuzz targets only (after quinn's
+/// `fuzzing` module): compiled only with `--cfg fuzzing`, which cargo-fuzz
+/// passes to every crate it builds (`cargo fuzz run framing` in `fuzz/`;
+/// see `fuzz/Cargo.toml`). Not part of the API: nothing else in the
+/// workspace builds with that flag.
+#[cfg(fuzzing)]
+pub mod fuzzing {
+    pub use super::frame::{all_frames, data_message_count, decode, frames, Frame, Frames, Reply};
+}
 
 #[cfg(test)]
 mod tests;

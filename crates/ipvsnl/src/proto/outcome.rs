@@ -7,6 +7,8 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
+use crate::DecodeError;
+
 /// Why a request's reply was not seen, or why a request was not sent.
 ///
 /// ```
@@ -119,8 +121,8 @@ pub enum Failure {
     Overrun,
     /// The socket failed.
     Socket(io::Error),
-    /// A reply could not be read, in these words.
-    Malformed(String),
+    /// A reply could not be read.
+    Malformed(DecodeError),
     /// The dump was interrupted (`NLM_F_DUMP_INTR`: the table changed
     /// while it was read) every time it was taken again.
     Interrupted,

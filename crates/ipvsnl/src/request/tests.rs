@@ -2,11 +2,14 @@
 //! bytes the generic message would.
 
 use ipvsnl_wire::netlink_packet_core::NLM_F_REQUEST;
-use ipvsnl_wire::DestAttr;
+use ipvsnl_wire::{DestAttr, FlagsMask, IpvsAttr, ServiceAttr};
 
 use super::*;
 use crate::proto::frame;
-use crate::{Forward, Netmask, Scheduler, Tunnel, TunnelFlags, TunnelKind};
+use crate::{
+    AddressFamily, DaemonRole, Destination, Forward, Netmask, Scheduler, Service, ServiceFlags,
+    ServiceKey, SyncDaemon, Timeouts, Tunnel, TunnelFlags, TunnelKind,
+};
 
 fn generic(r: &Request) -> Vec<u8> {
     let mut v = Vec::new();
@@ -77,7 +80,7 @@ fn owned_attributes_are_the_ones_meant() {
         .with_persistence(300)
         .with_flags(ServiceFlags::HASHED | ServiceFlags::ONE_PACKET);
     assert_eq!(
-        Request::AddService(Box::new(s.clone())).to_message().attrs,
+        Request::add_service(s.clone()).to_message().attrs,
         vec![IpvsAttr::Service(vec![
             ServiceAttr::AddressFamily(libc::AF_INET as u16),
             ServiceAttr::Fwmark(7),
@@ -105,17 +108,15 @@ fn direct_encoding_is_byte_identical_to_the_generic_one() {
         },
     ));
     let reqs = [
-        Request::AddService(Box::new(
-            Service::new(v4).with_scheduler(Scheduler::RoundRobin),
-        )),
-        Request::AddService(Box::new(
+        Request::add_service(Service::new(v4).with_scheduler(Scheduler::RoundRobin)),
+        Request::add_service(
             Service::new(v6)
                 .with_persistence(300)
                 .with_netmask(Netmask::V6(64))
                 .with_persistence_engine("sip")
                 .with_flags(ServiceFlags::HASHED | ServiceFlags::ONE_PACKET),
-        )),
-        Request::EditService(Box::new(Service::new(fw).with_scheduler(Scheduler::Maglev))),
+        ),
+        Request::edit_service(Service::new(fw).with_scheduler(Scheduler::Maglev)),
         Request::DeleteService(v4),
         Request::DeleteService(fw),
         Request::AddDestination(v4, d),

@@ -295,8 +295,7 @@ pub fn plan(
                         p.conflicts.push(w.service.key);
                         continue;
                     }
-                    p.requests
-                        .push(Request::AddService(Box::new(w.service.clone())));
+                    p.requests.push(Request::add_service(w.service.clone()));
                     if !w.destinations.is_empty() {
                         dest_work.push(DestWork::AddAll(w));
                     }
@@ -318,8 +317,7 @@ pub fn plan(
                 }
                 let before = p.requests.len() + dest_ops.len();
                 if !service_matches(&c.service, &w.service) {
-                    p.requests
-                        .push(Request::EditService(Box::new(w.service.clone())));
+                    p.requests.push(Request::edit_service(w.service.clone()));
                 }
                 let from = dest_ops.len();
                 diff_destinations(c, w, options, ledger, now, &mut dest_ops, &mut p.draining);

@@ -23,7 +23,7 @@ use ipvsnl_wire::sockopt::{
     IP_VS_SO_GET_SERVICES, SERVICE_ENTRY_SIZE,
 };
 
-use crate::{Error, Object, RequestKind, Target};
+use crate::{DecodeError, Error, Object, RequestKind, Target};
 
 /// How often a snapshot is asked for again when its room was used up
 /// (services added between the count and the copy).
@@ -77,7 +77,13 @@ impl SockoptSocket {
         let kind = RequestKind::CountServices;
         let mut buf = [0u8; SockoptInfo::SIZE];
         self.get(kind, IP_VS_SO_GET_INFO, &mut buf)?;
-        SockoptInfo::decode(&buf).map_err(|detail| Error::decode(target(kind), detail))
+        SockoptInfo::decode(&buf).map_err(|why| {
+            let detail = DecodeError::Sockopt {
+                option: "IP_VS_SO_GET_INFO",
+                why: why.into(),
+            };
+            Error::decode(target(kind), detail)
+        })
     }
 
     /// `IP_VS_SO_GET_SERVICES`: every IPv4 service, one snapshot. The
@@ -103,10 +109,12 @@ impl SockoptSocket {
             }
             slots = slots.saturating_mul(2);
         }
-        Err(Error::decode(
-            target(kind),
-            format!("the IPv4 services outgrew every copy (last room: {slots} services)"),
-        ))
+        let detail = DecodeError::Sockopt {
+            option: "IP_VS_SO_GET_SERVICES",
+            why: format!("the IPv4 services outgrew every copy (last room: {slots} services)")
+                .into(),
+        };
+        Err(Error::decode(target(kind), detail))
     }
 
     /// One `getsockopt` of `option` with `buf` (argument and reply); the

@@ -152,7 +152,7 @@ fn probe(client: &mut Client) -> (Vec<Scheduler>, bool, Vec<String>) {
 fn create_cotenant(client: &mut Client, t: &Table) -> Result<(), String> {
     let mut reqs = Vec::new();
     for s in t.iter() {
-        reqs.push(Request::AddService(Box::new(s.service.clone())));
+        reqs.push(Request::add_service(s.service.clone()));
         for d in &s.destinations {
             reqs.push(Request::AddDestination(s.service.key, d.destination));
         }

@@ -17,10 +17,10 @@ struct Items {
 }
 
 impl Replies for Items {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
         let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
         if self.fail_at == Some(i) {
-            return Err(format!("item {i} cannot be decoded"));
+            return Err(format!("item {i} cannot be decoded").into());
         }
         self.got.push(i);
         Ok(())
@@ -69,7 +69,7 @@ fn a_dump_abandoned_half_way_is_read_out_before_the_next() {
             ..Items::default()
         },
     );
-    assert!(matches!(r, Err(Failure::Malformed(ref d)) if d.contains("item 4")));
+    assert!(matches!(r, Err(Failure::Malformed(ref d)) if d.to_string().contains("item 4")));
     assert!(s.unfinished_dump().is_some() && k.dump_open());
     // The next dump on the same session gets all of its own, no EBUSY.
     let (r, items) = dump(&mut s, &mut k, Items::default());

@@ -125,7 +125,7 @@ struct Items {
 }
 
 impl Replies for Items {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
         let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
         if self.fail_at == Some(i) {
             return Err("cannot decode".into());

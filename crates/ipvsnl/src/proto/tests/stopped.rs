@@ -21,10 +21,10 @@ struct Items {
 }
 
 impl Replies for Items {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), String> {
+    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
         let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
         if self.fail_at == Some(i) {
-            return Err(format!("item {i} cannot be decoded"));
+            return Err(format!("item {i} cannot be decoded").into());
         }
         self.got.push(i);
         Ok(())
@@ -105,7 +105,7 @@ fn a_decode_error_in_the_first_datagram_leaves_nothing_to_wait_for() {
         };
         let (r, _) = dump(&mut s, &mut k, bad);
         assert!(
-            matches!(r, Err(Failure::Malformed(ref d)) if d.contains("item 0")),
+            matches!(r, Err(Failure::Malformed(ref d)) if d.to_string().contains("item 0")),
             "{r:?}"
         );
         let (r, got) = dump(&mut s, &mut k, Items::default());

@@ -1,39 +1,32 @@
-//! Kernel messages to the typed model: the one place that turns what the
-//! wire crate reads into services, destinations and the rest. Pure: every
-//! function takes parsed attributes (the one-pass values for listings, the
-//! owned attributes for the small replies) and never panics on what the
-//! kernel sends.
+//! Kernel messages to the typed model: services, destinations, sync
+//! daemons, timeouts and info from the attributes the wire crate reads
+//! (the one-pass values for listings, the owned attributes for the small
+//! replies). Never panics on what the kernel sends.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ipvsnl_wire::netlink_packet_core::DecodeError;
 use ipvsnl_wire::{
     find_attr, DaemonAttr, DestValue, DestValues, IpvsAttr, ServiceValues, StatsField, StatsValues,
     IPVS_CMD_ATTR_DEST,
 };
 
+use super::detail::{DecodeResult, Detail};
 use crate::{
-    AddressFamily, DaemonRole, Destination, DestinationEntry, Forward, Info, Netmask, Protocol,
-    Scheduler, Service, ServiceEntry, ServiceFlags, ServiceKey, Stats, SyncDaemon, Timeouts,
-    Tunnel, TunnelFlags, TunnelKind,
+    AddressFamily, DaemonRole, DecodeError, Destination, DestinationEntry, Forward, Info, Netmask,
+    Protocol, Scheduler, Service, ServiceEntry, ServiceFlags, ServiceKey, Stats, SyncDaemon,
+    Timeouts, Tunnel, TunnelFlags, TunnelKind,
 };
 
-/// Why a reply could not be turned into the model.
-pub(crate) type DecodeResult<T> = Result<T, String>;
-
-/// How much of a listed service or destination to decode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Detail {
-    /// Everything, counters included.
-    Full,
-    /// Settings and connection counts, not the traffic counters (left at
-    /// zero): what the sync engine plans with.
-    Settings,
+/// `object` came without the required attribute `attr`.
+#[cold]
+fn missing(object: &'static str, attr: &'static str) -> DecodeError {
+    DecodeError::Missing { object, attr }
 }
 
-/// The wire crate's error (it names the attribute) as this module's.
-fn wire(e: DecodeError) -> String {
-    e.to_string()
+/// Attribute `attr` holds `value`, which is none known.
+#[cold]
+fn unknown(attr: &'static str, value: u32) -> DecodeError {
+    DecodeError::UnknownValue { attr, value }
 }
 
 fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
@@ -50,15 +43,16 @@ fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
 #[inline(always)]
 fn read_stats(
     detail: Detail,
-    stats64: (Option<&[u8]>, &str),
-    stats: (Option<&[u8]>, &str),
+    stats64: (Option<&[u8]>, &'static str),
+    stats: (Option<&[u8]>, &'static str),
     out: &mut Stats,
 ) -> DecodeResult<()> {
     let values = match (detail, stats64, stats) {
         (Detail::Settings, ..) | (_, (None, _), (None, _)) => return Ok(()),
-        (_, (Some(nest), what), _) | (_, _, (Some(nest), what)) => StatsValues::read(nest, what),
-    }
-    .map_err(wire)?;
+        (_, (Some(nest), what), _) | (_, _, (Some(nest), what)) => {
+            StatsValues::read(nest, what).map_err(|e| DecodeError::attribute_of(what, e))?
+        }
+    };
     let get = |f| values.get(f).unwrap_or(0);
     *out = Stats {
         conns: get(StatsField::Conns),
@@ -96,23 +90,29 @@ pub(crate) fn empty_service() -> ServiceEntry {
 /// `e` is partly filled.
 pub(crate) fn fill_service(attrs: &[u8], detail: Detail, e: &mut ServiceEntry) -> DecodeResult<()> {
     let v = ServiceValues::find(attrs)
-        .map_err(wire)?
-        .ok_or("no IPVS_CMD_ATTR_SERVICE in the reply")?;
-    let raw_af = v.address_family.ok_or("service without IPVS_SVC_ATTR_AF")?;
+        .map_err(|e| DecodeError::attribute_of("IPVS_CMD_ATTR_SERVICE", e))?
+        .ok_or_else(|| missing("reply", "IPVS_CMD_ATTR_SERVICE"))?;
+    let raw_af = v
+        .address_family
+        .ok_or_else(|| missing("service", "IPVS_SVC_ATTR_AF"))?;
     let family = AddressFamily::from_raw(raw_af)
-        .ok_or_else(|| format!("service of unknown address family {raw_af}"))?;
+        .ok_or_else(|| unknown("IPVS_SVC_ATTR_AF", raw_af.into()))?;
     let s = &mut e.service;
     s.key = match v.fwmark {
         Some(mark) if mark != 0 => ServiceKey::Fwmark { mark, family },
         _ => ServiceKey::Inet {
             protocol: Protocol::from_raw(
-                v.protocol.ok_or("service without IPVS_SVC_ATTR_PROTOCOL")?,
+                v.protocol
+                    .ok_or_else(|| missing("service", "IPVS_SVC_ATTR_PROTOCOL"))?,
             ),
             addr: ip_of(
-                v.address.ok_or("service without IPVS_SVC_ATTR_ADDR")?,
+                v.address
+                    .ok_or_else(|| missing("service", "IPVS_SVC_ATTR_ADDR"))?,
                 family,
             ),
-            port: v.port.ok_or("service without IPVS_SVC_ATTR_PORT")?,
+            port: v
+                .port
+                .ok_or_else(|| missing("service", "IPVS_SVC_ATTR_PORT"))?,
         },
     };
     s.scheduler = Scheduler::from_kernel(v.scheduler.unwrap_or_default());
@@ -146,8 +146,8 @@ pub(crate) fn push_destination(
     out: &mut Vec<DestinationEntry>,
 ) -> DecodeResult<()> {
     let nest = find_attr(attrs, IPVS_CMD_ATTR_DEST)
-        .map_err(wire)?
-        .ok_or("no IPVS_CMD_ATTR_DEST in the reply")?;
+        .map_err(|e| DecodeError::attribute_of("IPVS_CMD_ATTR_DEST", e))?
+        .ok_or_else(|| missing("reply", "IPVS_CMD_ATTR_DEST"))?;
     let at = out.len();
     out.push(DestinationEntry::new(
         Destination::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0).with_weight(0),
@@ -188,18 +188,18 @@ fn fill_destination(
         DestValue::Stats64(v) => stats64 = Some(v),
         _ => {}
     })
-    .map_err(wire)?;
+    .map_err(|e| DecodeError::attribute_of("IPVS_CMD_ATTR_DEST", e))?;
     // ADDR_FAMILY is absent before kernel 3.18 (and 0 means the service's).
     let family = match raw_family {
         0 => service_family,
         raw => AddressFamily::from_raw(raw)
-            .ok_or_else(|| format!("destination of unknown address family {raw}"))?,
+            .ok_or_else(|| unknown("IPVS_DEST_ATTR_ADDR_FAMILY", raw.into()))?,
     };
     e.destination.addr = ip_of(
-        addr.ok_or("destination without IPVS_DEST_ATTR_ADDR")?,
+        addr.ok_or_else(|| missing("destination", "IPVS_DEST_ATTR_ADDR"))?,
         family,
     );
-    e.destination.port = port.ok_or("destination without IPVS_DEST_ATTR_PORT")?;
+    e.destination.port = port.ok_or_else(|| missing("destination", "IPVS_DEST_ATTR_PORT"))?;
     e.destination.forward = Forward::from_kernel(forward, tunnel);
     read_stats(
         detail,
@@ -220,7 +220,7 @@ pub(crate) fn destination_reply(
 ) -> DecodeResult<DestinationEntry> {
     let mut one = Vec::with_capacity(1);
     push_destination(attrs, service_family, detail, &mut one)?;
-    one.pop().ok_or_else(|| "no destination".to_owned())
+    one.pop().ok_or_else(|| "no destination".into())
 }
 
 /// A listed sync daemon.
@@ -231,7 +231,7 @@ pub(crate) fn sync_daemon(attrs: &[IpvsAttr]) -> DecodeResult<SyncDaemon> {
             IpvsAttr::Daemon(d) => Some(d.as_slice()),
             _ => None,
         })
-        .ok_or("no IPVS_CMD_ATTR_DAEMON in the reply")?;
+        .ok_or_else(|| missing("reply", "IPVS_CMD_ATTR_DAEMON"))?;
     let mut state = None;
     let mut d = SyncDaemon::new(DaemonRole::Master, "");
     for a in nest {
@@ -247,8 +247,8 @@ pub(crate) fn sync_daemon(attrs: &[IpvsAttr]) -> DecodeResult<SyncDaemon> {
             _ => {}
         }
     }
-    let state = state.ok_or("sync daemon without IPVS_DAEMON_ATTR_STATE")?;
-    d.role = DaemonRole::from_raw(state).ok_or_else(|| format!("unknown daemon state {state}"))?;
+    let state = state.ok_or_else(|| missing("sync daemon", "IPVS_DAEMON_ATTR_STATE"))?;
+    d.role = DaemonRole::from_raw(state).ok_or_else(|| unknown("IPVS_DAEMON_ATTR_STATE", state))?;
     Ok(d)
 }
 
@@ -278,39 +278,7 @@ pub(crate) fn info(attrs: &[IpvsAttr]) -> DecodeResult<Info> {
         }
     }
     Ok(Info {
-        version: version.ok_or("info without IPVS_INFO_ATTR_VERSION")?,
-        conn_tab_size: size.ok_or("info without IPVS_INFO_ATTR_CONN_TAB_SIZE")?,
+        version: version.ok_or_else(|| missing("info", "IPVS_INFO_ATTR_VERSION"))?,
+        conn_tab_size: size.ok_or_else(|| missing("info", "IPVS_INFO_ATTR_CONN_TAB_SIZE"))?,
     })
 }
-
-/// `/proc/net/ip_vs_stats`: two rows of five upper-case hex numbers (the
-/// counters, then the rates) under their column titles.
-pub(crate) fn proc_stats(text: &str) -> DecodeResult<Stats> {
-    let mut rows = text.lines().filter_map(|line| {
-        let fields: Vec<u64> = line
-            .split_whitespace()
-            .map(|w| u64::from_str_radix(w, 16).ok())
-            .collect::<Option<_>>()?;
-        (fields.len() == 5).then_some(fields)
-    });
-    let (Some(counts), Some(rates)) = (rows.next(), rows.next()) else {
-        return Err(format!(
-            "ip_vs_stats: expected two rows of five hex numbers, got {text:?}"
-        ));
-    };
-    Ok(Stats {
-        conns: counts[0],
-        in_packets: counts[1],
-        out_packets: counts[2],
-        in_bytes: counts[3],
-        out_bytes: counts[4],
-        cps: rates[0],
-        in_pps: rates[1],
-        out_pps: rates[2],
-        in_bps: rates[3],
-        out_bps: rates[4],
-    })
-}
-
-#[cfg(test)]
-mod tests;
