@@ -3,37 +3,11 @@
 
 use std::time::Duration;
 
-use super::kernel::{run, Kernel, Req};
-use crate::proto::{CallKind, Encode, Failure, Replies, Session};
+use super::items::{write, Items};
+use super::kernel::{run, Kernel};
+use crate::proto::{CallKind, Failure, Session};
 
 const T: Duration = Duration::from_secs(30);
-
-/// Collects the indexes a dump lists; fails on `fail_at`.
-#[derive(Debug, Default)]
-struct Items {
-    got: Vec<u32>,
-    fail_at: Option<u32>,
-    restarts: u32,
-}
-
-impl Replies for Items {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
-        let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
-        if self.fail_at == Some(i) {
-            return Err(format!("item {i} cannot be decoded").into());
-        }
-        self.got.push(i);
-        Ok(())
-    }
-    fn restart(&mut self) {
-        self.got.clear();
-        self.restarts += 1;
-    }
-}
-
-fn write(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-    Req(0).encode(out, family, seq, flags);
-}
 
 /// Runs one dump on `s` against `k`.
 fn dump(s: &mut Session, k: &mut Kernel, items: Items) -> (Result<(), Failure>, Items) {

@@ -3,6 +3,7 @@
 
 mod apply;
 mod call;
+mod items;
 mod kernel;
 mod property;
 mod stopped;

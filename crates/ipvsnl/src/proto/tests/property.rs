@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
+use super::items::{write, Items};
 use super::kernel::{run, Faults, Kernel, Req};
-use crate::proto::{CallKind, Encode, Limits, Outcome, Replies, Session};
+use crate::proto::{CallKind, Limits, Outcome, Session};
 
 const ERRNOS: [i32; 4] = [0, libc::EEXIST, libc::ESRCH, libc::ENOENT];
 
@@ -103,41 +104,18 @@ proptest! {
         k.interrupted_dumps = interrupted;
         k.faults = faults;
         let mut s = Session::new(Duration::from_secs(5));
-        let mut call = s.call(CallKind::Dump, write, Items { fail_at, got: Vec::new() });
+        let mut call = s.call(CallKind::Dump, write, Items::failing_at(fail_at));
         run(&mut call, &mut k, 100_000);
         prop_assert!(call.result().is_some());
         drop(call);
         // Faults over, the same session lists everything, once.
         k.faults = Faults::default();
         k.interrupted_dumps = 0;
-        let mut call = s.call(CallKind::Dump, write, Items { fail_at: None, got: Vec::new() });
+        let mut call = s.call(CallKind::Dump, write, Items::default());
         run(&mut call, &mut k, 100_000);
         let r = call.result();
         prop_assert!(matches!(r, Some(Ok(()))), "{:?}", r);
         prop_assert_eq!(&call.replies().got, &(0..items).collect::<Vec<_>>());
         prop_assert_eq!(k.busy, 0);
     }
-}
-
-struct Items {
-    got: Vec<u32>,
-    fail_at: Option<u32>,
-}
-
-impl Replies for Items {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
-        let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
-        if self.fail_at == Some(i) {
-            return Err("cannot decode".into());
-        }
-        self.got.push(i);
-        Ok(())
-    }
-    fn restart(&mut self) {
-        self.got.clear();
-    }
-}
-
-fn write(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-    Req(0).encode(out, family, seq, flags);
 }

@@ -6,40 +6,11 @@
 
 use std::time::Duration;
 
+use super::items::{write, Items};
 use super::kernel::{run, Kernel, Req};
-use crate::proto::{CallKind, Cause, Encode, Failure, Limits, Outcome, Replies, Session};
+use crate::proto::{CallKind, Cause, Failure, Limits, Outcome, Session};
 
 const T: Duration = Duration::from_secs(30);
-
-/// Collects a dump's items; stops after `stop_after` of them, or fails on
-/// item `fail_at`.
-#[derive(Debug, Default)]
-struct Items {
-    got: Vec<u32>,
-    stop_after: Option<usize>,
-    fail_at: Option<u32>,
-}
-
-impl Replies for Items {
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), crate::DecodeError> {
-        let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
-        if self.fail_at == Some(i) {
-            return Err(format!("item {i} cannot be decoded").into());
-        }
-        self.got.push(i);
-        Ok(())
-    }
-    fn restart(&mut self) {
-        self.got.clear();
-    }
-    fn stopped(&self) -> bool {
-        self.stop_after.is_some_and(|n| self.got.len() >= n)
-    }
-}
-
-fn write(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-    Req(0).encode(out, family, seq, flags);
-}
 
 fn dump(s: &mut Session, k: &mut Kernel, items: Items) -> (Result<(), Failure>, Vec<u32>) {
     let mut call = s.call(CallKind::Dump, write, items);
