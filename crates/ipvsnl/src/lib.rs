@@ -256,8 +256,14 @@
 //!
 #![cfg_attr(feature = "tokio", doc = "[`AsyncClient`]: crate::AsyncClient")]
 #![cfg_attr(feature = "tokio", doc = "[`watch::Watcher`]: crate::watch::Watcher")]
-#![cfg_attr(not(feature = "tokio"), doc = "[`AsyncClient`]: #from-async-code-asyncclient-and-watch")]
-#![cfg_attr(not(feature = "tokio"), doc = "[`watch::Watcher`]: #from-async-code-asyncclient-and-watch")]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = "[`AsyncClient`]: #from-async-code-asyncclient-and-watch"
+)]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = "[`watch::Watcher`]: #from-async-code-asyncclient-and-watch"
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
