@@ -43,6 +43,7 @@ use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Targ
 /// # Ok(())
 /// # }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncClient {
     pub(crate) conn: Conn<Tokio>,
 }
@@ -175,6 +176,7 @@ impl AsyncClient {
 }
 
 /// The watcher's listing: [`AsyncClient::table`], one per tick.
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl crate::watch::Lister for AsyncClient {
     fn list(
         &mut self,

@@ -1,56 +1,270 @@
 //! A safe client for Linux IPVS (IP Virtual Server), the kernel's layer-4
-//! load balancer, over its generic-netlink family — no libnl, no ipvsadm.
+//! load balancer, over its generic-netlink family — no libnl, no shelling
+//! out to `ipvsadm`. One socket per client, every kernel operation a typed
+//! method, pipelined batches with one outcome per request, any network
+//! namespace, and a declarative sync engine that makes the kernel's table
+//! the one you want in the fewest round trips. Linux only; changing the
+//! table needs `CAP_NET_ADMIN` (when IPVS cannot be used at all, the
+//! `ipvsnl-doctor` crate says why).
 //!
-//! - [`Client`]: one socket per client, every kernel operation as a typed
-//!   method, any network namespace ([`Client::in_namespace`], or from an
-//!   open descriptor, [`Client::in_namespace_fd`]), pipelined batches of
-//!   [`Request`]s ([`Client::apply`]). With feature `tokio`, `AsyncClient`:
-//!   the same methods as futures; [`Operations`], a trait both implement,
-//!   for code written once for either.
-//! - The model: [`Service`] keyed by [`ServiceKey`] (protocol + address +
-//!   port, or fwmark + family; read from the text it prints, `TCP
-//!   10.0.0.1:80` or `fwmark 5 (IPv4)`), [`Destination`] with its
-//!   [`Forward`]ing method (tunnel parameters only on [`Forward::Tunnel`]),
-//!   any [`Scheduler`] by name, 64-bit [`Stats`], [`Timeouts`], [`Info`],
-//!   [`SyncDaemon`]. Each checks what the kernel would refuse before it is
-//!   sent, the fault named in an [`InvalidValue`].
-//! - One [`Error`] that says what is known: refused by the kernel (with its
-//!   errno), outcome unknown (sent, never answered), not sent, timed out,
-//!   socket failure, bad input (refused before anything is sent), a reply
-//!   that could not be read; the failed request named as a [`Target`].
-//! - The protocol core, [`proto`]: pure state machines (no socket), which
-//!   the blocking [`Client`] drives; another driver can too.
+//! This page is a guide, in the order a daemon author meets the crate:
 //!
-//! - Listings as one row type, [`ServiceEntry`] (service, counters,
-//!   destinations), with constructors for test fixtures; every enum and
-//!   flag set prints in ipvsadm's words ([`std::fmt::Display`]). A
-//!   listing is whole: every service that existed for the whole call is
-//!   in it, although the kernel's dump can skip services while any
-//!   namespace changes its table (see [`Client::table`] for how, and the
-//!   one case, IPv6 services, where a miss stays possible).
-//! - Feature `serde`: Serialize/Deserialize for the model types and for
-//!   [`sync::Table`] (flags as lists of names, unknown values as numbers).
+//! 1. [The blocking `Client`](#the-blocking-client): list and change the
+//!    table, one call at a time or in batches.
+//! 2. [Declarative sync: `sync::Syncer`](#declarative-sync-syncsyncer):
+//!    give the table you want, with a [`Scope`](sync::Scope) of what you
+//!    own and a [`Drain`](sync::Drain) for removed servers.
+//! 3. [From async code: `AsyncClient` and `watch`](#from-async-code-asyncclient-and-watch)
+//!    (feature `tokio`).
+//! 4. [The ipvsadm rules text: `rules`](#the-ipvsadm-rules-text-rules).
+//! 5. [Errors](#errors), [namespaces](#network-namespaces), [code for both
+//!    clients: `Operations`](#code-for-both-clients-operations), [feature
+//!    flags](#feature-flags).
 //!
-//! The wire format lives in the sans-IO crate `ipvsnl_wire`.
+//! # The blocking `Client`
+//!
+//! [`Client`] opens one netlink socket; each method is one kernel
+//! operation on the model types: a [`Service`] keyed by its
+//! [`ServiceKey`] (protocol + address + port, or fwmark + family), a
+//! [`Destination`] with its [`Forward`]ing method, any [`Scheduler`] by
+//! name. Listings return [`ServiceEntry`] rows (service, [`Stats`],
+//! destinations); [`Client::table`] lists everything in one call.
 //!
 //! ```no_run
-//! use ipvsnl::{Client, Destination, Forward, Scheduler, Service, ServiceKey};
+//! use ipvsnl::{Client, Destination, Forward, Request, Scheduler, Service, ServiceKey};
 //!
 //! let mut ipvs = Client::new()?;
-//! let key = ServiceKey::tcp("192.0.2.10".parse().unwrap(), 443);
-//! ipvs.add_service(&Service::new(key).with_scheduler(Scheduler::Maglev))?;
-//! for (i, ip) in ["198.51.100.1", "198.51.100.2"].iter().enumerate() {
-//!     let dest = Destination::new(ip.parse().unwrap(), 443)
-//!         .with_forward(Forward::Route)
-//!         .with_weight(i as u32 + 1);
-//!     ipvs.add_destination(&key, &dest)?;
+//! let web = ServiceKey::tcp("192.0.2.10".parse().unwrap(), 80);
+//! ipvs.add_service(&Service::new(web).with_scheduler(Scheduler::RoundRobin))?;
+//! ipvs.add_destination(&web, &Destination::new("10.1.0.1".parse().unwrap(), 8080))?;
+//!
+//! // A batch: pipelined (up to 64 KiB a sendmsg), one outcome per request.
+//! let outcomes = ipvs.apply(&[
+//!     Request::AddDestination(web, Destination::new("10.1.0.2".parse().unwrap(), 8080)),
+//!     Request::AddDestination(
+//!         web,
+//!         Destination::new("10.1.0.3".parse().unwrap(), 8080).with_forward(Forward::Route),
+//!     ),
+//! ]);
+//! for outcome in outcomes {
+//!     if let Err(err) = outcome {
+//!         eprintln!("{err}"); // names the request and the kernel's errno
+//!     }
 //! }
+//!
 //! for row in ipvs.table()? {
 //!     println!("{}: {} destinations", row.key(), row.destinations.len());
 //! }
 //! # Ok::<(), ipvsnl::Error>(())
 //! ```
+//!
+//! Every model type checks what the kernel would refuse before anything
+//! is sent (the fault named in an [`InvalidValue`]); every enum and flag
+//! set prints in ipvsadm's words ([`std::fmt::Display`]); a key reads
+//! from the text it prints (`TCP 10.0.0.1:80`, `fwmark 5 (IPv4)`). A
+//! listing is whole: every service that existed for the whole call is in
+//! it, although the kernel's dump can skip services while any namespace
+//! changes its table ([`Client::table`] says how, and the one case, IPv6
+//! services, where a miss stays possible). The rest of the kernel's
+//! interface is here too: [`Timeouts`], [`Info`], zeroing counters,
+//! flushing, the connection sync daemon ([`SyncDaemon`]) and the
+//! connection table ([`connections`]).
+//!
+//! # Declarative sync: `sync::Syncer`
+//!
+//! A daemon usually knows the table it wants, not the requests that get
+//! there. Build a [`sync::Table`], say which services are yours with a
+//! [`sync::Scope`] (services outside it are never touched), and
+//! [`sync::Syncer::sync`] lists the kernel's table, plans the fewest
+//! requests (editing in place where the kernel allows), applies them
+//! pipelined and returns a [`sync::Report`] with every request's outcome.
+//! With a [`sync::Drain`], a destination removed from the table is first
+//! set to weight 0 and deleted only once its connections are gone (or
+//! the drain's limit passed); the syncer remembers the draining ones
+//! between syncs. After the first sync, [`sync::Syncer::sync_cached`]
+//! plans against the table it remembers instead of listing again.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
+//! use ipvsnl::{Client, Destination, Service, ServiceKey};
+//!
+//! let mut client = Client::new()?;
+//! let web = ServiceKey::tcp("192.0.2.10".parse().unwrap(), 80);
+//! let mut desired = Table::new();
+//! desired.insert(
+//!     Service::new(web),
+//!     [
+//!         Destination::new("10.1.0.1".parse().unwrap(), 80),
+//!         Destination::new("10.1.0.2".parse().unwrap(), 80),
+//!     ],
+//! );
+//!
+//! // Touch only the services we own; drain removed destinations for up to 5 minutes.
+//! let options = PlanOptions::new(Scope::keys([web]))
+//!     .with_drain(Drain::new(Duration::from_secs(300)));
+//! let mut syncer = Syncer::new(options);
+//!
+//! print!("{}", syncer.plan(&mut client, &desired)?.to_rules()); // a dry run, as ipvsadm rules
+//! let report = syncer.sync(&mut client, &desired)?;              // list, plan, apply
+//! println!("{} done, {} failed, {} skipped", report.done(), report.failed(), report.skipped());
+//! for (request, err) in report.failures() {
+//!     eprintln!("{request:?}: {err}");
+//! }
+//!
+//! // Later: change the same table and sync from the remembered view (no full listing).
+//! desired
+//!     .remove_destination(&web, "10.1.0.1".parse().unwrap(), 80)
+//!     .expect("web is in the table");
+//! let report = syncer.sync_cached(&mut client, &desired)?;
+//! assert!(report.is_complete(), "{report}");
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+//!
+//! The planner alone is pure: [`sync::plan`] (current + desired + scope
+//! -> ordered [`Request`]s), for tests and dry runs.
+//!
+//! # From async code: `AsyncClient` and `watch`
+//!
+//! With feature `tokio`, [`AsyncClient`] has the same methods as [`Client`]
+//! as futures (`Send`, cancel-safe: drop one at any await and the next
+//! call does not read the abandoned call's replies), with the same types
+//! and errors. The sync engine runs on it too (`Syncer::sync_async`,
+//! `sync_cached_async`, `plan_async`, `list_async`).
+//!
+//! IPVS sends no change notifications, so [`watch::Watcher`] polls: each
+//! tick lists the table once and yields the settings that changed since
+//! the last listing (counters are not changes), also as a `Stream`.
+//!
+#![cfg_attr(feature = "tokio", doc = "```no_run")]
+#![cfg_attr(not(feature = "tokio"), doc = "```ignore")]
+//! use std::time::Duration;
+//! use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+//! use ipvsnl::watch::Watcher;
+//! use ipvsnl::{AsyncClient, Destination, Service, ServiceKey};
+//!
+//! # async fn run() -> Result<(), ipvsnl::Error> {
+//! let mut ipvs = AsyncClient::new()?; // inside a tokio runtime
+//! let web = ServiceKey::tcp("192.0.2.10".parse().unwrap(), 80);
+//! let mut want = Table::new();
+//! want.insert(Service::new(web), [Destination::new("10.1.0.1".parse().unwrap(), 8080)]);
+//! let mut syncer = Syncer::new(PlanOptions::new(Scope::keys([web])));
+//! let report = syncer.sync_async(&mut ipvs, &want).await?;
+//! println!("{report}");
+//!
+//! // Then watch the table: one listing a second, the changes printed.
+//! let mut watcher = Watcher::new(ipvs, Duration::from_secs(1));
+//! loop {
+//!     for change in watcher.next().await?.changes {
+//!         println!("{change}"); // e.g. "+ TCP 192.0.2.10:80 -> 10.1.0.2:8080 (Masq, weight 1)"
+//!     }
+//! }
+//! # }
+//! ```
+//!
+//! # The ipvsadm rules text: `rules`
+//!
+//! [`rules`] reads and prints the text of `ipvsadm -S` / `ipvsadm -R`:
+//! [`rules::parse`] turns a rules text into [`Request`]s (every bad line
+//! reported with its number) or, with [`rules::Rules::to_table`], into a
+//! [`sync::Table`] to sync; [`rules::table_rules`], [`rules::service_rule`]
+//! and [`rules::destination_rule`] print exactly what `ipvsadm -S -n`
+//! prints, and [`sync::Plan::to_rules`] prints a plan as a dry run.
+//!
+//! ```
+//! use ipvsnl::rules::{parse, Numeric};
+//!
+//! let text = "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 10.0.1.1:8080 -m -w 2\n";
+//! let table = parse(text, &Numeric).unwrap().to_table().unwrap();
+//! assert_eq!(table.destination_count(), 1);
+//! ```
+//!
+//! # Errors
+//!
+//! One [`Error`] for everything, which says what is known, told apart by
+//! variant and by method:
+//!
+//! - refused by the kernel, not applied: [`Error::Refused`] with its errno
+//!   ([`Error::is_refused`], [`Error::errno`]; and by cause:
+//!   [`Error::is_already_exists`], [`Error::is_not_found`],
+//!   [`Error::is_permission_denied`]);
+//! - outcome unknown, sent and its reply never seen, so it may or may not
+//!   have been applied: [`Error::Unknown`] ([`Error::is_unknown_outcome`]);
+//!   never reported as a refusal;
+//! - not sent, so not applied, because an earlier request of the same
+//!   call stopped the rest: [`Error::NotSent`] ([`Error::is_not_sent`]);
+//! - invalid input, refused before anything was sent:
+//!   [`Error::InvalidInput`] carrying the [`InvalidValue`] that names the
+//!   field and why ([`Error::is_invalid_input`]);
+//! - a reply that could not be read: [`Error::Decode`] with a
+//!   [`DecodeError`] naming the message, attribute and why
+//!   ([`Error::is_decode`]);
+//! - and no reply in time to a read ([`Error::Timeout`]), a socket
+//!   failure ([`Error::Io`]), IPVS missing from the kernel
+//!   ([`Error::Unavailable`]), a namespace that could not be entered
+//!   ([`Error::Namespace`]).
+//!
+//! Each names its request as a structured [`Target`] ([`Error::target`]),
+//! and its text says what failed: `add destination 10.1.0.2:8080 to TCP
+//! 192.0.2.10:80: destination already exists (EEXIST)`.
+//!
+//! # Network namespaces
+//!
+//! IPVS tables are per network namespace. [`Client::in_namespace`] opens a
+//! client in the namespace of a file (`/var/run/netns/lb`,
+//! `/proc/PID/ns/net`), [`Client::in_namespace_fd`] in that of an open
+//! descriptor; only the socket is made there, the caller's threads never
+//! move. [`AsyncClient`] has the same two (as futures).
+//!
+//! ```no_run
+//! let mut lb = ipvsnl::Client::in_namespace("/var/run/netns/lb")?;
+//! println!("{} services in lb", lb.services()?.len());
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+//!
+//! # Code for both clients: `Operations`
+//!
+//! [`Operations`] is a trait both clients implement, every operation
+//! returning a future: code written once against it (a daemon's
+//! reconciling code, a test suite) runs on the blocking [`Client`], whose
+//! futures are complete when made, and on [`AsyncClient`].
+//!
+//! ```no_run
+//! use ipvsnl::{Error, Operations};
+//!
+//! async fn count(ipvs: &mut impl Operations) -> Result<usize, Error> {
+//!     Ok(ipvs.services().await?.len())
+//! }
+//! ```
+//!
+//! # Feature flags
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `tokio` | [`AsyncClient`]; `Syncer::sync_async`, `sync_cached_async`, `plan_async`, `list_async`; the table watcher [`watch::Watcher`] (a `Stream` of changes); [`Operations`] for `AsyncClient` |
+//! | `serde` | `Serialize`/`Deserialize` for the model types, the listed entries and [`sync::Table`] (flags as lists of names, unknown values as numbers), so a desired table can live in a JSON, YAML or TOML file |
+//!
+//! Neither is on by default. The items each adds are marked with it in
+//! these docs.
+//!
+//! # Below the client
+//!
+//! The protocol core, [`proto`], is a set of pure state machines (no
+//! socket) that both clients drive, and that another driver can drive
+//! too. The wire format is the sans-IO crate [`wire`] (`ipvsnl-wire`).
 
+//!
+#![cfg_attr(feature = "tokio", doc = "[`AsyncClient`]: crate::AsyncClient")]
+#![cfg_attr(feature = "tokio", doc = "[`watch::Watcher`]: crate::watch::Watcher")]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = "[`AsyncClient`]: #from-async-code-asyncclient-and-watch"
+)]
+#![cfg_attr(
+    not(feature = "tokio"),
+    doc = "[`watch::Watcher`]: #from-async-code-asyncclient-and-watch"
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 // Netlink sockets, setns(2) and the IPVS family exist only on Linux.
@@ -85,6 +299,7 @@ pub mod sync;
 mod target;
 mod transport;
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod watch;
 
 #[cfg(feature = "tokio")]

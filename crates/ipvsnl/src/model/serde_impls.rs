@@ -72,12 +72,14 @@ impl<'de> Visitor<'de> for FlagsVisitor {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for ServiceFlags {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         serialize_flags(&SERVICE, self.bits(), s)
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for ServiceFlags {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let bits = d.deserialize_any(FlagsVisitor {
@@ -89,12 +91,14 @@ impl<'de> Deserialize<'de> for ServiceFlags {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for TunnelFlags {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         serialize_flags(&TUNNEL, u32::from(self.bits()), s)
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for TunnelFlags {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let bits = d.deserialize_any(FlagsVisitor {
@@ -108,12 +112,14 @@ impl<'de> Deserialize<'de> for TunnelFlags {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for Scheduler {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for Scheduler {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let name = String::deserialize(d)?;
@@ -168,6 +174,7 @@ const PROTOCOLS: &[(&str, Protocol)] = &[
     ("SCTP", Protocol::Sctp),
 ];
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for Protocol {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -177,6 +184,7 @@ impl Serialize for Protocol {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for Protocol {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(NameOrNumber {
@@ -193,6 +201,7 @@ const TUNNEL_KINDS: &[(&str, TunnelKind)] = &[
     ("gre", TunnelKind::Gre),
 ];
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for TunnelKind {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -202,6 +211,7 @@ impl Serialize for TunnelKind {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for TunnelKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(NameOrNumber {
@@ -212,12 +222,14 @@ impl<'de> Deserialize<'de> for TunnelKind {
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for UnknownForward {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u32(self.get())
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for UnknownForward {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let n = u32::deserialize(d)?;

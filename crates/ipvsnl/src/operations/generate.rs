@@ -48,6 +48,7 @@ macro_rules! client_ops {
         }
 
         #[cfg(feature = "tokio")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
         impl crate::AsyncClient {
             $(
                 $(#[$attr])*
@@ -77,6 +78,7 @@ macro_rules! client_ops {
         }
 
         #[cfg(feature = "tokio")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
         impl $trait for crate::AsyncClient {
             $(
                 fn $name $(<$g: $($bound)+ + Send>)? ($s: $recv $(, $arg: $ty)*)

@@ -11,6 +11,7 @@ use crate::{AsyncClient, Error};
 /// The sync engine from async code: the same engine as
 /// [`Syncer::sync`], its listing and batches awaited on the async client
 /// (the planning between them is CPU work of the calling task).
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl Syncer {
     /// [`Syncer::list`] on an async client.
     pub async fn list_async(&self, client: &mut AsyncClient) -> Result<Table, Error> {

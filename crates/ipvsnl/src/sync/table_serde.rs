@@ -7,12 +7,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::table::{Table, TableService};
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl Serialize for Table {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.iter())
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 impl<'de> Deserialize<'de> for Table {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let services = Vec::<TableService>::deserialize(d)?;
