@@ -4,33 +4,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::kernel::{run, Kernel, Req};
+use super::kernel::{apply, run, Kernel, Req};
 use crate::proto::{Cause, Limits, Outcome, Session, Wait};
 
 const T: Duration = Duration::from_secs(30);
 
 fn reqs(n: u32) -> Vec<Req> {
     (0..n).map(Req).collect()
-}
-
-/// Runs an apply of `requests` against `k`; the outcomes by index (each
-/// reported once: a second report fails the test).
-fn apply(
-    session: &mut Session,
-    k: &mut Kernel,
-    requests: &[Req],
-    limits: Limits,
-) -> (BTreeMap<usize, Outcome>, Vec<Wait>) {
-    let skip = vec![false; requests.len()];
-    let mut out = BTreeMap::new();
-    let mut sink = |i: usize, o: Outcome| {
-        assert!(out.insert(i, o).is_none(), "request {i} got two outcomes");
-    };
-    let mut m = session.apply(requests, &skip, limits, &mut sink);
-    let waits = run(&mut m, k, 100_000);
-    drop(m);
-    assert_eq!(out.len(), requests.len(), "every request has an outcome");
-    (out, waits)
 }
 
 fn every_fifth(i: u32) -> i32 {

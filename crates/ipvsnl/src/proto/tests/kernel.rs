@@ -3,7 +3,7 @@
 //! made part by part as the reader reads, one dump per socket), plus the
 //! faults a test asks for. No socket: datagrams in, datagrams out.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::io;
 
 use ipvsnl_wire::netlink_packet_core::{
@@ -11,7 +11,7 @@ use ipvsnl_wire::netlink_packet_core::{
 };
 
 use crate::proto::frame::{frames, Reply, GENL_ID_CTRL, NLM_F_DUMP_INTR};
-use crate::proto::{Encode, Input, Machine, Poll, Wait};
+use crate::proto::{Encode, Input, Limits, Machine, Outcome, Poll, Session, Wait};
 
 /// A test request: an IPVS message whose payload is its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -445,4 +445,24 @@ fn give(m: &mut impl Machine, r: Received) {
         Received::TimedOut => m.handle(Input::TimedOut),
         Received::Failed(e) => m.handle(Input::ReceiveFailed(e)),
     }
+}
+
+/// Runs an apply of `requests` against `k`: the outcomes by index (each
+/// reported once: a second report fails the test) and the waits asked for.
+pub fn apply<R: Encode>(
+    session: &mut Session,
+    k: &mut Kernel,
+    requests: &[R],
+    limits: Limits,
+) -> (BTreeMap<usize, Outcome>, Vec<Wait>) {
+    let skip = vec![false; requests.len()];
+    let mut out = BTreeMap::new();
+    let mut sink = |i: usize, o: Outcome| {
+        assert!(out.insert(i, o).is_none(), "request {i} got two outcomes");
+    };
+    let mut m = session.apply(requests, &skip, limits, &mut sink);
+    let waits = run(&mut m, k, 100_000);
+    drop(m);
+    assert_eq!(out.len(), requests.len(), "every request has an outcome");
+    (out, waits)
 }

@@ -3,12 +3,11 @@
 //! netlink sends no reply): a batch that ends with one is closed by a no-op
 //! whose ACK ends it, so its outcome is known at once, never a time-out.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::kernel::{run, Faults, Kernel, Received, Req};
+use super::kernel::{apply, Faults, Kernel, Received, Req};
 use crate::proto::{Cause, Encode, Limits, Outcome, Session, Wait};
 
 const T: Duration = Duration::from_secs(30);
@@ -42,26 +41,6 @@ fn stop(index: u32) -> Kind {
         index,
         silent: true,
     }
-}
-
-/// Runs an apply of `requests` against `k`: the outcomes by index and the
-/// waits asked for.
-fn apply(
-    s: &mut Session,
-    k: &mut Kernel,
-    requests: &[Kind],
-    limits: Limits,
-) -> (BTreeMap<usize, Outcome>, Vec<Wait>) {
-    let skip = vec![false; requests.len()];
-    let mut out = BTreeMap::new();
-    let mut sink = |i: usize, o: Outcome| {
-        assert!(out.insert(i, o).is_none(), "request {i} got two outcomes");
-    };
-    let mut m = s.apply(requests, &skip, limits, &mut sink);
-    let waits = run(&mut m, k, 100_000);
-    drop(m);
-    assert_eq!(out.len(), requests.len(), "every request has an outcome");
-    (out, waits)
 }
 
 /// Nothing is left queued for the next call.
