@@ -8,7 +8,11 @@ use ipvsnl::rules::{addr_port, Names};
 use crate::grammar::ListFormat;
 
 /// Prints the connection listing, or returns ipvsadm's message and status.
-pub fn list(out: &mut String, f: &ListFormat, names: &dyn Names) -> Result<(), (String, i32)> {
+pub(crate) fn list(
+    out: &mut String,
+    f: &ListFormat,
+    names: &dyn Names,
+) -> Result<(), (String, i32)> {
     let text =
         std::fs::read(PROC_PATH).map_err(|_| (format!("cannot open file {PROC_PATH}"), 1))?;
     let text = String::from_utf8_lossy(&text);

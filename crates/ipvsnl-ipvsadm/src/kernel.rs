@@ -5,7 +5,7 @@ use std::ffi::CStr;
 use ipvsnl::{Client, Error, Request, RequestKind, Scheduler, Service, ServiceKey};
 
 /// libc's `strerror`.
-pub fn strerror(errno: i32) -> String {
+pub(crate) fn strerror(errno: i32) -> String {
     // SAFETY: strerror returns a pointer to a NUL-terminated string that
     // stays valid until the next call; it is copied right away.
     unsafe {
@@ -18,7 +18,7 @@ pub fn strerror(errno: i32) -> String {
 }
 
 /// libipvs's `ipvs_strerror`: the message for an errno after an operation.
-pub fn ipvs_strerror(kind: RequestKind, errno: i32) -> String {
+pub(crate) fn ipvs_strerror(kind: RequestKind, errno: i32) -> String {
     use RequestKind as K;
     let specific = match (kind, errno) {
         (K::AddService, libc::EEXIST) => Some("Service already exists"),
@@ -59,7 +59,7 @@ pub fn ipvs_strerror(kind: RequestKind, errno: i32) -> String {
 
 /// The errno ipvsadm would have seen for a library error. Netlink-level
 /// failures (socket, reply parsing, time-outs) read as EINVAL in libipvs.
-pub fn errno_of(e: &Error) -> i32 {
+pub(crate) fn errno_of(e: &Error) -> i32 {
     match e {
         Error::Refused { errno, .. } => *errno,
         Error::Unavailable => libc::ENOPROTOOPT,
@@ -138,7 +138,7 @@ fn names_refused(s: &Service) -> bool {
 
 /// Applies requests in order through the library's pipelined batches and
 /// returns, per request, `Ok` or the errno ipvsadm would have reported.
-pub fn apply(client: &mut Client, requests: &[Request]) -> Vec<Result<(), i32>> {
+pub(crate) fn apply(client: &mut Client, requests: &[Request]) -> Vec<Result<(), i32>> {
     let mut out = Vec::with_capacity(requests.len());
     let mut start = 0;
     while start < requests.len() {

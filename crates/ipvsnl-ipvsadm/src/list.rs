@@ -13,7 +13,7 @@ use ipvsnl::{
 
 /// ipvsadm's `print_largenum`: a right-aligned number with its own leading
 /// space, abbreviated with K/M/G/T unless `--exact`.
-pub fn largenum(out: &mut String, n: u64, exact: bool) {
+pub(crate) fn largenum(out: &mut String, n: u64, exact: bool) {
     if exact {
         let digits = n.to_string();
         let width = if digits.len() > 8 {
@@ -36,7 +36,7 @@ pub fn largenum(out: &mut String, n: u64, exact: bool) {
 }
 
 /// The column titles of a listing.
-pub fn title(out: &mut String, f: &ListFormat) {
+pub(crate) fn title(out: &mut String, f: &ListFormat) {
     let p = "Prot LocalAddress:Port";
     if f.stats {
         let _ = writeln!(
@@ -85,7 +85,7 @@ fn cut(s: &mut String, n: usize) {
 
 /// The service label of listings (`svc_name`): `TCP  addr:port` (IPv4 cut
 /// at 33 bytes), `FWM  5`, `FWM  5 IPv6`.
-pub fn service_label(key: &ServiceKey, names: &dyn Names) -> String {
+pub(crate) fn service_label(key: &ServiceKey, names: &dyn Names) -> String {
     match key {
         ServiceKey::Fwmark { mark, family } => {
             let six = if *family == AddressFamily::Inet6 {
@@ -130,7 +130,7 @@ fn fwd_name(f: &Forward) -> &'static str {
 }
 
 /// One service line.
-pub fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, names: &dyn Names) {
+pub(crate) fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, names: &dyn Names) {
     let svc = &se.service;
     let label = service_label(&svc.key, names);
     if f.stats || f.rate {
@@ -180,7 +180,7 @@ pub fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, names: 
 }
 
 /// One destination line.
-pub fn dest_line(
+pub(crate) fn dest_line(
     out: &mut String,
     key: &ServiceKey,
     de: &DestinationEntry,
@@ -269,7 +269,7 @@ pub fn dest_line(
 }
 
 /// A service and its destinations as rules (`-S`).
-pub fn save_service(
+pub(crate) fn save_service(
     out: &mut String,
     se: &ServiceEntry,
     dests: &[DestinationEntry],
@@ -290,7 +290,7 @@ pub fn save_service(
 /// glibc's `qsort` on this platform: a top-down merge sort (left half of
 /// n/2 elements, ties taken from the left). Reproduced because ipvsadm's
 /// comparators are not a consistent order.
-pub fn glibc_msort<T: Clone>(v: &mut [T], cmp: &dyn Fn(&T, &T) -> i32) {
+pub(crate) fn glibc_msort<T: Clone>(v: &mut [T], cmp: &dyn Fn(&T, &T) -> i32) {
     let n = v.len();
     if n <= 1 {
         return;
@@ -379,7 +379,7 @@ fn svc_sort_key(k: &ServiceKey) -> SvcSortKey {
 }
 
 /// ipvsadm's `ipvs_cmp_services`.
-pub fn cmp_services(a: &ServiceKey, b: &ServiceKey) -> i32 {
+pub(crate) fn cmp_services(a: &ServiceKey, b: &ServiceKey) -> i32 {
     let (a, b) = (svc_sort_key(a), svc_sort_key(b));
     let r = a.fwmark.wrapping_sub(b.fwmark) as i32;
     if r != 0 {
@@ -406,7 +406,7 @@ pub fn cmp_services(a: &ServiceKey, b: &ServiceKey) -> i32 {
 
 /// ipvsadm's `ipvs_cmp_dests` (the first argument's family picks the
 /// address comparison).
-pub fn cmp_dests(a: &DestinationEntry, b: &DestinationEntry) -> i32 {
+pub(crate) fn cmp_dests(a: &DestinationEntry, b: &DestinationEntry) -> i32 {
     let (da, db) = (&a.destination, &b.destination);
     let r = addr_cmp(&da.addr, &db.addr);
     if r != 0 {

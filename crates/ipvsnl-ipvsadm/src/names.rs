@@ -17,7 +17,7 @@ extern "C" {
 }
 
 /// The C library's resolver (files, DNS... as nsswitch.conf says).
-pub struct LibcNames;
+pub(crate) struct LibcNames;
 
 impl Names for LibcNames {
     fn host_v4(&self, name: &str) -> Option<Ipv4Addr> {

@@ -31,6 +31,7 @@ use crate::{
 mod sealed {
     /// Only this crate's clients implement [`super::Operations`] (so an
     /// operation can be added to it without breaking anyone's code).
+    #[allow(unnameable_types)] // sealed: unnameable outside on purpose
     pub trait Sealed {}
     impl Sealed for crate::Client {}
     #[cfg(feature = "tokio")]

@@ -23,8 +23,11 @@ use super::attrs::{
 /// A service's key, as the kernel sent it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlainService {
+    /// Address family (`AF_INET`, `AF_INET6`).
     pub af: u16,
+    /// IP protocol number (6 TCP, 17 UDP, 132 SCTP).
     pub protocol: u16,
+    /// The address, IPv4 in the first 4 bytes.
     pub addr: [u8; 16],
     /// Network order, as on the wire.
     pub port: [u8; 2],
@@ -32,21 +35,32 @@ pub struct PlainService {
     pub fwmark: u32,
     /// Its destinations in [`PlainTable::dests`].
     pub first_dest: u32,
+    /// How many destinations it has.
     pub dest_count: u32,
 }
 
 /// One destination, as a plain C client keeps it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PlainDest {
+    /// Address family (`AF_INET`, `AF_INET6`).
     pub af: u16,
+    /// The address, IPv4 in the first 4 bytes.
     pub addr: [u8; 16],
+    /// The port, host order.
     pub port: u16,
+    /// `IP_VS_CONN_F_*` forwarding method.
     pub fwd_method: u32,
+    /// Scheduling weight.
     pub weight: u32,
+    /// Upper connection threshold (0: none).
     pub u_thresh: u32,
+    /// Lower connection threshold.
     pub l_thresh: u32,
+    /// Active connections.
     pub active_conns: u32,
+    /// Inactive connections.
     pub inact_conns: u32,
+    /// Persistent connections.
     pub persist_conns: u32,
     /// `IPVS_STATS_ATTR_CONNS` .. `IPVS_STATS_ATTR_OUTBPS` of the STATS64 nest.
     pub stats: [u64; 10],
@@ -54,7 +68,9 @@ pub struct PlainDest {
 
 /// A listed table: services, and their destinations in one list.
 pub struct PlainTable {
+    /// The services, in the kernel's order.
     pub services: Vec<PlainService>,
+    /// Every service's destinations, one after the other.
     pub dests: Vec<PlainDest>,
 }
 

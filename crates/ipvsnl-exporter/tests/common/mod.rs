@@ -4,9 +4,9 @@
 
 #![allow(dead_code)]
 
-pub mod served;
-pub mod sized;
-pub mod tools;
+pub(crate) mod served;
+pub(crate) mod sized;
+pub(crate) mod tools;
 
 use ipvsnl::{
     AddressFamily, Destination, DestinationEntry, Forward, Scheduler, Service, ServiceEntry,
@@ -14,11 +14,11 @@ use ipvsnl::{
 };
 
 /// 2^32 + 5: past a 32-bit counter.
-pub const PAST_U32: u64 = (1 << 32) + 5;
+pub(crate) const PAST_U32: u64 = (1 << 32) + 5;
 /// u64::MAX - 1: f64 would print 18446744073709552000.
-pub const NEAR_MAX: u64 = u64::MAX - 1;
+pub(crate) const NEAR_MAX: u64 = u64::MAX - 1;
 
-pub fn table() -> Vec<ServiceEntry> {
+pub(crate) fn table() -> Vec<ServiceEntry> {
     let web = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
     let dns = ServiceKey::udp("2001:db8::53".parse().unwrap(), 53);
     let mark = ServiceKey::fwmark(5, AddressFamily::Inet);
@@ -61,7 +61,7 @@ pub fn table() -> Vec<ServiceEntry> {
     ]
 }
 
-pub fn totals() -> Stats {
+pub(crate) fn totals() -> Stats {
     Stats::new()
         .with_conns(PAST_U32)
         .with_packets(1, NEAR_MAX)

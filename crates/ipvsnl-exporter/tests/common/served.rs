@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use ipvsnl_exporter::{bind, serve_with, Exporter, Limits, Namespace, Source};
 
 /// Serves `source` with `limits` on a thread (and runtime) of its own.
-pub fn start<S: Source>(source: S, limits: Limits) -> SocketAddr {
+pub(crate) fn start<S: Source>(source: S, limits: Limits) -> SocketAddr {
     let exporter = Exporter::new(source, Namespace::default(), "/metrics").with_log(|_| {});
     start_exporter(exporter, limits)
 }
 
 /// Serves `exporter` with `limits` on a thread (and runtime) of its own.
-pub fn start_exporter<S: Source>(exporter: Exporter<S>, limits: Limits) -> SocketAddr {
+pub(crate) fn start_exporter<S: Source>(exporter: Exporter<S>, limits: Limits) -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -34,7 +34,7 @@ pub fn start_exporter<S: Source>(exporter: Exporter<S>, limits: Limits) -> Socke
 
 /// A connection that has sent `GET path` (`Connection: close`: the
 /// server closes it after the response) and read nothing.
-pub fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
+pub(crate) fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     write!(
         s,
@@ -47,7 +47,7 @@ pub fn send_get(addr: SocketAddr, path: &str) -> TcpStream {
 /// Reads the response's head (through the blank line) byte by byte, so
 /// nothing of the body is read; `None` when the server closed first or
 /// `within` passed.
-pub fn read_head(s: &mut TcpStream, within: Duration) -> Option<String> {
+pub(crate) fn read_head(s: &mut TcpStream, within: Duration) -> Option<String> {
     s.set_read_timeout(Some(within)).unwrap();
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
@@ -62,13 +62,13 @@ pub fn read_head(s: &mut TcpStream, within: Duration) -> Option<String> {
 
 /// `GET path` on a new connection, `Connection: close`, read to the end:
 /// the head and the body (chunked bodies are left chunked).
-pub fn get_all(addr: SocketAddr, path: &str) -> (String, String) {
+pub(crate) fn get_all(addr: SocketAddr, path: &str) -> (String, String) {
     request(addr, "GET", path)
 }
 
 /// `method path` on a new connection, `Connection: close`, read to the
 /// end: the head and the body (chunked bodies are left chunked).
-pub fn request(addr: SocketAddr, method: &str, path: &str) -> (String, String) {
+pub(crate) fn request(addr: SocketAddr, method: &str, path: &str) -> (String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     write!(
@@ -85,7 +85,7 @@ pub fn request(addr: SocketAddr, method: &str, path: &str) -> (String, String) {
 
 /// The value of the sample that starts with `series` (name and labels) in
 /// `body`.
-pub fn sample(body: &str, series: &str) -> Option<u64> {
+pub(crate) fn sample(body: &str, series: &str) -> Option<u64> {
     body.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
@@ -93,7 +93,7 @@ pub fn sample(body: &str, series: &str) -> Option<u64> {
 /// How the server ended a connection the client stopped reading at some
 /// point: reads everything left until the end, within `within`.
 #[derive(Debug)]
-pub struct Ending {
+pub(crate) struct Ending {
     /// Bytes read until the end.
     pub bytes: usize,
     /// Whether the response's end (the scrape duration and after) came.
@@ -113,7 +113,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Reads `s` until the server closes it or `within` passes.
-pub fn drain(s: &mut TcpStream, within: Duration) -> Ending {
+pub(crate) fn drain(s: &mut TcpStream, within: Duration) -> Ending {
     let start = Instant::now();
     let mut bytes = 0;
     let mut tail = Vec::new();
@@ -149,7 +149,7 @@ pub fn drain(s: &mut TcpStream, within: Duration) -> Ending {
 }
 
 /// This process's resident set, in bytes (`VmRSS` of /proc/self/status).
-pub fn rss_bytes() -> u64 {
+pub(crate) fn rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
     let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
@@ -157,12 +157,12 @@ pub fn rss_bytes() -> u64 {
 }
 
 /// Mebibytes, for messages.
-pub fn mib(bytes: u64) -> f64 {
+pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1 << 20) as f64
 }
 
 /// The server's own `_http_` lines of `body` (for failure messages).
-pub fn http_lines(body: &str) -> String {
+pub(crate) fn http_lines(body: &str) -> String {
     let lines: Vec<&str> = body.lines().filter(|l| l.contains("_http_")).collect();
     format!("the body's _http_ lines: {lines:?}")
 }

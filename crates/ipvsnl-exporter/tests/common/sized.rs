@@ -10,7 +10,7 @@ use ipvsnl_exporter::{ScrapeError, Snapshot, Source};
 
 /// `services` x `dests`: service `i` is TCP 10.x.y.z:80, its destinations
 /// 172.16.x.y:8080 and up, every counter set.
-pub fn big_table(services: usize, dests: usize) -> Vec<ServiceEntry> {
+pub(crate) fn big_table(services: usize, dests: usize) -> Vec<ServiceEntry> {
     (0..services)
         .map(|i| {
             let i = i as u32;
@@ -34,7 +34,7 @@ pub fn big_table(services: usize, dests: usize) -> Vec<ServiceEntry> {
 /// Lists `services` x `dests` (changeable while serving), building the
 /// table first and then waiting `delay` before it answers.
 #[derive(Clone)]
-pub struct Sized {
+pub(crate) struct Sized {
     pub services: Arc<AtomicUsize>,
     pub dests: usize,
     pub delay: Duration,
@@ -43,7 +43,7 @@ pub struct Sized {
 }
 
 impl Sized {
-    pub fn new(services: usize, dests: usize, delay: Duration) -> Self {
+    pub(crate) fn new(services: usize, dests: usize, delay: Duration) -> Self {
         Sized {
             services: Arc::new(AtomicUsize::new(services)),
             dests,
@@ -52,7 +52,7 @@ impl Sized {
         }
     }
 
-    pub fn listings(&self) -> usize {
+    pub(crate) fn listings(&self) -> usize {
         self.listings.load(Ordering::SeqCst)
     }
 }

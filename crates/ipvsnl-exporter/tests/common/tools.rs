@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// `$env` if set, else `usr/bin/<name>` under the VM cache's `tools/`
 /// (`${IPVSNL_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ipvsnl-vm}`), if
 /// it is there.
-pub fn find(env: &str, name: &str) -> Option<PathBuf> {
+pub(crate) fn find(env: &str, name: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os(env) {
         return Some(PathBuf::from(p));
     }
@@ -20,7 +20,7 @@ pub fn find(env: &str, name: &str) -> Option<PathBuf> {
 
 /// A missing tool: a failure under CI (`CI=true`), a skip note elsewhere.
 /// `package` is the Debian package `.ci/setup` unpacks it from.
-pub fn missing(name: &str, package: &str, env: &str) {
+pub(crate) fn missing(name: &str, package: &str, env: &str) {
     let how = format!(
         "{name} not found: run .ci/setup (it unpacks Debian's {package} package \
          into the VM cache's tools/) or set {env}"

@@ -9,7 +9,7 @@ use ipvsnl::{Request, ServiceKey};
 /// the newline) and its exit status (2 for a bad value or combination, 255
 /// for an option it does not know).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgError {
+pub(crate) struct ArgError {
     /// The message, exactly as ipvsadm prints it.
     pub message: String,
     /// ipvsadm's exit status.
@@ -34,7 +34,7 @@ impl ArgError {
 
     /// The "Try `ipvsadm -h'..." error, for a line that does not start with
     /// a command.
-    pub fn try_help(program: &str) -> Self {
+    pub(crate) fn try_help(program: &str) -> Self {
         ArgError::popt(format!(
             "Try `{program} -h' or '{program} --help' for more information."
         ))
@@ -52,7 +52,7 @@ impl std::error::Error for ArgError {}
 /// What `-L` lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ListWhat {
+pub(crate) enum ListWhat {
     /// Every service (`-L`).
     All,
     /// One service (`-L -t ...`).
@@ -68,7 +68,7 @@ pub enum ListWhat {
 /// The listing options of `-L` (and `-S`'s `-n`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub struct ListFormat {
+pub(crate) struct ListFormat {
     /// `-n`: numeric addresses and ports.
     pub numeric: bool,
     /// `--stats`.
@@ -90,7 +90,7 @@ pub struct ListFormat {
 /// One parsed ipvsadm command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Command {
+pub(crate) enum Command {
     /// A change to the kernel's state (-A -E -D -C -a -e -d -Z --set
     /// --start-daemon --stop-daemon).
     Apply(Request),

@@ -21,7 +21,7 @@ use crate::c_text::{atoi, inet_aton, inet_pton6, number_in};
 /// `names` resolves host and service names ([`ipvsnl::rules::Numeric`]
 /// for none). The result is the command, or ipvsadm's message and exit
 /// status (see the unit tests in `grammar/tests.rs` for both).
-pub fn parse_args(argv: &[&str], names: &dyn Names) -> Result<Command, ArgError> {
+pub(crate) fn parse_args(argv: &[&str], names: &dyn Names) -> Result<Command, ArgError> {
     let program = argv.first().copied().unwrap_or("ipvsadm");
     let mut sc = Scanner::new(argv);
     let cmd = match sc.next_opt() {

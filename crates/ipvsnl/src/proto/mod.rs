@@ -40,6 +40,8 @@ mod batch;
 mod call;
 mod closer;
 mod family;
+// Its items are `pub` for `fuzzing`: unreachable in every other build.
+#[cfg_attr(not(fuzzing), allow(unreachable_pub))]
 pub(crate) mod frame;
 mod machine;
 mod outcome;

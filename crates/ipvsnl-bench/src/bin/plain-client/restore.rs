@@ -20,14 +20,14 @@ const AF_INET: u16 = 2;
 
 /// A virtual service: protocol number and address.
 #[derive(Debug, Clone, Copy)]
-pub struct Key {
+pub(crate) struct Key {
     protocol: u16,
     addr: SocketAddrV4,
 }
 
 /// One rule line.
 #[derive(Debug)]
-pub enum Rule {
+pub(crate) enum Rule {
     /// `-A`: a service with its scheduler.
     Service { key: Key, scheduler: String },
     /// `-a`: a destination of a service.
@@ -40,7 +40,7 @@ pub enum Rule {
 }
 
 /// Parses the lines `ipvsadm -S -n` prints for the bench's tables.
-pub fn parse(text: &str) -> Result<Vec<Rule>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Rule>, String> {
     let mut rules = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -155,7 +155,7 @@ fn encode(out: &mut Vec<u8>, family: u16, seq: u32, rule: &Rule) {
 
 /// Encodes every rule and sends them in 64 KiB datagrams; returns how
 /// many were refused.
-pub fn send(sock: &netlink_sys::Socket, family: u16, rules: &[Rule]) -> io::Result<usize> {
+pub(crate) fn send(sock: &netlink_sys::Socket, family: u16, rules: &[Rule]) -> io::Result<usize> {
     let mut b = BatchBuilder::default();
     for r in rules {
         b.push(|out, seq| encode(out, family, seq, r));

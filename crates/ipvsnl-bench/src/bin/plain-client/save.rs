@@ -80,7 +80,7 @@ fn service_name(k: &PlainService) -> String {
 }
 
 /// Dumps the table on `sock` and prints it to `out`.
-pub fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write) -> io::Result<()> {
     let mut d = PlainDumper::on(sock, family);
     let mut services = Vec::new();
     d.dump(IpvsCommand::GetService, None, |attrs| {

@@ -8,7 +8,7 @@ use crate::DecodeError;
 /// Collects the indexes a dump lists; stops after `stop_after` of them,
 /// fails on item `fail_at`, and counts the dump's restarts.
 #[derive(Debug, Default)]
-pub struct Items {
+pub(crate) struct Items {
     pub got: Vec<u32>,
     pub stop_after: Option<usize>,
     pub fail_at: Option<u32>,
@@ -17,7 +17,7 @@ pub struct Items {
 
 impl Items {
     /// Collects every item but fails on `fail_at`.
-    pub fn failing_at(fail_at: Option<u32>) -> Items {
+    pub(crate) fn failing_at(fail_at: Option<u32>) -> Items {
         Items {
             fail_at,
             ..Items::default()
@@ -44,6 +44,6 @@ impl Replies for Items {
 }
 
 /// Writes the scripted kernel's one request.
-pub fn write(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
+pub(crate) fn write(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
     Req(0).encode(out, family, seq, flags);
 }

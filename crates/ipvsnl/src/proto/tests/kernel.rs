@@ -15,7 +15,7 @@ use crate::proto::{Encode, Input, Limits, Machine, Outcome, Poll, Session, Wait}
 
 /// A test request: an IPVS message whose payload is its index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Req(pub u32);
+pub(crate) struct Req(pub u32);
 
 impl Encode for Req {
     fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
@@ -30,7 +30,7 @@ impl Encode for Req {
 }
 
 /// Appends a netlink message of these header fields and payload parts.
-pub fn message(out: &mut Vec<u8>, kind: u16, flags: u16, seq: u32, payload: &[&[u8]]) {
+pub(crate) fn message(out: &mut Vec<u8>, kind: u16, flags: u16, seq: u32, payload: &[&[u8]]) {
     let len: usize = 16 + payload.iter().map(|p| p.len()).sum::<usize>();
     out.extend_from_slice(&(len as u32).to_ne_bytes());
     out.extend_from_slice(&kind.to_ne_bytes());
@@ -46,7 +46,7 @@ pub fn message(out: &mut Vec<u8>, kind: u16, flags: u16, seq: u32, payload: &[&[
 }
 
 /// An `NLMSG_ERROR` answering `seq` (0: an ACK), as to a CAP_ACK socket.
-pub fn error(seq: u32, errno: i32) -> Vec<u8> {
+pub(crate) fn error(seq: u32, errno: i32) -> Vec<u8> {
     let mut v = Vec::new();
     let mut orig = Vec::new();
     message(&mut orig, 0, 0, seq, &[]);
@@ -62,7 +62,7 @@ pub fn error(seq: u32, errno: i32) -> Vec<u8> {
 
 /// Faults to inject, counted from 1.
 #[derive(Debug, Default, Clone)]
-pub struct Faults {
+pub(crate) struct Faults {
     /// The n-th transmit fails (and is not delivered).
     pub fail_send: Option<usize>,
     /// The n-th receive fails.
@@ -81,7 +81,7 @@ pub struct Faults {
 
 /// What the kernel did with each IPVS request it got, by index: the errno
 /// of each receipt (0: applied; `EINTR`: handled, answered with nothing).
-pub struct Kernel {
+pub(crate) struct Kernel {
     /// The IPVS family id now.
     pub family: u16,
     /// How many reply datagrams the socket buffer holds.
@@ -133,7 +133,11 @@ pub struct Kernel {
 impl Kernel {
     /// A kernel with family id `family`, room for `capacity` replies,
     /// refusing requests as `verdict` says.
-    pub fn new(family: u16, capacity: usize, verdict: impl Fn(u32) -> i32 + 'static) -> Self {
+    pub(crate) fn new(
+        family: u16,
+        capacity: usize,
+        verdict: impl Fn(u32) -> i32 + 'static,
+    ) -> Self {
         Kernel {
             family,
             capacity,
@@ -164,12 +168,12 @@ impl Kernel {
     }
 
     /// Whether request `index` was received at all.
-    pub fn received(&self, index: u32) -> bool {
+    pub(crate) fn received(&self, index: u32) -> bool {
         self.receipts.iter().any(|r| r.0 == index)
     }
 
     /// The last verdict on request `index`.
-    pub fn last_verdict(&self, index: u32) -> Option<i32> {
+    pub(crate) fn last_verdict(&self, index: u32) -> Option<i32> {
         self.receipts
             .iter()
             .rev()
@@ -178,7 +182,7 @@ impl Kernel {
     }
 
     /// A dump is open on the socket.
-    pub fn dump_open(&self) -> bool {
+    pub(crate) fn dump_open(&self) -> bool {
         self.dump.is_some()
     }
 
@@ -194,7 +198,7 @@ impl Kernel {
     }
 
     /// A datagram sent to the kernel: returns whether it was taken.
-    pub fn transmit(&mut self, datagram: &[u8]) -> io::Result<()> {
+    pub(crate) fn transmit(&mut self, datagram: &[u8]) -> io::Result<()> {
         self.transmits += 1;
         if self.faults.fail_send == Some(self.transmits) {
             return Err(io::Error::from_raw_os_error(libc::ENOBUFS));
@@ -320,7 +324,7 @@ impl Kernel {
     }
 
     /// A receive: the next datagram, or what the socket says instead.
-    pub fn receive(&mut self, wait: Wait) -> Received {
+    pub(crate) fn receive(&mut self, wait: Wait) -> Received {
         self.receives += 1;
         if self.faults.fail_recv == Some(self.receives) {
             return Received::Failed(io::Error::from_raw_os_error(libc::EBADF));
@@ -390,7 +394,7 @@ fn kind_of(datagram: &[u8], seq: u32) -> u16 {
 
 /// What one receive gave.
 #[derive(Debug)]
-pub enum Received {
+pub(crate) enum Received {
     Datagram(Vec<u8>),
     Truncated(usize),
     Overrun,
@@ -400,7 +404,7 @@ pub enum Received {
 
 /// Runs `m` against `k` until it finishes; panics if it does not within
 /// `limit` steps. Returns the waits it asked for.
-pub fn run(m: &mut impl Machine, k: &mut Kernel, limit: usize) -> Vec<Wait> {
+pub(crate) fn run(m: &mut impl Machine, k: &mut Kernel, limit: usize) -> Vec<Wait> {
     let mut waits = Vec::new();
     for _ in 0..limit {
         let wait = match m.poll() {
@@ -449,7 +453,7 @@ fn give(m: &mut impl Machine, r: Received) {
 
 /// Runs an apply of `requests` against `k`: the outcomes by index (each
 /// reported once: a second report fails the test) and the waits asked for.
-pub fn apply<R: Encode>(
+pub(crate) fn apply<R: Encode>(
     session: &mut Session,
     k: &mut Kernel,
     requests: &[R],
