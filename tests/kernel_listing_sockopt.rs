@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
 use common::churn::Churn;
+use common::tables::serial;
 use common::*;
 use ipvsnl::{
     AddressFamily, AsyncClient, Client, ClientOptions, Destination, Forward, Netmask, Request,
@@ -173,6 +174,10 @@ fn assert_same(how: &str, got: &[ServiceEntry], want: &[ServiceEntry]) {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn settings_listings_equal_netlink_field_by_field_on_random_tables() {
+    // Not beside the other test's writer: the first listing of a new
+    // client may miss an IPv6 service every dump of it skipped (documented
+    // at `Client::table`), and these clients are new.
+    let _turn = serial(&CHURN);
     let mut rng = Rng::seeded();
     for round in 0..4 {
         fresh_netns();
@@ -248,9 +253,13 @@ fn steady_table(c: &mut Client) {
 #[test]
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn settings_listings_stay_whole_while_another_namespace_churns() {
+    let _turn = serial(&CHURN);
     fresh_netns();
     let mut c = Client::new().unwrap();
     steady_table(&mut c);
+    // A listing before the churn: from then on the client remembers the
+    // IPv6 services, which no snapshot vouches for (see `Client::table`).
+    c.table_settings().unwrap();
     let want: HashMap<ServiceKey, ServiceEntry> = netlink_only()
         .table_settings()
         .unwrap()
@@ -270,3 +279,7 @@ fn settings_listings_stay_whole_while_another_namespace_churns() {
     let rounds = churn.stop();
     eprintln!("the writer made {rounds} rounds");
 }
+
+/// The tests here take turns: one churns the kernel's service tables, the
+/// other wants them still.
+static CHURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
