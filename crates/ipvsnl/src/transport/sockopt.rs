@@ -10,6 +10,10 @@
 //! whose namespace was deleted still reads that namespace's table through
 //! both.
 //!
+//! Its calls: `IP_VS_SO_GET_INFO`, `IP_VS_SO_GET_SERVICES` (the IPv4
+//! snapshot that makes listings whole) and `IP_VS_SO_GET_DESTS` (one IPv4
+//! service's destinations, for settings listings: [`dests`]).
+//!
 //! A `getsockopt` never waits on the network: the kernel answers it within
 //! the call, holding its IPVS mutex, as it answers a netlink request
 //! within the `sendmsg` that carried it. So the async client makes these
