@@ -306,7 +306,10 @@ client_ops! {
     /// family), or with
     /// [`ClientOptions::with_socket_option_listing`](crate::ClientOptions::with_socket_option_listing)`(false)`.
     /// Which path each service takes, and the measured cost: see
-    /// `crates/ipvsnl/src/listing/by_sockopt.rs`.
+    /// `crates/ipvsnl/src/listing/by_sockopt.rs` (a `Syncer`'s no-op sync
+    /// of 10,000 services x 5 destinations, which lists this way: 0.69 s
+    /// of the kernel's time before, 0.20 s after, under qemu's
+    /// instruction counting on 6.1).
     ///
     /// ```no_run
     /// use ipvsnl::{Error, Operations};
