@@ -11,11 +11,11 @@ mod common;
 use std::collections::HashSet;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
+use common::churn::Churn;
 use common::*;
 use ipvsnl::watch::{Change, Lister, Watcher};
 use ipvsnl::{AsyncClient, Client, Destination, Request, Service, ServiceEntry, ServiceKey};
@@ -29,51 +29,6 @@ static CHURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// catch that again, in a quarter of the VM time 450 took (104 s of the
 /// main boot's budget; the CI's VM budget is shared with every binary).
 const LISTINGS: usize = 120;
-
-/// A client of a namespace of its own adding, then deleting, 40 services
-/// in pipelined batches, until told to stop; joined, it says how many
-/// rounds it made (its namespace left empty).
-struct Churn {
-    stop: Arc<AtomicBool>,
-    writer: JoinHandle<u64>,
-}
-
-impl Churn {
-    fn start() -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let writer = std::thread::spawn(move || {
-            fresh_netns();
-            let mut c = Client::new().unwrap();
-            let keys: Vec<ServiceKey> = (1..=40u8)
-                .map(|i| ServiceKey::tcp(IpAddr::from([10, 99, 0, i]), 80))
-                .collect();
-            let adds: Vec<Request> = keys
-                .iter()
-                .map(|k| Request::add_service(Service::new(*k)))
-                .collect();
-            let deletes: Vec<Request> = keys.iter().map(|k| Request::DeleteService(*k)).collect();
-            let mut rounds = 0;
-            while !flag.load(Ordering::Relaxed) {
-                assert!(c.apply(&adds).iter().all(Result::is_ok), "churn: adds");
-                assert!(
-                    c.apply(&deletes).iter().all(Result::is_ok),
-                    "churn: deletes"
-                );
-                rounds += 1;
-            }
-            rounds
-        });
-        Churn { stop, writer }
-    }
-
-    fn stop(self) -> u64 {
-        self.stop.store(true, Ordering::Relaxed);
-        let rounds = self.writer.join().expect("the churning writer panicked");
-        assert!(rounds > 0, "the writer never churned");
-        rounds
-    }
-}
 
 /// Creates `v4` IPv4 and `v6` IPv6 TCP services of one destination each
 /// in the caller's namespace; returns their keys.

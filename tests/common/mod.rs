@@ -19,6 +19,7 @@
 
 #![allow(dead_code)]
 
+pub mod churn;
 pub mod directors;
 pub mod named_netns;
 pub mod ops;

@@ -26,6 +26,9 @@
 //!   silently.
 //! - No persistence engine, no tunnel settings; 32-bit connection and
 //!   packet counters.
+//! - `IP_VS_SO_GET_DESTS` lists one IPv4 service's destinations, without
+//!   those of the other family and without tunnel settings (see
+//!   [`dests_request`]'s module).
 //!
 //! The structs are laid out as the target's C compiler lays them out: the
 //! offsets here come from `#[repr(C)]` mirrors of them, so a target where
@@ -42,6 +45,13 @@
 
 use std::mem::{offset_of, size_of};
 use std::net::Ipv4Addr;
+
+mod dests;
+
+pub use dests::{
+    dests_request, DestsQuery, SockoptDest, SockoptDests, DESTS_HEADER_SIZE, DEST_ENTRY_SIZE,
+    IP_VS_CONN_F_FWD_MASK, IP_VS_CONN_F_TUNNEL, IP_VS_SO_GET_DESTS,
+};
 
 /// The first IPVS socket option number (`IP_VS_BASE_CTL`).
 pub const IP_VS_BASE_CTL: i32 = 64 + 1024 + 64;
@@ -240,6 +250,11 @@ impl<'a> SockoptEntry<'a> {
         u32_at(self.bytes, offset_of!(CServiceEntry, fwmark))
     }
 
+    /// How many destinations it has, of either address family.
+    pub fn num_dests(&self) -> u32 {
+        u32_at(self.bytes, offset_of!(CServiceEntry, num_dests))
+    }
+
     /// Every field.
     pub fn service(&self) -> SockoptService {
         let b = self.bytes;
@@ -255,7 +270,7 @@ impl<'a> SockoptEntry<'a> {
             flags: u32_at(b, offset_of!(CServiceEntry, flags)),
             timeout: u32_at(b, offset_of!(CServiceEntry, timeout)),
             netmask: ipv4_at(b, offset_of!(CServiceEntry, netmask)),
-            num_dests: u32_at(b, offset_of!(CServiceEntry, num_dests)),
+            num_dests: self.num_dests(),
             stats: SockoptStats::decode(&b[offset_of!(CServiceEntry, stats)..]),
         }
     }

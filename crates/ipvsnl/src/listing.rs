@@ -13,6 +13,7 @@
 //! client's page-sized buffers keep them small, which measured faster than
 //! big ones.
 
+mod by_sockopt;
 mod checks;
 mod parts;
 mod replies;
@@ -102,17 +103,26 @@ impl<T: Transport> Conn<T> {
         Ok(())
     }
 
-    /// Every service, and the destinations of those `wanted` accepts (one
-    /// dump each; the others get none).
+    /// Every service, and the destinations of those `wanted` accepts (the
+    /// others get none): of a settings listing, by the socket-option
+    /// interface where it lists them whole ([`by_sockopt`]); else one dump
+    /// each.
     pub(crate) async fn list_entries(
         &mut self,
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
         let mut entries = self.list_services(detail).await?;
-        for entry in &mut entries {
-            let key = &entry.service.key;
-            if wanted(key) {
+        let wanted: Vec<bool> = entries.iter().map(|e| wanted(&e.service.key)).collect();
+        let copied = match detail {
+            Detail::Settings if self.opts.sockopt_listing => {
+                self.copy_destinations(&mut entries, &wanted)
+            }
+            _ => Vec::new(),
+        };
+        for (i, entry) in entries.iter_mut().enumerate() {
+            if wanted[i] && !copied.get(i).copied().unwrap_or(false) {
+                let key = &entry.service.key;
                 entry.destinations = self.list_destinations(key, detail).await?;
             }
         }

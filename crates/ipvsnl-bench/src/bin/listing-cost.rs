@@ -10,7 +10,11 @@
 //! `listing-cost list LABEL ROUNDS`: in each round, the plain listing (a raw
 //! socket with a 4 KiB buffer: one service dump, then one destination dump
 //! per service, parsed into plain structs), then `Client::table`, then
-//! `Client::services`, each on a socket opened (and its family resolved)
+//! `Client::services`, then the plain socket-option listing
+//! (`IP_VS_SO_GET_INFO`, `GET_SERVICES`, one `GET_DESTS` per service:
+//! `plain::sockopt`, the older interface's floor), then a no-op sync of
+//! the table by a new `Syncer` (its settings listing, and a plan that
+//! finds nothing to do), each on a socket opened (and its family resolved)
 //! before the clock. Prints one line per run, `LISTING|LABEL|WHAT|SECONDS`,
 //! and checks each listing found the whole table.
 
@@ -19,6 +23,7 @@ use std::time::Instant;
 use ipvsnl::sync::{PlanOptions, Syncer};
 use ipvsnl::Client;
 use ipvsnl_bench::plain::listing::{self, PlainDumper};
+use ipvsnl_bench::plain::sockopt;
 use ipvsnl_bench::workload::{desired, Layout};
 
 fn usage() -> ! {
@@ -72,6 +77,17 @@ fn main() {
                 let (only, t) = seconds(|| c.services().expect("services"));
                 println!("LISTING|{label}|services|{t:.4}");
                 assert_eq!(only.len(), services, "services");
+                let fd = sockopt::open().expect("socket-option socket");
+                let (old, t) = seconds(|| sockopt::list(&fd).expect("socket-option listing"));
+                println!("LISTING|{label}|sockopt|{t:.4}");
+                assert_eq!((old.services.len(), old.dests.len()), (services, dests));
+                let want = desired(Layout::Spread, services as u32, (dests / services) as u32);
+                let mut c = Client::new().expect("client");
+                c.family_id().expect("family");
+                let mut syncer = Syncer::new(PlanOptions::default());
+                let (report, t) = seconds(|| syncer.sync(&mut c, &want).expect("sync"));
+                println!("LISTING|{label}|sync-noop|{t:.4}");
+                assert!(report.is_complete(), "{report}");
             }
         }
         _ => usage(),

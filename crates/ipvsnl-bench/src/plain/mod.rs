@@ -7,3 +7,4 @@ pub mod batches;
 pub mod family;
 pub mod listing;
 pub mod socket;
+pub mod sockopt;

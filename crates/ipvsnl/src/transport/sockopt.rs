@@ -10,6 +10,10 @@
 //! whose namespace was deleted still reads that namespace's table through
 //! both.
 //!
+//! Its calls: `IP_VS_SO_GET_INFO`, `IP_VS_SO_GET_SERVICES` (the IPv4
+//! snapshot that makes listings whole) and `IP_VS_SO_GET_DESTS` (one IPv4
+//! service's destinations, for settings listings: [`dests`]).
+//!
 //! A `getsockopt` never waits on the network: the kernel answers it within
 //! the call, holding its IPVS mutex, as it answers a netlink request
 //! within the `sendmsg` that carried it. So the async client makes these
@@ -24,6 +28,8 @@ use ipvsnl_wire::sockopt::{
 };
 
 use crate::{DecodeError, Error, Object, RequestKind, Target};
+
+mod dests;
 
 /// How often a snapshot is asked for again when its room was used up
 /// (services added between the count and the copy).
@@ -120,6 +126,17 @@ impl SockoptSocket {
     /// One `getsockopt` of `option` with `buf` (argument and reply); the
     /// kernel's refusal keeps its errno and names the call (`kind`).
     fn get(&self, kind: RequestKind, option: i32, buf: &mut [u8]) -> Result<(), Error> {
+        self.get_for(|| target(kind), option, buf)
+    }
+
+    /// One `getsockopt` of `option` with `buf`; the kernel's refusal keeps
+    /// its errno and names the request (`target`).
+    fn get_for(
+        &self,
+        target: impl Fn() -> Target,
+        option: i32,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
         let mut len = libc::socklen_t::try_from(buf.len()).map_err(|_| {
             Error::invalid(
                 "socket option argument",
@@ -141,8 +158,8 @@ impl SockoptSocket {
         if rc != 0 {
             let e = io::Error::last_os_error();
             return Err(match e.raw_os_error() {
-                Some(errno) => Error::refused(target(kind), errno),
-                None => Error::io(target(kind), e),
+                Some(errno) => Error::refused(target(), errno),
+                None => Error::io(target(), e),
             });
         }
         Ok(())
