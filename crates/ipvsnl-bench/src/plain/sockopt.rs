@@ -28,6 +28,7 @@ struct GetInfo {
 /// `struct ip_vs_stats_user`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
+#[allow(missing_docs)] // the uapi struct's fields, under its names
 pub struct StatsUser {
     pub conns: u32,
     pub inpkts: u32,
@@ -44,6 +45,7 @@ pub struct StatsUser {
 /// `struct ip_vs_service_entry`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
+#[allow(missing_docs)] // the uapi struct's fields, under its names
 pub struct ServiceEntry {
     pub protocol: u16,
     pub addr: u32,
@@ -60,6 +62,7 @@ pub struct ServiceEntry {
 /// `struct ip_vs_dest_entry`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
+#[allow(missing_docs)] // the uapi struct's fields, under its names
 pub struct DestEntry {
     pub addr: u32,
     pub port: u16,
@@ -93,7 +96,9 @@ struct GetDests {
 
 /// A listed table: the services, and every destination in one list.
 pub struct SockoptTable {
+    /// Every IPv4 service, as `GET_SERVICES` copied them.
     pub services: Vec<ServiceEntry>,
+    /// The destinations of every service, one `GET_DESTS` after another.
     pub dests: Vec<DestEntry>,
 }
 
