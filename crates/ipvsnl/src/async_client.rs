@@ -14,7 +14,8 @@
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
-use crate::conn::{read_totals, setup_error, Conn};
+use crate::conn::{setup_error, Conn};
+use crate::totals::read_totals;
 use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::transport::tokio::Tokio;
 use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Target};

@@ -6,7 +6,8 @@
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use crate::conn::{read_totals, setup_error, Conn};
+use crate::conn::{setup_error, Conn};
+use crate::totals::read_totals;
 use crate::transport::blocking::Blocking;
 use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::{ClientOptions, Error, Stats};

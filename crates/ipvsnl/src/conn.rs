@@ -15,7 +15,7 @@ use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::sockopt::SockoptSocket;
 use crate::transport::Transport;
-use crate::{Error, Info, Object, Request, RequestKind, Stats, SyncDaemon, Target, Timeouts};
+use crate::{Error, Info, Object, Request, RequestKind, SyncDaemon, Target, Timeouts};
 
 /// Estimated kernel memory one queued reply takes from the socket buffer
 /// (an skb's truesize for a small message).
@@ -215,29 +215,6 @@ impl<T: Transport> Conn<T> {
             })
             .collect()
     }
-}
-
-/// The totals of namespace `netns` from its `/proc/net/ip_vs_stats`
-/// (netlink has no command for them), read from a short-lived thread
-/// inside the namespace when the caller is elsewhere.
-pub(crate) fn read_totals(netns: Option<&NetnsHandle>) -> Result<Stats, Error> {
-    let target = || Target::new(RequestKind::Totals, Object::Table);
-    let netns = netns.ok_or_else(|| {
-        Error::io(
-            target(),
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "the client's namespace is unknown (/proc was not mounted)",
-            ),
-        )
-    })?;
-    let text = netns
-        .read_proc_net("ip_vs_stats")
-        .map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => Error::Unavailable,
-            _ => Error::io(target(), source),
-        })?;
-    decode::proc_stats(&text).map_err(|detail| Error::decode(target(), detail))
 }
 
 /// The replies of a get or dump, decoded into a list.

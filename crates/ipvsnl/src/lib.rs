@@ -297,6 +297,7 @@ mod request;
 pub mod rules;
 pub mod sync;
 mod target;
+mod totals;
 mod transport;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
@@ -321,8 +322,7 @@ pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX
 pub use model::stats::Stats;
 pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
 pub use operations::Operations;
-pub use options::ClientOptions;
-pub use pipeline::ApplyOptions;
+pub use options::{ApplyOptions, ClientOptions};
 pub use request::{Request, RequestKind};
 pub use target::{Object, Target};
 
