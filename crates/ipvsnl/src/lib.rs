@@ -282,6 +282,7 @@ mod conn;
 pub mod connections;
 mod decode;
 mod decode_error;
+mod destination_weight;
 mod drive;
 mod error;
 mod failures;

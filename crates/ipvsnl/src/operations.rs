@@ -97,9 +97,48 @@ client_ops! {
     fn add_destination(self: &mut Self, service: &ServiceKey, dest: &Destination)
         -> Result<(), Error> = self.conn.set(Request::AddDestination(*service, *dest));
 
-    /// Replaces a destination's forwarding, weight and thresholds.
+    /// Replaces every setting of a destination: its forwarding, weight
+    /// and both thresholds become those of `dest`. A field left at its
+    /// default in `dest` is written as that default:
+    /// `Destination::new(addr, port).with_weight(5)` also resets the
+    /// forwarding to masquerading and the thresholds to none. To change
+    /// the weight alone, see
+    /// [`set_destination_weight`](Self::set_destination_weight).
     fn edit_destination(self: &mut Self, service: &ServiceKey, dest: &Destination)
         -> Result<(), Error> = self.conn.set(Request::EditDestination(*service, *dest));
+
+    /// Sets the weight of destination `addr`:`port` of `service`, keeping
+    /// its forwarding and thresholds as they are.
+    ///
+    /// The kernel has no partial edit, so this is two kernel calls: a
+    /// listing of the service's destinations, then an edit that writes
+    /// back the listed settings with the new weight. It is not atomic: a
+    /// change another program makes to the destination's forwarding or
+    /// thresholds between the two calls is overwritten with what was
+    /// listed; a destination deleted between them is refused by the edit
+    /// ([`Error::is_not_found`]), and one deleted and added again gets the
+    /// settings it had before. A destination that is not listed (or a
+    /// service that does not exist) is refused the same way, without the
+    /// edit being sent. Where no other program edits the destination, the
+    /// result is exact.
+    ///
+    /// ```no_run
+    /// use ipvsnl::{Client, ServiceKey};
+    ///
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let mut ipvs = Client::new()?;
+    /// // Drain one real server: new connections go elsewhere, the
+    /// // forwarding method and thresholds stay.
+    /// ipvs.set_destination_weight(&key, "10.0.1.1".parse().unwrap(), 80, 0)?;
+    /// # Ok::<(), ipvsnl::Error>(())
+    /// ```
+    fn set_destination_weight(
+        self: &mut Self,
+        service: &ServiceKey,
+        addr: std::net::IpAddr,
+        port: u16,
+        weight: u32,
+    ) -> Result<(), Error> = self.conn.set_destination_weight(service, addr, port, weight);
 
     /// Deletes a destination.
     fn delete_destination(
