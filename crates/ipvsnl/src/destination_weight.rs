@@ -4,12 +4,12 @@
 
 use std::net::IpAddr;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::decode::Detail;
 use crate::transport::Transport;
 use crate::{Destination, Error, Request, ServiceKey};
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// Sets the weight of destination `addr`:`port` of `service`, keeping
     /// its forwarding and thresholds: a listing of the service's
     /// destinations, then an edit with the listed settings and the new

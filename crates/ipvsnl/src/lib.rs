@@ -278,7 +278,7 @@ compile_error!(
 mod async_client;
 mod block_on;
 mod client;
-mod conn;
+mod client_core;
 pub mod connections;
 mod decode;
 mod decode_error;

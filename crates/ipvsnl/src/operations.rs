@@ -1,6 +1,6 @@
 //! The operations of a client, each declared once: its name, arguments,
 //! result, docs and attributes, and the future that does it over the
-//! client's [`Conn`](crate::conn::Conn). From this one table
+//! client's [`ClientCore`](crate::client_core::ClientCore). From this one table
 //! ([`generate`]) come the methods of the blocking [`Client`] (each runs
 //! its future on the calling thread), those of the async client (each
 //! awaits it), and the [`Operations`] trait, implemented by both.
@@ -79,23 +79,23 @@ client_ops! {
     pub trait Operations;
 
     /// The IPVS family id, resolved on first use.
-    fn family_id(self: &mut Self) -> Result<u16, Error> = self.conn.family_id();
+    fn family_id(self: &mut Self) -> Result<u16, Error> = self.core.family_id();
 
     /// Adds a service.
     fn add_service(self: &mut Self, service: &Service) -> Result<(), Error> =
-        self.conn.set(Request::add_service(service.clone()));
+        self.core.set(Request::add_service(service.clone()));
 
     /// Replaces a service's scheduler, flags and persistence.
     fn edit_service(self: &mut Self, service: &Service) -> Result<(), Error> =
-        self.conn.set(Request::edit_service(service.clone()));
+        self.core.set(Request::edit_service(service.clone()));
 
     /// Deletes a service and its destinations.
     fn delete_service(self: &mut Self, key: &ServiceKey) -> Result<(), Error> =
-        self.conn.set(Request::DeleteService(*key));
+        self.core.set(Request::DeleteService(*key));
 
     /// Adds a destination to a service.
     fn add_destination(self: &mut Self, service: &ServiceKey, dest: &Destination)
-        -> Result<(), Error> = self.conn.set(Request::AddDestination(*service, *dest));
+        -> Result<(), Error> = self.core.set(Request::AddDestination(*service, *dest));
 
     /// Replaces every setting of a destination: its forwarding, weight
     /// and both thresholds become those of `dest`. A field left at its
@@ -105,7 +105,7 @@ client_ops! {
     /// the weight alone, see
     /// [`set_destination_weight`](Self::set_destination_weight).
     fn edit_destination(self: &mut Self, service: &ServiceKey, dest: &Destination)
-        -> Result<(), Error> = self.conn.set(Request::EditDestination(*service, *dest));
+        -> Result<(), Error> = self.core.set(Request::EditDestination(*service, *dest));
 
     /// Sets the weight of destination `addr`:`port` of `service`, keeping
     /// its forwarding and thresholds as they are.
@@ -138,7 +138,7 @@ client_ops! {
         addr: std::net::IpAddr,
         port: u16,
         weight: u32,
-    ) -> Result<(), Error> = self.conn.set_destination_weight(service, addr, port, weight);
+    ) -> Result<(), Error> = self.core.set_destination_weight(service, addr, port, weight);
 
     /// Deletes a destination.
     fn delete_destination(
@@ -146,19 +146,19 @@ client_ops! {
         service: &ServiceKey,
         addr: std::net::IpAddr,
         port: u16,
-    ) -> Result<(), Error> = self.conn.set(Request::DeleteDestination(*service, addr, port));
+    ) -> Result<(), Error> = self.core.set(Request::DeleteDestination(*service, addr, port));
 
     /// Zeroes the counters of one service, or of every service and the
     /// totals.
     fn zero(self: &mut Self, service: Option<&ServiceKey>) -> Result<(), Error> =
-        self.conn.set(Request::Zero(service.copied()));
+        self.core.set(Request::Zero(service.copied()));
 
     /// Deletes every service.
-    fn flush(self: &mut Self) -> Result<(), Error> = self.conn.set(Request::Flush);
+    fn flush(self: &mut Self) -> Result<(), Error> = self.core.set(Request::Flush);
 
     /// Sets connection timeouts (0 leaves a value unchanged).
     fn set_timeouts(self: &mut Self, timeouts: &Timeouts) -> Result<(), Error> =
-        self.conn.set(Request::SetTimeouts(*timeouts));
+        self.core.set(Request::SetTimeouts(*timeouts));
 
     /// Starts a sync daemon.
     ///
@@ -167,7 +167,7 @@ client_ops! {
     /// sent at once is answered all the same (see
     /// [`stop_sync_daemon`](Self::stop_sync_daemon)).
     fn start_sync_daemon(self: &mut Self, daemon: &SyncDaemon) -> Result<(), Error> =
-        self.conn.set(Request::StartDaemon(daemon.clone()));
+        self.core.set(Request::StartDaemon(daemon.clone()));
 
     /// Stops the sync daemon of a role.
     ///
@@ -183,17 +183,17 @@ client_ops! {
     /// stop sent in that window by another program that waits for the ACK
     /// gets no reply from the kernel either.
     fn stop_sync_daemon(self: &mut Self, role: DaemonRole) -> Result<(), Error> =
-        self.conn.set(Request::StopDaemon(role));
+        self.core.set(Request::StopDaemon(role));
 
     /// The version and connection table size.
-    fn info(self: &mut Self) -> Result<Info, Error> = self.conn.info();
+    fn info(self: &mut Self) -> Result<Info, Error> = self.core.info();
 
     /// The connection timeouts.
-    fn timeouts(self: &mut Self) -> Result<Timeouts, Error> = self.conn.timeouts();
+    fn timeouts(self: &mut Self) -> Result<Timeouts, Error> = self.core.timeouts();
 
     /// The running sync daemons (master first).
     fn sync_daemons(self: &mut Self) -> Result<Vec<SyncDaemon>, Error> =
-        self.conn.sync_daemons();
+        self.core.sync_daemons();
 
     /// The totals of the client's namespace: counters since the last zero
     /// and rates, as `/proc/net/ip_vs_stats` of that namespace reports
@@ -209,14 +209,14 @@ client_ops! {
     /// [`table`](Self::table) says: every service that existed for the
     /// whole call is in it, once.
     fn services(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
-        self.conn.list_services(Detail::Full);
+        self.core.list_services(Detail::Full);
 
     /// One service, with its counters and an empty
     /// [`ServiceEntry::destinations`] (see
     /// [`destinations`](Self::destinations)); [`Error::is_not_found`] if
     /// there is none.
     fn service(self: &mut Self, key: &ServiceKey) -> Result<ServiceEntry, Error> =
-        self.conn.service(key);
+        self.core.service(key);
 
     /// Visits every service once, without building a list (each entry's
     /// [`ServiceEntry::destinations`] is empty); `visit` returns
@@ -248,14 +248,14 @@ client_ops! {
     /// }
     /// ```
     fn for_each_service[V: FnMut(&ServiceEntry) -> ControlFlow<()>](self: &mut Self, visit: V)
-        -> Result<(), Error> = self.conn.for_each_service(visit);
+        -> Result<(), Error> = self.core.for_each_service(visit);
 
     /// The destinations of a service, newest first (the kernel's order).
     /// An unknown service has none (the kernel does not say it is unknown).
     fn destinations(self: &mut Self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> =
         async {
             key.validate()?;
-            self.conn.list_destinations(key, Detail::Full).await
+            self.core.list_destinations(key, Detail::Full).await
         };
 
     /// Every service with its destinations: one service dump, then one
@@ -331,14 +331,14 @@ client_ops! {
     /// }
     /// ```
     fn table(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
-        self.conn.list_entries(Detail::Full, |_| true);
+        self.core.list_entries(Detail::Full, |_| true);
 
     /// Every service, as [`table`](Self::table) lists them, but with the
     /// destinations of only those `wanted` accepts (the others have an
     /// empty [`ServiceEntry::destinations`]; no destination dump is sent
     /// for them).
     fn table_with_destinations_of[W: FnMut(&ServiceKey) -> bool](self: &mut Self, wanted: W)
-        -> Result<Vec<ServiceEntry>, Error> = self.conn.list_entries(Detail::Full, wanted);
+        -> Result<Vec<ServiceEntry>, Error> = self.core.list_entries(Detail::Full, wanted);
 
     /// Applies many requests, pipelined: as many as fit in a batch go out in
     /// one `sendmsg`, with one acknowledgement asked for per batch; a
@@ -355,14 +355,14 @@ client_ops! {
     #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
     fn apply(self: &mut Self, requests: &[Request]) -> Vec<Result<(), Error>> = async {
         let options = ApplyOptions::default();
-        self.conn.apply_failures(requests, &options).await.into_results(requests.len())
+        self.core.apply_failures(requests, &options).await.into_results(requests.len())
     };
 
     /// [`apply`](Self::apply) with tuning.
     #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
     fn apply_with(self: &mut Self, requests: &[Request], options: &ApplyOptions)
         -> Vec<Result<(), Error>> = async {
-        self.conn.apply_failures(requests, options).await.into_results(requests.len())
+        self.core.apply_failures(requests, options).await.into_results(requests.len())
     };
 }
 

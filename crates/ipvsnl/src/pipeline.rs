@@ -6,7 +6,7 @@
 //! [`crate::proto::Apply`]; this drives it over the client's transport and
 //! turns its outcomes into errors that name their requests.
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::drive::drive;
 use crate::failures::Failures;
 use crate::proto::{Limits, Outcome};
@@ -16,7 +16,7 @@ use crate::{ApplyOptions, Error, Request};
 #[cfg(doc)]
 use crate::Client;
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// Applies `requests` pipelined (see [`Client::apply`]), returning the
     /// failures only (what the sync engine keeps: memory for the
     /// exceptions, not for every request).

@@ -23,7 +23,7 @@ const REPLY_TRUESIZE: usize = 1024;
 
 /// A client's state over transport `T`: the socket, the protocol session
 /// and the buffers.
-pub(crate) struct Conn<T> {
+pub(crate) struct ClientCore<T> {
     pub(crate) io: T,
     pub(crate) session: Session,
     pub(crate) opts: ClientOptions,
@@ -38,7 +38,7 @@ pub(crate) struct Conn<T> {
     pub(crate) checks: Checks,
 }
 
-impl<T> std::fmt::Debug for Conn<T> {
+impl<T> std::fmt::Debug for ClientCore<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("namespace", &self.netns)
@@ -61,7 +61,7 @@ pub(crate) fn setup_error(source: std::io::Error) -> Error {
     )
 }
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// A client's state over `io`, whose socket was given a receive buffer
     /// of `granted` bytes, with the socket-option socket of its namespace
     /// (or why there is none).
@@ -72,7 +72,7 @@ impl<T: Transport> Conn<T> {
         netns: Option<NetnsHandle>,
         sockopt: std::io::Result<SockoptSocket>,
     ) -> Self {
-        Conn {
+        ClientCore {
             checks: Checks::new(sockopt),
             io,
             session: Session::new(opts.timeout),
