@@ -105,7 +105,7 @@ struct Seen {
     barriers: u32,
 }
 
-/// The pipelined-apply machine ([`Session::apply`]).
+/// The pipelined-apply machine ([`Session::apply`](crate::proto::Session::apply)).
 ///
 /// ```
 /// use std::time::Duration;

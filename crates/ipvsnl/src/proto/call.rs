@@ -98,7 +98,7 @@ enum Stage {
     Finished,
 }
 
-/// The machine of one get or dump ([`Session::call`]).
+/// The machine of one get or dump ([`Session::call`](crate::proto::Session::call)).
 ///
 /// ```
 /// use std::time::Duration;

@@ -131,7 +131,7 @@ impl FamilyStep {
 }
 
 /// A machine that looks the IPVS family id up and records it in the
-/// session ([`Session::resolve_family`]).
+/// session ([`Session::resolve_family`](crate::proto::Session::resolve_family)).
 #[derive(Debug)]
 pub struct FamilyLookup<'s> {
     state: &'s mut State,
