@@ -12,7 +12,8 @@ use std::net::IpAddr;
 use common::*;
 use ipvsnl::wire::{DestAttr, IpvsAttr, IpvsCommand, IpvsMessage, ServiceAttr};
 use ipvsnl::{
-    Client, Destination, Forward, Service, ServiceKey, Stats, Tunnel, TunnelFlags, TunnelKind,
+    Client, Destination, Forward, Operations, Service, ServiceKey, Stats, Tunnel, TunnelFlags,
+    TunnelKind,
 };
 use rawnl::RawNl;
 
@@ -391,4 +392,78 @@ fn a_dump_of_many_parts_lists_each_destination_once() {
     assert_eq!(got.len(), 250);
     got = sorted(got);
     assert_eq!(got, sorted(want));
+}
+
+// A weight set alone keeps every other setting of the destination (an
+// edit replaces them all), through both clients.
+crate::both!(a_weight_set_alone_keeps_forwarding_and_thresholds);
+
+async fn a_weight_set_alone_keeps_forwarding_and_thresholds(c: &mut impl Operations) {
+    let key = ServiceKey::tcp(ip("10.0.0.1"), 80);
+    let missing = ServiceKey::tcp(ip("10.0.0.2"), 80);
+    c.add_service(&Service::new(key)).await.unwrap();
+    let tunnelled = Destination::new(ip("10.1.0.1"), 8080)
+        .with_forward(Forward::Tunnel(
+            Tunnel::gue(6080).with_flags(TunnelFlags::CSUM),
+        ))
+        .with_weight(3)
+        .with_thresholds(100, 10);
+    let routed = Destination::new(ip("10.1.0.2"), 80)
+        .with_forward(Forward::Route)
+        .with_weight(7)
+        .with_thresholds(50, 5);
+    for d in [&tunnelled, &routed] {
+        c.add_destination(&key, d).await.unwrap();
+    }
+    let listed = |entries: Vec<ipvsnl::DestinationEntry>| {
+        sorted(entries.into_iter().map(|e| e.destination).collect())
+    };
+
+    c.set_destination_weight(&key, tunnelled.addr, tunnelled.port, 5)
+        .await
+        .unwrap();
+    assert_eq!(
+        listed(c.destinations(&key).await.unwrap()),
+        sorted(vec![tunnelled.with_weight(5), routed]),
+    );
+    c.set_destination_weight(&key, routed.addr, routed.port, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        listed(c.destinations(&key).await.unwrap()),
+        sorted(vec![tunnelled.with_weight(5), routed.with_weight(0)]),
+    );
+
+    // Not there (another port of a listed address, a service that does
+    // not exist): not found, and nothing changed.
+    let e = c
+        .set_destination_weight(&key, tunnelled.addr, 9, 5)
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    assert_eq!(e.errno(), Some(libc::ENOENT), "{e}");
+    let e = c
+        .set_destination_weight(&missing, tunnelled.addr, tunnelled.port, 5)
+        .await
+        .unwrap_err();
+    assert!(e.is_not_found(), "{e}");
+    // A weight out of range: refused before anything is sent.
+    let e = c
+        .set_destination_weight(&key, routed.addr, routed.port, ipvsnl::WEIGHT_MAX + 1)
+        .await
+        .unwrap_err();
+    assert!(e.is_invalid_input(), "{e}");
+    assert_eq!(
+        listed(c.destinations(&key).await.unwrap()),
+        sorted(vec![tunnelled.with_weight(5), routed.with_weight(0)]),
+    );
+
+    // Why: the whole-destination edit with only a weight given resets the
+    // forwarding and thresholds to `Destination::new`'s.
+    let only_weight = Destination::new(routed.addr, routed.port).with_weight(9);
+    c.edit_destination(&key, &only_weight).await.unwrap();
+    assert_eq!(
+        listed(c.destinations(&key).await.unwrap()),
+        sorted(vec![tunnelled.with_weight(5), only_weight]),
+    );
 }

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr};
 
 use ipvsnl::{Destination, DestinationEntry, Service, ServiceEntry, ServiceKey, Stats};
-use ipvsnl_exporter::{Namespace, Renderer};
+use ipvsnl_exporter::{MetricPrefix, Renderer};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -188,14 +188,14 @@ fn main() {
         "listing" => 0,
         "ours" => {
             let mut out = Vec::new();
-            Renderer::new(&Namespace::default()).render(&mut out, &table, Some(&totals));
+            Renderer::new(&MetricPrefix::default()).render(&mut out, &table, Some(&totals));
             out.len()
         }
         // Twice with one renderer, as the exporter scrapes a steady
         // table: the second render reuses the label sets (its cost is this
         // run's less the `ours` run's).
         "ours-twice" => {
-            let mut renderer = Renderer::new(&Namespace::default());
+            let mut renderer = Renderer::new(&MetricPrefix::default());
             let mut out = Vec::new();
             renderer.render(&mut out, &table, Some(&totals));
             let mut again = Vec::with_capacity(out.len());

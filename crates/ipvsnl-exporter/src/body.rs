@@ -122,10 +122,15 @@ impl Parts {
         let listing = self.listing.as_ref()?;
         let mut out = Vec::with_capacity(PART_BYTES + 1024);
         if listing.render_part(&mut out, &mut self.at, PART_BYTES) {
-            let namespace = listing.namespace();
-            render_exporter_metrics(&mut out, namespace, listing.up(), self.started.elapsed());
+            let metric_prefix = listing.metric_prefix();
+            render_exporter_metrics(
+                &mut out,
+                metric_prefix,
+                listing.up(),
+                self.started.elapsed(),
+            );
             if let Some(server) = &self.server {
-                server.render(&mut out, namespace);
+                server.render(&mut out, metric_prefix);
             }
             self.listing = None;
         }

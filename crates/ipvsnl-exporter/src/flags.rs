@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::limits::format_duration;
-use crate::{parse_duration, Limits, Namespace};
+use crate::{parse_duration, Limits, MetricPrefix};
 
 /// The default `--web.listen-address`: every address, port 19911 (see the
 /// README for why this port).
@@ -22,7 +22,7 @@ pub const DEFAULT_LISTEN_ADDRESS: &str = ":19911";
 /// assert_eq!(flags.listen_address, "127.0.0.1:9999");
 /// assert_eq!(flags.telemetry_path, "/metrics");
 /// assert_eq!(flags.netns.unwrap().to_str(), Some("/var/run/netns/lb"));
-/// assert_eq!(flags.namespace.as_str(), "ipvs");
+/// assert_eq!(flags.metric_prefix.as_str(), "ipvs");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -37,7 +37,7 @@ pub struct Flags {
     /// absent.
     pub netns: Option<PathBuf>,
     /// `--metrics.namespace`: the metric name prefix.
-    pub namespace: Namespace,
+    pub metric_prefix: MetricPrefix,
     /// `--web.max-connections`, `--web.header-timeout`,
     /// `--web.idle-timeout`, `--web.response-timeout`,
     /// `--web.max-listings`: what the server grants its clients.
@@ -50,7 +50,7 @@ impl Default for Flags {
             listen_address: DEFAULT_LISTEN_ADDRESS.to_owned(),
             telemetry_path: "/metrics".to_owned(),
             netns: None,
-            namespace: Namespace::default(),
+            metric_prefix: MetricPrefix::default(),
             limits: Limits::default(),
         }
     }
@@ -196,7 +196,10 @@ impl Flags {
                 let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
                 self.limits = self.limits.with_response_timeout(d);
             }
-            _ => self.namespace = Namespace::new(&value).map_err(|e| bad(flag, e.to_string()))?,
+            _ => {
+                self.metric_prefix =
+                    MetricPrefix::new(&value).map_err(|e| bad(flag, e.to_string()))?
+            }
         }
         Ok(())
     }
@@ -218,7 +221,7 @@ impl Flags {
              \x20 --web.listen-address=ADDR   where to listen: HOST:PORT, [V6]:PORT or :PORT\n\
              \x20                             (default {DEFAULT_LISTEN_ADDRESS})\n\
              \x20 --web.telemetry-path=PATH   where the metrics are served (default /metrics)\n\
-             \x20 --netns PATH                list the IPVS table of that network namespace\n\
+             \x20 --netns PATH                list the IPVS table of that network metric_prefix\n\
              \x20                             (/var/run/netns/NAME, /proc/PID/ns/net)\n\
              \x20 --metrics.namespace=NAME    metric name prefix (default ipvs; node_ipvs gives\n\
              \x20                             node_exporter's names)\n\
@@ -242,7 +245,7 @@ impl Flags {
              DUR is a whole number and a unit: ms, s, m, h (500ms, 10s, 2m).\n\
              \n\
              exit status: 0 after a clean stop, 1 when it cannot serve (address in use,\n\
-             no such namespace), 2 on a bad command line.\n"
+             no such metric_prefix), 2 on a bad command line.\n"
         )
     }
 }
@@ -274,7 +277,7 @@ mod tests {
         ]);
         assert_eq!(f.listen_address, "[::1]:9100");
         assert_eq!(f.telemetry_path, "/m");
-        assert_eq!(f.namespace.as_str(), "node_ipvs");
+        assert_eq!(f.metric_prefix.as_str(), "node_ipvs");
         assert_eq!(f.netns, Some(PathBuf::from("/proc/1/ns/net")));
         assert_eq!(run(&["--netns=a", "--netns=b"]).netns, Some("b".into()));
         assert_eq!(Flags::parse(["-h"]).unwrap(), Parsed::Help);

@@ -15,11 +15,11 @@
 //!
 //! ```
 //! use ipvsnl::{Destination, DestinationEntry, Service, ServiceEntry, ServiceKey, Stats};
-//! use ipvsnl_exporter::{render, Namespace};
+//! use ipvsnl_exporter::{render, MetricPrefix};
 //! let table = [ServiceEntry::new(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)))
 //!     .with_destinations([DestinationEntry::new(Destination::new("10.1.0.1".parse().unwrap(), 80))
 //!         .with_active_conns(3)])];
-//! let text = render(&Namespace::default(), &table, None);
+//! let text = render(&MetricPrefix::default(), &table, None);
 //! assert!(text.contains(
 //!     "ipvs_backend_connections_active{local_address=\"10.0.0.1\",local_port=\"80\",local_mark=\"\",\
 //!      proto=\"TCP\",family=\"IPv4\",remote_address=\"10.1.0.1\",remote_port=\"80\",\
@@ -41,7 +41,7 @@ mod limits;
 mod listing;
 mod listings;
 mod log;
-mod namespace;
+mod metric_prefix;
 mod render;
 mod server;
 mod server_stats;
@@ -58,7 +58,7 @@ pub use limits::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LISTINGS, DEFAULT_RESPONSE_TIMEOUT, RESERVED_DESCRIPTORS,
 };
 pub use log::log_line;
-pub use namespace::{InvalidNamespace, Namespace};
+pub use metric_prefix::{InvalidMetricPrefix, MetricPrefix};
 pub use render::{render, render_exporter_metrics, Position, Renderer};
 pub use server::{bind, serve, serve_with, Exporter, LogSink};
 pub use source::{ClientSource, ScrapeError, Snapshot, Source};

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Weak};
 use ipvsnl::{ServiceEntry, Stats};
 
 use crate::conn_state::{ConnState, Cut};
-use crate::{Namespace, Position, Renderer};
+use crate::{MetricPrefix, Position, Renderer};
 
 /// Where the exporter keeps its renderer between listings: the label sets
 /// of a table that stays the same are built once.
@@ -22,7 +22,7 @@ pub(crate) struct Listing {
     table: Vec<ServiceEntry>,
     totals: Option<Stats>,
     up: bool,
-    namespace: Namespace,
+    metric_prefix: MetricPrefix,
     /// Taken from `home` for the listing's life, put back when it ends.
     renderer: Option<Renderer>,
     home: RendererHome,
@@ -33,19 +33,19 @@ pub(crate) struct Listing {
 impl Listing {
     /// Listing `id` of `table` and `totals` (`up` false: the listing
     /// failed, the table is empty), with the renderer kept in `home` (or a
-    /// new one, if another listing has it or its namespace differs).
+    /// new one, if another listing has it or its metric prefix differs).
     pub(crate) fn new(
         id: u64,
         table: Vec<ServiceEntry>,
         totals: Option<Stats>,
         up: bool,
-        namespace: &Namespace,
+        metric_prefix: &MetricPrefix,
         home: RendererHome,
     ) -> Self {
         let kept = home.lock().map(|mut slot| slot.take()).unwrap_or(None);
         let mut renderer = match kept {
-            Some(r) if r.namespace() == namespace => r,
-            _ => Renderer::new(namespace),
+            Some(r) if r.metric_prefix() == metric_prefix => r,
+            _ => Renderer::new(metric_prefix),
         };
         renderer.prepare(&table);
         Listing {
@@ -53,7 +53,7 @@ impl Listing {
             table,
             totals,
             up,
-            namespace: namespace.clone(),
+            metric_prefix: metric_prefix.clone(),
             renderer: Some(renderer),
             home,
             senders: Mutex::new(Vec::new()),
@@ -70,9 +70,9 @@ impl Listing {
         self.up
     }
 
-    /// The namespace its metrics are named under.
-    pub(crate) fn namespace(&self) -> &Namespace {
-        &self.namespace
+    /// The prefix its metrics are named under.
+    pub(crate) fn metric_prefix(&self) -> &MetricPrefix {
+        &self.metric_prefix
     }
 
     /// Appends its text from `at` on until `out` holds `limit` bytes (see

@@ -134,7 +134,7 @@ mod tests {
 
     use super::*;
     use crate::conn_state::{ConnState, Cut};
-    use crate::Namespace;
+    use crate::MetricPrefix;
 
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -145,7 +145,7 @@ mod tests {
 
     fn listing(id: u64) -> Listing {
         let home = Arc::new(Mutex::new(None));
-        Listing::new(id, Vec::new(), None, true, &Namespace::default(), home)
+        Listing::new(id, Vec::new(), None, true, &MetricPrefix::default(), home)
     }
 
     /// Makes a listing in 50 ms, counting it in `made`.

@@ -69,7 +69,7 @@ fn run(flags: Flags) -> Result<(), String> {
                 None
             )
         );
-        let exporter = Exporter::new(source, flags.namespace, flags.telemetry_path);
+        let exporter = Exporter::new(source, flags.metric_prefix, flags.telemetry_path);
         serve_with(listener, exporter, flags.limits)
             .await
             .map_err(|e| format!("serving failed: {e}"))

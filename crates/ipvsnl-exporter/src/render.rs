@@ -31,17 +31,17 @@ use crate::families::{
 };
 use crate::label_sets::{DestLabelKey, LabelSets, ServiceLabelKey};
 use crate::text::{header, sample_u64, FamilyName, Kind};
-use crate::Namespace;
+use crate::MetricPrefix;
 
 /// Renders listings, keeping its label buffers from one scrape to the next.
 ///
 /// ```
 /// use ipvsnl::{Service, ServiceEntry, ServiceKey, Stats};
-/// use ipvsnl_exporter::{Namespace, Renderer};
+/// use ipvsnl_exporter::{MetricPrefix, Renderer};
 /// let table = [ServiceEntry::new(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80)))
 ///     .with_stats(Stats::new().with_conns(u64::MAX))];
 /// let mut out = Vec::new();
-/// Renderer::new(&Namespace::default()).render(&mut out, &table, None);
+/// Renderer::new(&MetricPrefix::default()).render(&mut out, &table, None);
 /// let out = String::from_utf8(out).unwrap();
 /// assert!(out.contains(
 ///     "ipvs_service_connections_total{local_address=\"10.0.0.1\",local_port=\"80\",\
@@ -50,7 +50,7 @@ use crate::Namespace;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Renderer {
-    namespace: Namespace,
+    metric_prefix: MetricPrefix,
     /// The services' label sets (kept while the services stay the same).
     services: LabelSets<ServiceLabelKey>,
     /// The destinations' label sets (kept while they stay the same).
@@ -63,10 +63,10 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// A renderer of metrics named under `namespace`.
-    pub fn new(namespace: &Namespace) -> Self {
+    /// A renderer of metrics named under `metric_prefix`.
+    pub fn new(metric_prefix: &MetricPrefix) -> Self {
         Renderer {
-            namespace: namespace.clone(),
+            metric_prefix: metric_prefix.clone(),
             services: LabelSets::new(),
             destinations: LabelSets::new(),
             service_half: Vec::new(),
@@ -74,9 +74,9 @@ impl Renderer {
         }
     }
 
-    /// The namespace the metrics are named under.
-    pub fn namespace(&self) -> &Namespace {
-        &self.namespace
+    /// The prefix the metrics are named under.
+    pub fn metric_prefix(&self) -> &MetricPrefix {
+        &self.metric_prefix
     }
 
     /// Appends the families of `table` (per service and per destination)
@@ -111,11 +111,11 @@ impl Renderer {
     ///
     /// ```
     /// use ipvsnl::{Service, ServiceEntry, ServiceKey, Stats};
-    /// use ipvsnl_exporter::{Namespace, Position, Renderer};
+    /// use ipvsnl_exporter::{MetricPrefix, Position, Renderer};
     /// let table: Vec<ServiceEntry> = (1..=100)
     ///     .map(|p| ServiceEntry::new(Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), p))))
     ///     .collect();
-    /// let mut r = Renderer::new(&Namespace::default());
+    /// let mut r = Renderer::new(&MetricPrefix::default());
     /// let mut whole = Vec::new();
     /// r.render(&mut whole, &table, None);
     /// r.prepare(&table);
@@ -239,13 +239,13 @@ impl Renderer {
         match family {
             Family::Totals(f) => self.family_name(&TOTALS, f.name),
             Family::Service(f) => self.family_name(&SERVICE, f.name),
-            Family::Gauge(f) => FamilyName::new(self.namespace.name(f.name)),
+            Family::Gauge(f) => FamilyName::new(self.metric_prefix.name(f.name)),
             Family::Backend(f) => self.family_name(&BACKEND, f.name),
         }
     }
 
     fn family_name(&self, scope: &Scope, name: &str) -> FamilyName {
-        let mut full = self.namespace.name(scope.infix);
+        let mut full = self.metric_prefix.name(scope.infix);
         full.push_str(name);
         FamilyName::new(full)
     }
@@ -294,24 +294,29 @@ enum Family {
     Backend(&'static StatFamily),
 }
 
-/// Appends the exporter's own metrics: `<namespace>_up` (1 when the
-/// listing worked, 0 when it failed) and `<namespace>_scrape_duration_seconds`.
+/// Appends the exporter's own metrics: `<metric_prefix>_up` (1 when the
+/// listing worked, 0 when it failed) and `<metric_prefix>_scrape_duration_seconds`.
 ///
 /// ```
 /// use std::time::Duration;
-/// use ipvsnl_exporter::{render_exporter_metrics, Namespace};
+/// use ipvsnl_exporter::{render_exporter_metrics, MetricPrefix};
 /// let mut out = Vec::new();
-/// render_exporter_metrics(&mut out, &Namespace::default(), false, Duration::from_millis(1500));
+/// render_exporter_metrics(&mut out, &MetricPrefix::default(), false, Duration::from_millis(1500));
 /// let out = String::from_utf8(out).unwrap();
 /// assert!(out.contains("\nipvs_up 0\n"));
 /// assert!(out.contains("\nipvs_scrape_duration_seconds 1.5\n"));
 /// ```
-pub fn render_exporter_metrics(out: &mut Vec<u8>, namespace: &Namespace, up: bool, took: Duration) {
-    let name = FamilyName::new(namespace.name(UP));
+pub fn render_exporter_metrics(
+    out: &mut Vec<u8>,
+    metric_prefix: &MetricPrefix,
+    up: bool,
+    took: Duration,
+) {
+    let name = FamilyName::new(metric_prefix.name(UP));
     let help = "Whether the last listing of the IPVS table worked (1) or failed (0).";
     header(out, name.as_str(), Kind::Gauge, help);
     sample_u64(out, &name, b"", u64::from(up));
-    let name = namespace.name(SCRAPE_DURATION);
+    let name = metric_prefix.name(SCRAPE_DURATION);
     let help = "Seconds the scrape took: the listing, the totals and the rendering.";
     header(out, &name, Kind::Gauge, help);
     // Rust's shortest round-trip form of an f64 is valid exposition text.
@@ -319,19 +324,23 @@ pub fn render_exporter_metrics(out: &mut Vec<u8>, namespace: &Namespace, up: boo
     out.extend_from_slice(line.as_bytes());
 }
 
-/// Renders `table` and `totals` under `namespace` into a new string: the
+/// Renders `table` and `totals` under `metric_prefix` into a new string: the
 /// one-shot form of [`Renderer::render`].
 ///
 /// ```
 /// use ipvsnl::Stats;
-/// use ipvsnl_exporter::{render, Namespace};
+/// use ipvsnl_exporter::{render, MetricPrefix};
 /// let totals = Stats::new().with_conns(1 << 60);
-/// let text = render(&Namespace::new("node_ipvs").unwrap(), &[], Some(&totals));
+/// let text = render(&MetricPrefix::new("node_ipvs").unwrap(), &[], Some(&totals));
 /// assert!(text.contains("\nnode_ipvs_connections_total 1152921504606846976\n"));
 /// ```
-pub fn render(namespace: &Namespace, table: &[ServiceEntry], totals: Option<&Stats>) -> String {
+pub fn render(
+    metric_prefix: &MetricPrefix,
+    table: &[ServiceEntry],
+    totals: Option<&Stats>,
+) -> String {
     let mut out = Vec::new();
-    Renderer::new(namespace).render(&mut out, table, totals);
+    Renderer::new(metric_prefix).render(&mut out, table, totals);
     // Only ASCII and the UTF-8 of label values went in.
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }

@@ -25,7 +25,7 @@ use crate::server_stats::ServerStats;
 use crate::supervise::supervise;
 use crate::tracked_body::TrackedBody;
 use crate::watched_io::WatchedStream;
-use crate::{log_line, open_files_limit, Limits, Namespace, Renderer, ScrapeBody, Source};
+use crate::{log_line, open_files_limit, Limits, MetricPrefix, Renderer, ScrapeBody, Source};
 
 /// hyper's buffer limit per connection (its minimum is 8 KiB): the
 /// request's headers must fit, and a response's body is polled for its
@@ -55,7 +55,7 @@ pub struct Exporter<S> {
     /// Where each scrape's listing comes from.
     pub source: S,
     /// The metric name prefix.
-    pub namespace: Namespace,
+    pub metric_prefix: MetricPrefix,
     /// The path of the metrics (`/metrics`).
     pub telemetry_path: String,
     /// Where the log lines go (stderr unless [`Exporter::with_log`]).
@@ -68,22 +68,22 @@ pub struct Exporter<S> {
 impl<S> std::fmt::Debug for Exporter<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Exporter")
-            .field("namespace", &self.namespace)
+            .field("metric_prefix", &self.metric_prefix)
             .field("telemetry_path", &self.telemetry_path)
             .finish_non_exhaustive()
     }
 }
 
 impl<S: Source> Exporter<S> {
-    /// An exporter of `source`'s listings under `namespace` at
+    /// An exporter of `source`'s listings under `metric_prefix` at
     /// `telemetry_path`.
-    pub fn new(source: S, namespace: Namespace, telemetry_path: impl Into<String>) -> Self {
+    pub fn new(source: S, metric_prefix: MetricPrefix, telemetry_path: impl Into<String>) -> Self {
         Exporter {
             source,
             telemetry_path: telemetry_path.into(),
             log: Arc::new(|line| eprintln!("{line}")),
-            renderer: Arc::new(Mutex::new(Some(Renderer::new(&namespace)))),
-            namespace,
+            renderer: Arc::new(Mutex::new(Some(Renderer::new(&metric_prefix)))),
+            metric_prefix,
         }
     }
 
@@ -122,11 +122,11 @@ impl<S: Source> Exporter<S> {
                         None
                     }
                 };
-                Listing::new(id, snapshot.table, totals, true, &self.namespace, home)
+                Listing::new(id, snapshot.table, totals, true, &self.metric_prefix, home)
             }
             Err(e) => {
                 (self.log)(&log_line("error", "scrape failed", Some(&e.to_string())));
-                Listing::new(id, Vec::new(), None, false, &self.namespace, home)
+                Listing::new(id, Vec::new(), None, false, &self.metric_prefix, home)
             }
         }
     }
@@ -190,7 +190,7 @@ impl<S: Source> Server<S> {
                     Vec::new(),
                     None,
                     false,
-                    &e.namespace,
+                    &e.metric_prefix,
                     home,
                 ))
             }

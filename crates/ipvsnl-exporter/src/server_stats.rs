@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::conn_state::Cut;
 use crate::text::{header, sample_u64, FamilyName, Kind};
-use crate::Namespace;
+use crate::MetricPrefix;
 
 /// What the server counted since it started.
 #[derive(Debug, Default)]
@@ -38,11 +38,11 @@ impl ServerStats {
         self.cut[i].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Appends the counters' families under `namespace`.
-    pub(crate) fn render(&self, out: &mut Vec<u8>, namespace: &Namespace) {
+    /// Appends the counters' families under `metric_prefix`.
+    pub(crate) fn render(&self, out: &mut Vec<u8>, metric_prefix: &MetricPrefix) {
         let read = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let family = |out: &mut Vec<u8>, suffix: &str, kind, help: &str| {
-            let name = FamilyName::new(namespace.name(suffix));
+            let name = FamilyName::new(metric_prefix.name(suffix));
             header(out, name.as_str(), kind, help);
             name
         };
@@ -86,14 +86,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counters_render_under_the_namespace() {
+    fn counters_render_under_the_metric_prefix() {
         let stats = ServerStats::default();
         stats.set_open(3);
         stats.cut(Cut::Superseded);
         stats.cut(Cut::Superseded);
         stats.refused();
         let mut out = Vec::new();
-        stats.render(&mut out, &Namespace::new("node_ipvs").unwrap());
+        stats.render(&mut out, &MetricPrefix::new("node_ipvs").unwrap());
         let out = String::from_utf8(out).unwrap();
         for line in [
             "\nnode_ipvs_http_connections 3\n",

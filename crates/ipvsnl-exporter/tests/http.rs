@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use common::served;
-use ipvsnl_exporter::{Exporter, Limits, Namespace, ScrapeError, Snapshot, Source};
+use ipvsnl_exporter::{Exporter, Limits, MetricPrefix, ScrapeError, Snapshot, Source};
 
 /// Answers every scrape with the fixture, or with an error.
 struct Fake {
@@ -28,7 +28,7 @@ impl Source for Fake {
 fn start(source: Fake, ns: &str) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&log);
-    let exporter = Exporter::new(source, Namespace::new(ns).unwrap(), "/metrics")
+    let exporter = Exporter::new(source, MetricPrefix::new(ns).unwrap(), "/metrics")
         .with_log(move |line| sink.lock().unwrap().push(line.to_owned()));
     (served::start_exporter(exporter, Limits::default()), log)
 }

@@ -18,7 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ipvsnl::{ServiceEntry, ServiceKey};
-use ipvsnl_exporter::{render, Namespace};
+use ipvsnl_exporter::{render, MetricPrefix};
 
 /// An address:port as the kernel writes it in `/proc/net/ip_vs`.
 fn kernel_addr(addr: IpAddr, port: u16) -> String {
@@ -155,7 +155,7 @@ fn node_exporters_backend_series_are_ours() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let _ = std::fs::remove_dir_all(&dir);
-    let ours = render(&Namespace::new("node_ipvs").unwrap(), &table, None);
+    let ours = render(&MetricPrefix::new("node_ipvs").unwrap(), &table, None);
     let theirs = backend_series(&theirs, &[]);
     let ours = backend_series(&ours, &["family", "forwarding_method"]);
     // 3 families x 4 destinations.

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use ipvsnl_exporter::{render, render_exporter_metrics, Namespace};
+use ipvsnl_exporter::{render, render_exporter_metrics, MetricPrefix};
 
 fn promtool() -> Option<PathBuf> {
     if let Some(p) = common::tools::find("IPVSNL_PROMTOOL", "promtool") {
@@ -54,7 +54,7 @@ fn promtool_accepts_the_exposition() {
         return common::tools::missing("promtool", "prometheus", "IPVSNL_PROMTOOL");
     };
     for ns in ["ipvs", "node_ipvs"] {
-        let ns = Namespace::new(ns).unwrap();
+        let ns = MetricPrefix::new(ns).unwrap();
         let mut text = render(&ns, &common::table(), Some(&common::totals())).into_bytes();
         render_exporter_metrics(&mut text, &ns, true, Duration::from_micros(1234));
         let text = String::from_utf8(text).unwrap();
@@ -62,7 +62,7 @@ fn promtool_accepts_the_exposition() {
         assert!(ok, "promtool on the fixture ({ns}):\n{said}");
     }
     let mut failed = Vec::new();
-    render_exporter_metrics(&mut failed, &Namespace::default(), false, Duration::ZERO);
+    render_exporter_metrics(&mut failed, &MetricPrefix::default(), false, Duration::ZERO);
     let (ok, said) = check(&tool, &String::from_utf8(failed).unwrap());
     assert!(ok, "promtool on a failed scrape:\n{said}");
     // It can fail: a counter without `_total` and a doubled family.

@@ -3,11 +3,11 @@
 
 mod common;
 
-use ipvsnl_exporter::{render, Namespace};
+use ipvsnl_exporter::{render, MetricPrefix};
 
 fn text(ns: &str) -> String {
     render(
-        &Namespace::new(ns).unwrap(),
+        &MetricPrefix::new(ns).unwrap(),
         &common::table(),
         Some(&common::totals()),
     )
@@ -152,7 +152,7 @@ fn node_ipvs_namespace_gives_node_exporters_names() {
 
 #[test]
 fn no_totals_and_no_table_give_no_families() {
-    let ns = Namespace::default();
+    let ns = MetricPrefix::default();
     assert_eq!(render(&ns, &[], None), "");
     let t = render(&ns, &[], Some(&common::totals()));
     assert_eq!(t.lines().filter(|l| !l.starts_with('#')).count(), 10);
@@ -162,7 +162,7 @@ fn no_totals_and_no_table_give_no_families() {
 fn a_kept_renderer_follows_a_changing_table() {
     use ipvsnl::{Destination, DestinationEntry, Forward, Scheduler};
     use ipvsnl_exporter::Renderer;
-    let ns = Namespace::default();
+    let ns = MetricPrefix::default();
     let mut kept = Renderer::new(&ns);
     let once = |r: &mut Renderer, table: &[ipvsnl::ServiceEntry]| {
         let mut out = Vec::new();
@@ -217,7 +217,7 @@ fn parts_of_any_size_join_to_the_whole_text() {
         }
     }
     let totals = common::totals();
-    let ns = Namespace::default();
+    let ns = MetricPrefix::default();
     let whole = render(&ns, &table, Some(&totals));
     for limit in [1, 7, 100, 4096, PART_BYTES, usize::MAX] {
         let mut r = Renderer::new(&ns);

@@ -2,7 +2,7 @@
 //! re-implemented in pure Rust so that the drop-in accepts what ipvsadm
 //! accepts: `strtol`-style integers, `atoi`, `inet_aton`'s legacy IPv4
 //! forms and `inet_pton`'s IPv6 form. (Printing addresses the way
-//! `inet_ntop` does is the library's `ipvsnl::rules::ntop`.)
+//! `inet_ntop` does is the library's `ipvsnl::rules::style::ntop`.)
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 

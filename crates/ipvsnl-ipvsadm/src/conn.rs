@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 
 use ipvsnl::connections::{parse_row, PROC_PATH};
-use ipvsnl::rules::{addr_port, Names};
+use ipvsnl::rules::style::addr_port;
+use ipvsnl::rules::Names;
 
 use crate::grammar::ListFormat;
 

@@ -3,7 +3,8 @@
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
-use ipvsnl::rules::{self, addr_port, lookup_protocol, sched_flag_names, Names};
+use ipvsnl::rules::style::{addr_port, lookup_protocol, sched_flag_names};
+use ipvsnl::rules::{self, Names};
 
 use crate::grammar::ListFormat;
 use ipvsnl::{

@@ -215,7 +215,7 @@ impl Ctx {
                             s.push_str(&format!(", maxlen={n}"));
                         }
                         if let Some(g) = d.group {
-                            s.push_str(&format!(", group={}", rules::ntop(&g)));
+                            s.push_str(&format!(", group={}", rules::style::ntop(&g)));
                         }
                         if let Some(n) = d.port.filter(|n| *n != 0) {
                             s.push_str(&format!(", port={n}"));

@@ -1,6 +1,6 @@
 //! The async client (feature `tokio`): the blocking client's operations as
 //! futures, over the same socket code, the same protocol machines and the
-//! same operations ([`crate::conn`]); only the transport differs (tokio's
+//! same operations ([`crate::client_core`]); only the transport differs (tokio's
 //! reactor instead of waiting system calls). Here are its constructors and
 //! its watcher; its operations are declared once, for both clients, in
 //! [`crate::operations`].
@@ -14,7 +14,8 @@
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
-use crate::conn::{read_totals, setup_error, Conn};
+use crate::client_core::{setup_error, ClientCore};
+use crate::totals::read_totals;
 use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::transport::tokio::Tokio;
 use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Target};
@@ -45,12 +46,12 @@ use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Targ
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncClient {
-    pub(crate) conn: Conn<Tokio>,
+    pub(crate) core: ClientCore<Tokio>,
 }
 
 impl std::fmt::Debug for AsyncClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.conn.fmt(f)
+        self.core.fmt(f)
     }
 }
 
@@ -149,19 +150,19 @@ impl AsyncClient {
             .map_err(setup_error)?;
         let io = Tokio::new(sock).map_err(setup_error)?;
         Ok(AsyncClient {
-            conn: Conn::new(io, granted, opts, netns, sockopt),
+            core: ClientCore::new(io, granted, opts, netns, sockopt),
         })
     }
 
     /// The options in force.
     pub fn options(&self) -> &ClientOptions {
-        &self.conn.opts
+        &self.core.opts
     }
 
     /// The totals' read, on tokio's blocking pool (see
     /// [`AsyncClient::totals`]).
     pub(crate) async fn read_totals(&self) -> Result<Stats, Error> {
-        let netns = match &self.conn.netns {
+        let netns = match &self.core.netns {
             Some(ns) => Some(ns.try_clone().map_err(|source| {
                 Error::io(Target::new(RequestKind::Totals, Object::Table), source)
             })?),

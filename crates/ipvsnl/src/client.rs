@@ -1,12 +1,13 @@
 //! The blocking client: one socket, typed operations, pipelined batches.
 //! Here are its constructors; its operations are declared once, for both
-//! clients, in [`crate::operations`]: each is the one of [`crate::conn`],
+//! clients, in [`crate::operations`]: each is the one of [`crate::client_core`],
 //! run to its end on the calling thread.
 
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use crate::conn::{read_totals, setup_error, Conn};
+use crate::client_core::{setup_error, ClientCore};
+use crate::totals::read_totals;
 use crate::transport::blocking::Blocking;
 use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::{ClientOptions, Error, Stats};
@@ -33,12 +34,12 @@ use crate::{ClientOptions, Error, Stats};
 /// # Ok::<(), ipvsnl::Error>(())
 /// ```
 pub struct Client {
-    pub(crate) conn: Conn<Blocking>,
+    pub(crate) core: ClientCore<Blocking>,
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.conn.fmt(f)
+        self.core.fmt(f)
     }
 }
 
@@ -116,18 +117,18 @@ impl Client {
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
         Ok(Client {
-            conn: Conn::new(Blocking { sock }, granted, opts, netns, sockopt),
+            core: ClientCore::new(Blocking { sock }, granted, opts, netns, sockopt),
         })
     }
 
     /// The options in force.
     pub fn options(&self) -> &ClientOptions {
-        &self.conn.opts
+        &self.core.opts
     }
 
     /// The totals' read, done now (see [`Client::totals`]).
     pub(crate) fn read_totals(&self) -> std::future::Ready<Result<Stats, Error>> {
-        std::future::ready(read_totals(self.conn.netns.as_ref()))
+        std::future::ready(read_totals(self.core.netns.as_ref()))
     }
 }
 

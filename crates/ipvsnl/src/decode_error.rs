@@ -82,7 +82,7 @@ pub enum DecodeError {
     /// An attribute's value is none this library knows (an address family,
     /// a daemon state).
     #[non_exhaustive]
-    UnknownValue {
+    UnexpectedValue {
         /// The attribute's kernel name.
         attr: &'static str,
         /// The value sent.
@@ -140,7 +140,7 @@ impl DecodeError {
     pub fn attribute(&self) -> Option<&'static str> {
         match self {
             DecodeError::Missing { attr, .. }
-            | DecodeError::UnknownValue { attr, .. }
+            | DecodeError::UnexpectedValue { attr, .. }
             | DecodeError::Attribute { attr, .. } => Some(attr),
             _ => None,
         }
@@ -186,7 +186,7 @@ impl fmt::Display for DecodeError {
             BadErrorMessage { offset, why } => write!(f, "bad NLMSG_ERROR at byte {offset}: {why}"),
             Truncated { len } => write!(f, "a {len}-byte datagram did not fit the receive buffer"),
             Missing { object, attr } => write!(f, "{object} without {attr}"),
-            UnknownValue { attr, value } => write!(f, "unknown {attr} {value}"),
+            UnexpectedValue { attr, value } => write!(f, "unexpected {attr} {value}"),
             Attribute { attr, why } => write!(f, "bad {attr}: {why}"),
             Message { command, why } => {
                 write!(f, "bad attributes of IPVS command {command}: {why}")
@@ -247,12 +247,12 @@ mod tests {
             e.to_string(),
             "bad netlink header at byte 40: length 200, with 36 bytes left"
         );
-        let e = DecodeError::UnknownValue {
+        let e = DecodeError::UnexpectedValue {
             attr: "IPVS_SVC_ATTR_AF",
             value: 7,
         };
         assert_eq!(e.attribute(), Some("IPVS_SVC_ATTR_AF"));
-        assert_eq!(e.to_string(), "unknown IPVS_SVC_ATTR_AF 7");
+        assert_eq!(e.to_string(), "unexpected IPVS_SVC_ATTR_AF 7");
         let e = DecodeError::attribute_of("IPVS_CMD_ATTR_DEST", "invalid IPVS_DEST_ATTR_PORT");
         assert_eq!(e.attribute(), Some("IPVS_CMD_ATTR_DEST"));
         assert_eq!(

@@ -278,10 +278,11 @@ compile_error!(
 mod async_client;
 mod block_on;
 mod client;
-mod conn;
+mod client_core;
 pub mod connections;
 mod decode;
 mod decode_error;
+mod destination_weight;
 mod drive;
 mod error;
 mod failures;
@@ -297,6 +298,7 @@ mod request;
 pub mod rules;
 pub mod sync;
 mod target;
+mod totals;
 mod transport;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
@@ -316,13 +318,12 @@ pub use model::entry::{DestinationEntry, ServiceEntry};
 pub use model::family::{AddressFamily, Protocol};
 pub use model::invalid::InvalidValue;
 pub use model::key_text::ParseKeyError;
+pub use model::other::{OtherForward, OtherProtocol, OtherScheduler, OtherTunnelKind};
 pub use model::scheduler::{Scheduler, SCHED_NAME_MAX};
 pub use model::service::{Netmask, Service, ServiceFlags, ServiceKey, PE_NAME_MAX};
 pub use model::stats::Stats;
-pub use model::unknown::{UnknownForward, UnknownProtocol, UnknownScheduler, UnknownTunnelKind};
 pub use operations::Operations;
-pub use options::ClientOptions;
-pub use pipeline::ApplyOptions;
+pub use options::{ApplyOptions, ClientOptions};
 pub use request::{Request, RequestKind};
 pub use target::{Object, Target};
 

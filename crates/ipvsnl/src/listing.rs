@@ -25,7 +25,7 @@ use std::ops::ControlFlow;
 use ipvsnl_wire::write::{begin_ipvs_message, end_message};
 use ipvsnl_wire::IpvsCommand;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::decode::{self, DecodeResult, Detail};
 use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
@@ -43,7 +43,7 @@ use whole::Listed;
 #[cfg(doc)]
 use crate::Client;
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// One service, or not found (see [`Client::service`]).
     pub(crate) async fn service(&mut self, key: &ServiceKey) -> Result<ServiceEntry, Error> {
         key.validate()?;

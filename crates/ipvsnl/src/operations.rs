@@ -1,6 +1,6 @@
 //! The operations of a client, each declared once: its name, arguments,
 //! result, docs and attributes, and the future that does it over the
-//! client's [`Conn`](crate::conn::Conn). From this one table
+//! client's [`ClientCore`](crate::client_core::ClientCore). From this one table
 //! ([`generate`]) come the methods of the blocking [`Client`] (each runs
 //! its future on the calling thread), those of the async client (each
 //! awaits it), and the [`Operations`] trait, implemented by both.
@@ -80,27 +80,66 @@ client_ops! {
     pub trait Operations;
 
     /// The IPVS family id, resolved on first use.
-    fn family_id(self: &mut Self) -> Result<u16, Error> = self.conn.family_id();
+    fn family_id(self: &mut Self) -> Result<u16, Error> = self.core.family_id();
 
     /// Adds a service.
     fn add_service(self: &mut Self, service: &Service) -> Result<(), Error> =
-        self.conn.set(Request::add_service(service.clone()));
+        self.core.set(Request::add_service(service.clone()));
 
     /// Replaces a service's scheduler, flags and persistence.
     fn edit_service(self: &mut Self, service: &Service) -> Result<(), Error> =
-        self.conn.set(Request::edit_service(service.clone()));
+        self.core.set(Request::edit_service(service.clone()));
 
     /// Deletes a service and its destinations.
     fn delete_service(self: &mut Self, key: &ServiceKey) -> Result<(), Error> =
-        self.conn.set(Request::DeleteService(*key));
+        self.core.set(Request::DeleteService(*key));
 
     /// Adds a destination to a service.
     fn add_destination(self: &mut Self, service: &ServiceKey, dest: &Destination)
-        -> Result<(), Error> = self.conn.set(Request::AddDestination(*service, *dest));
+        -> Result<(), Error> = self.core.set(Request::AddDestination(*service, *dest));
 
-    /// Replaces a destination's forwarding, weight and thresholds.
+    /// Replaces every setting of a destination: its forwarding, weight
+    /// and both thresholds become those of `dest`. A field left at its
+    /// default in `dest` is written as that default:
+    /// `Destination::new(addr, port).with_weight(5)` also resets the
+    /// forwarding to masquerading and the thresholds to none. To change
+    /// the weight alone, see
+    /// [`set_destination_weight`](Self::set_destination_weight).
     fn edit_destination(self: &mut Self, service: &ServiceKey, dest: &Destination)
-        -> Result<(), Error> = self.conn.set(Request::EditDestination(*service, *dest));
+        -> Result<(), Error> = self.core.set(Request::EditDestination(*service, *dest));
+
+    /// Sets the weight of destination `addr`:`port` of `service`, keeping
+    /// its forwarding and thresholds as they are.
+    ///
+    /// The kernel has no partial edit, so this is two kernel calls: a
+    /// listing of the service's destinations, then an edit that writes
+    /// back the listed settings with the new weight. It is not atomic: a
+    /// change another program makes to the destination's forwarding or
+    /// thresholds between the two calls is overwritten with what was
+    /// listed; a destination deleted between them is refused by the edit
+    /// ([`Error::is_not_found`]), and one deleted and added again gets the
+    /// settings it had before. A destination that is not listed (or a
+    /// service that does not exist) is refused the same way, without the
+    /// edit being sent. Where no other program edits the destination, the
+    /// result is exact.
+    ///
+    /// ```no_run
+    /// use ipvsnl::{Client, ServiceKey};
+    ///
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let mut ipvs = Client::new()?;
+    /// // Drain one real server: new connections go elsewhere, the
+    /// // forwarding method and thresholds stay.
+    /// ipvs.set_destination_weight(&key, "10.0.1.1".parse().unwrap(), 80, 0)?;
+    /// # Ok::<(), ipvsnl::Error>(())
+    /// ```
+    fn set_destination_weight(
+        self: &mut Self,
+        service: &ServiceKey,
+        addr: std::net::IpAddr,
+        port: u16,
+        weight: u32,
+    ) -> Result<(), Error> = self.core.set_destination_weight(service, addr, port, weight);
 
     /// Deletes a destination.
     fn delete_destination(
@@ -108,19 +147,19 @@ client_ops! {
         service: &ServiceKey,
         addr: std::net::IpAddr,
         port: u16,
-    ) -> Result<(), Error> = self.conn.set(Request::DeleteDestination(*service, addr, port));
+    ) -> Result<(), Error> = self.core.set(Request::DeleteDestination(*service, addr, port));
 
     /// Zeroes the counters of one service, or of every service and the
     /// totals.
     fn zero(self: &mut Self, service: Option<&ServiceKey>) -> Result<(), Error> =
-        self.conn.set(Request::Zero(service.copied()));
+        self.core.set(Request::Zero(service.copied()));
 
     /// Deletes every service.
-    fn flush(self: &mut Self) -> Result<(), Error> = self.conn.set(Request::Flush);
+    fn flush(self: &mut Self) -> Result<(), Error> = self.core.set(Request::Flush);
 
     /// Sets connection timeouts (0 leaves a value unchanged).
     fn set_timeouts(self: &mut Self, timeouts: &Timeouts) -> Result<(), Error> =
-        self.conn.set(Request::SetTimeouts(*timeouts));
+        self.core.set(Request::SetTimeouts(*timeouts));
 
     /// Starts a sync daemon.
     ///
@@ -129,7 +168,7 @@ client_ops! {
     /// sent at once is answered all the same (see
     /// [`stop_sync_daemon`](Self::stop_sync_daemon)).
     fn start_sync_daemon(self: &mut Self, daemon: &SyncDaemon) -> Result<(), Error> =
-        self.conn.set(Request::StartDaemon(daemon.clone()));
+        self.core.set(Request::StartDaemon(daemon.clone()));
 
     /// Stops the sync daemon of a role.
     ///
@@ -145,17 +184,17 @@ client_ops! {
     /// stop sent in that window by another program that waits for the ACK
     /// gets no reply from the kernel either.
     fn stop_sync_daemon(self: &mut Self, role: DaemonRole) -> Result<(), Error> =
-        self.conn.set(Request::StopDaemon(role));
+        self.core.set(Request::StopDaemon(role));
 
     /// The version and connection table size.
-    fn info(self: &mut Self) -> Result<Info, Error> = self.conn.info();
+    fn info(self: &mut Self) -> Result<Info, Error> = self.core.info();
 
     /// The connection timeouts.
-    fn timeouts(self: &mut Self) -> Result<Timeouts, Error> = self.conn.timeouts();
+    fn timeouts(self: &mut Self) -> Result<Timeouts, Error> = self.core.timeouts();
 
     /// The running sync daemons (master first).
     fn sync_daemons(self: &mut Self) -> Result<Vec<SyncDaemon>, Error> =
-        self.conn.sync_daemons();
+        self.core.sync_daemons();
 
     /// The totals of the client's namespace: counters since the last zero
     /// and rates, as `/proc/net/ip_vs_stats` of that namespace reports
@@ -171,14 +210,14 @@ client_ops! {
     /// [`table`](Self::table) says: every service that existed for the
     /// whole call is in it, once.
     fn services(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
-        self.conn.list_services(Detail::Full);
+        self.core.list_services(Detail::Full);
 
     /// One service, with its counters and an empty
     /// [`ServiceEntry::destinations`] (see
     /// [`destinations`](Self::destinations)); [`Error::is_not_found`] if
     /// there is none.
     fn service(self: &mut Self, key: &ServiceKey) -> Result<ServiceEntry, Error> =
-        self.conn.service(key);
+        self.core.service(key);
 
     /// Visits every service once, without building a list (each entry's
     /// [`ServiceEntry::destinations`] is empty); `visit` returns
@@ -210,14 +249,14 @@ client_ops! {
     /// }
     /// ```
     fn for_each_service[V: FnMut(&ServiceEntry) -> ControlFlow<()>](self: &mut Self, visit: V)
-        -> Result<(), Error> = self.conn.for_each_service(visit);
+        -> Result<(), Error> = self.core.for_each_service(visit);
 
     /// The destinations of a service, newest first (the kernel's order).
     /// An unknown service has none (the kernel does not say it is unknown).
     fn destinations(self: &mut Self, key: &ServiceKey) -> Result<Vec<DestinationEntry>, Error> =
         async {
             key.validate()?;
-            self.conn.list_destinations(key, Detail::Full).await
+            self.core.list_destinations(key, Detail::Full).await
         };
 
     /// Every service with its destinations: one service dump, then one
@@ -293,7 +332,7 @@ client_ops! {
     /// }
     /// ```
     fn table(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
-        self.conn.list_entries(Detail::Full, |_| true);
+        self.core.list_entries(Detail::Full, |_| true);
 
     /// Every service with its destinations, as [`table`](Self::table)
     /// lists them (whole in the same sense), but their settings and
@@ -322,14 +361,14 @@ client_ops! {
     /// }
     /// ```
     fn table_settings(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
-        self.conn.list_entries(Detail::Settings, |_| true);
+        self.core.list_entries(Detail::Settings, |_| true);
 
     /// Every service, as [`table`](Self::table) lists them, but with the
     /// destinations of only those `wanted` accepts (the others have an
     /// empty [`ServiceEntry::destinations`]; no destination dump is sent
     /// for them).
     fn table_with_destinations_of[W: FnMut(&ServiceKey) -> bool](self: &mut Self, wanted: W)
-        -> Result<Vec<ServiceEntry>, Error> = self.conn.list_entries(Detail::Full, wanted);
+        -> Result<Vec<ServiceEntry>, Error> = self.core.list_entries(Detail::Full, wanted);
 
     /// Applies many requests, pipelined: as many as fit in a batch go out in
     /// one `sendmsg`, with one acknowledgement asked for per batch; a
@@ -346,14 +385,14 @@ client_ops! {
     #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
     fn apply(self: &mut Self, requests: &[Request]) -> Vec<Result<(), Error>> = async {
         let options = ApplyOptions::default();
-        self.conn.apply_failures(requests, &options).await.into_results(requests.len())
+        self.core.apply_failures(requests, &options).await.into_results(requests.len())
     };
 
     /// [`apply`](Self::apply) with tuning.
     #[must_use = "each request's outcome is in the returned list; a failed one is reported nowhere else"]
     fn apply_with(self: &mut Self, requests: &[Request], options: &ApplyOptions)
         -> Vec<Result<(), Error>> = async {
-        self.conn.apply_failures(requests, options).await.into_results(requests.len())
+        self.core.apply_failures(requests, options).await.into_results(requests.len())
     };
 }
 

@@ -1,8 +1,11 @@
-//! How a client talks to the kernel: its receive timeout, socket buffer,
-//! batch size and receive buffer (the same for the blocking and the async
-//! client).
+//! The public options: how a client talks to the kernel (its receive
+//! timeout, socket buffer, batch size and receive buffer, the same for the
+//! blocking and the async client), and the tuning of one apply.
 
 use std::time::Duration;
+
+#[cfg(doc)]
+use crate::Client;
 
 /// How a client talks to the kernel.
 ///
@@ -100,5 +103,34 @@ impl ClientOptions {
     /// Whether settings listings may use the socket-option interface.
     pub fn socket_option_listing(&self) -> bool {
         self.sockopt_listing
+    }
+}
+
+/// Tuning of one [`Client::apply_with`] call.
+///
+/// ```
+/// let opts = ipvsnl::ApplyOptions::default().with_max_batch_requests(64);
+/// assert_eq!(opts.max_batch_requests(), Some(64));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApplyOptions {
+    max_batch_requests: Option<usize>,
+}
+
+impl ApplyOptions {
+    /// At most this many requests per `sendmsg`, overriding the bound the
+    /// client derives from its socket buffer. A bound above what the
+    /// buffer holds lets a batch full of failures overflow it: useful only
+    /// to exercise the `ENOBUFS` recovery, or to measure.
+    #[must_use]
+    pub fn with_max_batch_requests(mut self, n: usize) -> Self {
+        self.max_batch_requests = Some(n.max(1));
+        self
+    }
+
+    /// The override in force, if any.
+    pub fn max_batch_requests(&self) -> Option<usize> {
+        self.max_batch_requests
     }
 }

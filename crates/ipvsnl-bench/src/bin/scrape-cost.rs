@@ -24,7 +24,7 @@ use std::time::Instant;
 use ipvsnl::{AsyncClient, Client, Request};
 use ipvsnl_bench::netns;
 use ipvsnl_bench::workload::{desired, Layout};
-use ipvsnl_exporter::{ClientSource, Exporter, Namespace};
+use ipvsnl_exporter::{ClientSource, Exporter, MetricPrefix};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Times {
@@ -107,7 +107,7 @@ fn run() -> Result<(), String> {
     };
     let exporter = {
         let _in = rt.enter();
-        Exporter::new(ClientSource::new(None), Namespace::default(), "/metrics")
+        Exporter::new(ClientSource::new(None), MetricPrefix::default(), "/metrics")
     };
     let (mut blocking, mut on_tokio, mut scrapes, mut wholes) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());

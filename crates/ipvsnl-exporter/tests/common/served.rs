@@ -7,11 +7,11 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use ipvsnl_exporter::{bind, serve_with, Exporter, Limits, Namespace, Source};
+use ipvsnl_exporter::{bind, serve_with, Exporter, Limits, MetricPrefix, Source};
 
 /// Serves `source` with `limits` on a thread (and runtime) of its own.
 pub(crate) fn start<S: Source>(source: S, limits: Limits) -> SocketAddr {
-    let exporter = Exporter::new(source, Namespace::default(), "/metrics").with_log(|_| {});
+    let exporter = Exporter::new(source, MetricPrefix::default(), "/metrics").with_log(|_| {});
     start_exporter(exporter, limits)
 }
 

@@ -34,7 +34,7 @@ fn a_service_of_an_unknown_family_names_the_attribute_and_the_value() {
     let err = service_reply(&bytes, Detail::Full).unwrap_err();
     assert_eq!(
         err,
-        DecodeError::UnknownValue {
+        DecodeError::UnexpectedValue {
             attr: "IPVS_SVC_ATTR_AF",
             value: 99
         }
@@ -99,7 +99,7 @@ fn daemons_and_info_name_what_they_lack() {
     let bad_state = [IpvsAttr::Daemon(vec![DaemonAttr::State(7)])];
     assert_eq!(
         sync_daemon(&bad_state).unwrap_err(),
-        DecodeError::UnknownValue {
+        DecodeError::UnexpectedValue {
             attr: "IPVS_DAEMON_ATTR_STATE",
             value: 7
         }

@@ -25,8 +25,8 @@ fn missing(object: &'static str, attr: &'static str) -> DecodeError {
 
 /// Attribute `attr` holds `value`, which is none known.
 #[cold]
-fn unknown(attr: &'static str, value: u32) -> DecodeError {
-    DecodeError::UnknownValue { attr, value }
+fn unexpected(attr: &'static str, value: u32) -> DecodeError {
+    DecodeError::UnexpectedValue { attr, value }
 }
 
 fn ip_of(raw: [u8; 16], family: AddressFamily) -> IpAddr {
@@ -96,7 +96,7 @@ pub(crate) fn fill_service(attrs: &[u8], detail: Detail, e: &mut ServiceEntry) -
         .address_family
         .ok_or_else(|| missing("service", "IPVS_SVC_ATTR_AF"))?;
     let family = AddressFamily::from_raw(raw_af)
-        .ok_or_else(|| unknown("IPVS_SVC_ATTR_AF", raw_af.into()))?;
+        .ok_or_else(|| unexpected("IPVS_SVC_ATTR_AF", raw_af.into()))?;
     let s = &mut e.service;
     s.key = match v.fwmark {
         Some(mark) if mark != 0 => ServiceKey::Fwmark { mark, family },
@@ -193,7 +193,7 @@ fn fill_destination(
     let family = match raw_family {
         0 => service_family,
         raw => AddressFamily::from_raw(raw)
-            .ok_or_else(|| unknown("IPVS_DEST_ATTR_ADDR_FAMILY", raw.into()))?,
+            .ok_or_else(|| unexpected("IPVS_DEST_ATTR_ADDR_FAMILY", raw.into()))?,
     };
     e.destination.addr = ip_of(
         addr.ok_or_else(|| missing("destination", "IPVS_DEST_ATTR_ADDR"))?,
@@ -248,7 +248,8 @@ pub(crate) fn sync_daemon(attrs: &[IpvsAttr]) -> DecodeResult<SyncDaemon> {
         }
     }
     let state = state.ok_or_else(|| missing("sync daemon", "IPVS_DAEMON_ATTR_STATE"))?;
-    d.role = DaemonRole::from_raw(state).ok_or_else(|| unknown("IPVS_DAEMON_ATTR_STATE", state))?;
+    d.role =
+        DaemonRole::from_raw(state).ok_or_else(|| unexpected("IPVS_DAEMON_ATTR_STATE", state))?;
     Ok(d)
 }
 

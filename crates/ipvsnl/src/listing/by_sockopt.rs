@@ -70,7 +70,7 @@ use std::net::IpAddr;
 use ipvsnl_wire::sockopt::{SockoptDest, SockoptServices};
 
 use super::whole::snapshot_key;
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::transport::sockopt::{ServiceSnapshot, SockoptSocket};
 use crate::transport::Transport;
 use crate::{
@@ -153,7 +153,7 @@ fn copy_one(sock: &SockoptSocket, key: &ServiceKey, expected: u32) -> Result<Cop
     Ok(Copied::Whole(list))
 }
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// Fills the destinations of the services of `entries` that `wanted`
     /// marks and the socket-option interface lists whole (see the module);
     /// returns which it filled (the others are netlink's).

@@ -53,7 +53,7 @@ use std::ops::ControlFlow;
 
 use ipvsnl_wire::sockopt::SockoptEntry;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::decode::Detail;
 use crate::proto::repeats::keep_first;
 use crate::transport::sockopt::ServiceSnapshot;
@@ -171,7 +171,7 @@ pub(crate) fn snapshot_key(s: &SockoptEntry<'_>) -> ServiceKey {
     }
 }
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// Makes whole what a dump taken in several parts listed into `found`
     /// (see the module).
     pub(crate) async fn complete(

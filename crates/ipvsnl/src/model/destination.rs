@@ -6,7 +6,7 @@ use std::net::{IpAddr, SocketAddr};
 use bitflags::bitflags;
 
 use super::invalid::InvalidValue;
-use super::unknown::{UnknownForward, UnknownTunnelKind};
+use super::other::{OtherForward, OtherTunnelKind};
 use crate::{AddressFamily, ServiceKey};
 
 /// The tunnel encapsulation of a tunnelled destination.
@@ -30,7 +30,7 @@ pub enum TunnelKind {
     /// GRE (2, kernel 5.3+).
     Gre,
     /// A type this crate does not know (never the number of one above).
-    Other(UnknownTunnelKind),
+    Other(OtherTunnelKind),
 }
 
 impl TunnelKind {
@@ -51,13 +51,13 @@ impl TunnelKind {
             0 => TunnelKind::Ipip,
             1 => TunnelKind::Gue,
             2 => TunnelKind::Gre,
-            n => TunnelKind::Other(UnknownTunnelKind(n)),
+            n => TunnelKind::Other(OtherTunnelKind(n)),
         }
     }
 }
 
 impl fmt::Display for TunnelKind {
-    /// ipvsadm's word (`ipip`, `gue`, `gre`), or the number of an unknown
+    /// ipvsadm's word (`ipip`, `gue`, `gre`), or the number of an unnamed
     /// type.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -178,7 +178,7 @@ pub enum Forward {
     Bypass,
     /// A method number this crate does not know (5 to 7; never the number
     /// of one above).
-    Other(UnknownForward),
+    Other(OtherForward),
 }
 
 impl Forward {
@@ -210,7 +210,7 @@ impl Forward {
             2 => Forward::Tunnel(tunnel),
             3 => Forward::Route,
             4 => Forward::Bypass,
-            n => Forward::Other(UnknownForward(n)),
+            n => Forward::Other(OtherForward(n)),
         }
     }
 
@@ -350,7 +350,7 @@ impl Destination {
                 ),
             ));
         }
-        // An unknown method is 5 to 7 (`UnknownForward` is made by no one
+        // A method with no name is 5 to 7 (`OtherForward` is made by no one
         // else): it fits the kernel's three-bit field.
         if let Forward::Tunnel(t) = self.forward {
             if t.kind == TunnelKind::Gue && t.port == 0 {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use super::unknown::UnknownProtocol;
+use super::other::OtherProtocol;
 
 /// The address family of a service or destination.
 ///
@@ -84,7 +84,7 @@ pub enum Protocol {
     Sctp,
     /// Another IP protocol number (the kernel does not check it); never
     /// the number of one above.
-    Other(UnknownProtocol),
+    Other(OtherProtocol),
 }
 
 impl Protocol {
@@ -105,7 +105,7 @@ impl Protocol {
             6 => Protocol::Tcp,
             17 => Protocol::Udp,
             132 => Protocol::Sctp,
-            n => Protocol::Other(UnknownProtocol(n)),
+            n => Protocol::Other(OtherProtocol(n)),
         }
     }
 }

@@ -8,12 +8,12 @@ pub(crate) mod family;
 pub(crate) mod flag_names;
 pub(crate) mod invalid;
 pub(crate) mod key_text;
+pub(crate) mod other;
 pub(crate) mod scheduler;
 #[cfg(feature = "serde")]
 mod serde_impls;
 pub(crate) mod service;
 pub(crate) mod stats;
-pub(crate) mod unknown;
 
 #[cfg(test)]
 mod display_tests;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::invalid::InvalidValue;
-use super::unknown::UnknownScheduler;
+use super::other::OtherScheduler;
 
 /// The longest scheduler name the kernel accepts (its buffer is 16 bytes
 /// with the NUL; kernels before 4.17 took one more).
@@ -15,7 +15,7 @@ pub const SCHED_NAME_MAX: usize = 15;
 /// The common schedulers are named values; any other name the kernel knows
 /// (a scheduler from an out-of-tree module, say) is [`Scheduler::Other`].
 /// Parsing normalises: `"rr".parse()` gives [`Scheduler::RoundRobin`]. An
-/// [`UnknownScheduler`] is only ever made by parsing (or listing) a name
+/// [`OtherScheduler`] is only ever made by parsing (or listing) a name
 /// that is none of the named ones, so a scheduler has one spelling and two
 /// values naming the same scheduler compare equal.
 ///
@@ -63,7 +63,7 @@ pub enum Scheduler {
     /// `none`: no scheduler (the kernel accepts and reports it).
     None,
     /// Any other scheduler name (never the name of one above).
-    Other(UnknownScheduler),
+    Other(OtherScheduler),
 }
 
 const NAMED: [(Scheduler, &str); 15] = [
@@ -125,12 +125,12 @@ impl Scheduler {
     /// The scheduler of a name, unchecked (as the kernel reported it, or
     /// as ipvsadm's grammar keeps it): never fails, keeps anything, and
     /// gives the named value for a known name. This and [`Scheduler::new`]
-    /// are the only makers of an [`UnknownScheduler`].
+    /// are the only makers of an [`OtherScheduler`].
     /// (Allocates only for a name it does not know.)
     pub(crate) fn from_kernel(name: &str) -> Self {
         NAMED.iter().find(|(_, n)| *n == name).map_or_else(
             || {
-                Scheduler::Other(UnknownScheduler {
+                Scheduler::Other(OtherScheduler {
                     name: name.to_owned(),
                 })
             },

@@ -8,7 +8,7 @@
 //! - Protocols and tunnel kinds: the name (`"TCP"`, `"gue"`) for a known
 //!   value, the number for another; a number of a known value reads as
 //!   that value, so `Other` never spells a named one.
-//! - An unknown forwarding method: its number, 5 to 7 only.
+//! - A forwarding method with no name: its number, 5 to 7 only.
 //! - A service: every field but the key may be left out (the defaults of
 //!   [`Service::new`]).
 
@@ -19,7 +19,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use super::flag_names::{FlagNames, SEPARATOR, SERVICE, SERVICE_ALIASES, TUNNEL};
-use super::unknown::UnknownForward;
+use super::other::OtherForward;
 use crate::TunnelKind;
 use crate::{Netmask, Protocol, Scheduler, Service, ServiceFlags, ServiceKey, TunnelFlags};
 
@@ -223,14 +223,14 @@ impl<'de> Deserialize<'de> for TunnelKind {
 }
 
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl Serialize for UnknownForward {
+impl Serialize for OtherForward {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u32(self.get())
     }
 }
 
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<'de> Deserialize<'de> for UnknownForward {
+impl<'de> Deserialize<'de> for OtherForward {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let n = u32::deserialize(d)?;
         match crate::Forward::from_raw(n) {

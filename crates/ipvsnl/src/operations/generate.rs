@@ -8,7 +8,7 @@
 //! ```
 //!
 //! where `future` is an expression (of `self` and the arguments) whose
-//! future does the work over the client's [`Conn`](crate::conn::Conn),
+//! future does the work over the client's [`ClientCore`](crate::client_core::ClientCore),
 //! whichever its transport; `[V: Bound]` names the one type parameter an
 //! operation may take (a visitor), and the receiver is written
 //! `self: &Self` or `self: &mut Self` (a macro cannot tell `&self` from

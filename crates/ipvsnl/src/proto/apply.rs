@@ -33,7 +33,8 @@ use ipvsnl_wire::write::push_empty_message;
 use crate::proto::batch::{refill, Batch, Queue};
 use crate::proto::family::FamilyStep;
 use crate::proto::frame::{self, Reply};
-use crate::proto::{Cause, Encode, Input, Machine, Outcome, Outcomes, Poll, Session, Wait};
+use crate::proto::state::State;
+use crate::proto::{Cause, Encode, Input, Machine, Outcome, Outcomes, Poll, Wait};
 
 /// How big a batch may get.
 ///
@@ -104,7 +105,7 @@ struct Seen {
     barriers: u32,
 }
 
-/// The pipelined-apply machine ([`Session::apply`]).
+/// The pipelined-apply machine ([`Session::apply`](crate::proto::Session::apply)).
 ///
 /// ```
 /// use std::time::Duration;
@@ -125,7 +126,7 @@ struct Seen {
 /// ```
 #[derive(Debug)]
 pub struct Apply<'s, 'r, R: Encode, O: Outcomes> {
-    session: &'s mut Session,
+    state: &'s mut State,
     queue: Queue<'r, R>,
     outcomes: O,
     limits: Limits,
@@ -142,27 +143,27 @@ pub struct Apply<'s, 'r, R: Encode, O: Outcomes> {
 
 impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
     pub(crate) fn new(
-        session: &'s mut Session,
+        state: &'s mut State,
         requests: &'r [R],
         skip: &'r [bool],
         limits: Limits,
         outcomes: O,
     ) -> Self {
-        let mut tx = std::mem::take(&mut session.tx);
+        let mut tx = std::mem::take(&mut state.tx);
         let nothing = (0..requests.len()).all(|i| skip.get(i).copied().unwrap_or(false));
-        let (stage, pending_tx) = match session.family {
+        let (stage, pending_tx) = match state.family {
             _ if nothing => (Stage::Finished, false),
             Some(_) => (Stage::Batch, false),
             None => (
                 Stage::Lookup {
-                    step: FamilyStep::start(session, &mut tx),
+                    step: FamilyStep::start(state, &mut tx),
                     refresh: false,
                 },
                 true,
             ),
         };
         let mut m = Apply {
-            session,
+            state,
             queue: Queue::new(requests, skip),
             outcomes,
             limits,
@@ -196,7 +197,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
 
     /// Encodes and queues the next batch, or finishes.
     fn next_batch(&mut self) {
-        let Some(family) = self.session.family else {
+        let Some(family) = self.state.family else {
             // Unreachable: a batch follows a successful lookup.
             return self.stop(None, Cause::Unavailable);
         };
@@ -206,7 +207,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             &mut self.batch,
             self.limits.batch_bytes,
             self.max_requests,
-            self.session,
+            self.state,
             family,
         ) {
             self.seen.errnos.resize(self.batch.items.len(), 0);
@@ -261,7 +262,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
         );
         if stale && !self.refreshed && self.seen.lost.is_none() {
             self.refreshed = true;
-            let step = FamilyStep::start(self.session, &mut self.tx);
+            let step = FamilyStep::start(self.state, &mut self.tx);
             self.stage = Stage::Lookup {
                 step,
                 refresh: true,
@@ -280,13 +281,13 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
     fn looked_up(&mut self, result: Result<u16, crate::proto::Failure>, refresh: bool) {
         match (result, refresh) {
             (Ok(id), false) => {
-                self.session.family = Some(id);
+                self.state.family = Some(id);
                 self.next_batch();
             }
-            (Ok(id), true) if Some(id) != self.session.family => {
+            (Ok(id), true) if Some(id) != self.state.family => {
                 // Stale: the kernel applied none of the batch. Send again
                 // what it refused so, under the new id.
-                self.session.family = Some(id);
+                self.state.family = Some(id);
                 let mut again = Vec::new();
                 for (at, &i) in self.batch.items.iter().enumerate() {
                     match self.seen.errnos[at] {
@@ -300,7 +301,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
                     &mut self.batch,
                     self.queue.requests(),
                     again,
-                    self.session,
+                    self.state,
                     id,
                 );
                 self.seen = Seen::default();
@@ -332,7 +333,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
                     }
                 }
                 self.settle();
-                self.session.family = None;
+                self.state.family = None;
                 self.stop(None, Cause::Unavailable);
             }
             (Err(f), true) => {
@@ -391,14 +392,14 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             if self.seen.barriers >= MAX_BARRIERS {
                 return self.batch_over();
             }
-            let seq = self.session.next_seq();
+            let seq = self.state.next_seq();
             self.tx.clear();
             push_empty_message(&mut self.tx, NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, seq);
             self.seen.barrier = Some(seq);
             self.seen.barriers += 1;
             self.pending_tx = true;
         } else {
-            let t = Cause::TimedOut(self.session.timeout());
+            let t = Cause::TimedOut(self.state.timeout());
             self.stop(Some(t), t);
         }
     }
@@ -437,24 +438,24 @@ impl<R: Encode, O: Outcomes> Machine for Apply<'_, '_, R, O> {
         } else if self.pending_tx {
             Poll::Transmit(&self.tx)
         } else if let Stage::Lookup { step, .. } = &self.stage {
-            Poll::Receive(step.wait(self.session))
+            Poll::Receive(step.wait(self.state))
         } else if self.seen.draining {
             Poll::Receive(Wait::Queued)
         } else {
-            Poll::Receive(Wait::Up(self.session.timeout()))
+            Poll::Receive(Wait::Up(self.state.timeout()))
         }
     }
 
     fn handle(&mut self, input: Input<'_>) {
         // The tail of a dump an earlier call abandoned may come first.
         if let Input::Datagram(d) = input {
-            self.session.observe(d);
+            self.state.observe(d);
         }
         match &mut self.stage {
             Stage::Finished => {}
             Stage::Lookup { step, refresh } => {
                 let refresh = *refresh;
-                let r = step.input(input, self.session, &mut self.tx, &mut self.pending_tx);
+                let r = step.input(input, self.state, &mut self.tx, &mut self.pending_tx);
                 if let Some(r) = r {
                     self.looked_up(r, refresh);
                 }
@@ -499,6 +500,6 @@ impl<R: Encode, O: Outcomes> Machine for Apply<'_, '_, R, O> {
 impl<R: Encode, O: Outcomes> Drop for Apply<'_, '_, R, O> {
     fn drop(&mut self) {
         self.abandon();
-        self.session.tx = std::mem::take(&mut self.tx);
+        self.state.tx = std::mem::take(&mut self.tx);
     }
 }

@@ -8,7 +8,7 @@ use ipvsnl_wire::netlink_packet_core::NLM_F_REQUEST;
 
 use crate::proto::closer::close_batch;
 use crate::proto::seq::{next_seq, steps};
-use crate::proto::Session;
+use crate::proto::state::State;
 
 /// A request the protocol core can send: it writes itself as one whole
 /// netlink message.
@@ -100,7 +100,7 @@ impl<'r, R: Encode> Queue<'r, R> {
         batch: &mut Batch,
         budget: usize,
         max: usize,
-        session: &mut Session,
+        state: &mut State,
         family: u16,
     ) -> bool {
         tx.clear();
@@ -115,13 +115,13 @@ impl<'r, R: Encode> Queue<'r, R> {
             }
             let start = tx.len();
             // The number is taken only if the request stays in this batch.
-            let seq = next_seq(session.last_seq());
+            let seq = next_seq(state.last_seq());
             self.requests[i].encode(tx, family, seq, NLM_F_REQUEST);
             if tx.len() > budget && !batch.items.is_empty() {
                 tx.truncate(start);
                 break;
             }
-            session.set_last_seq(seq);
+            state.set_last_seq(seq);
             if batch.items.is_empty() {
                 batch.first_seq = seq;
             }
@@ -134,7 +134,7 @@ impl<'r, R: Encode> Queue<'r, R> {
             return false;
         };
         let unanswered = self.requests[last].may_go_unanswered();
-        batch.closer = close_batch(tx, last_start, unanswered, session);
+        batch.closer = close_batch(tx, last_start, unanswered, state);
         true
     }
 }
@@ -146,7 +146,7 @@ pub(crate) fn refill<R: Encode>(
     batch: &mut Batch,
     requests: &[R],
     items: Vec<usize>,
-    session: &mut Session,
+    state: &mut State,
     family: u16,
 ) {
     tx.clear();
@@ -154,7 +154,7 @@ pub(crate) fn refill<R: Encode>(
     let mut last_start = 0;
     for (k, &i) in items.iter().enumerate() {
         last_start = tx.len();
-        let seq = session.next_seq();
+        let seq = state.next_seq();
         if k == 0 {
             batch.first_seq = seq;
         }
@@ -164,7 +164,7 @@ pub(crate) fn refill<R: Encode>(
     batch.items = items;
     if let Some(&last) = batch.items.last() {
         let unanswered = requests[last].may_go_unanswered();
-        batch.closer = close_batch(tx, last_start, unanswered, session);
+        batch.closer = close_batch(tx, last_start, unanswered, state);
     }
 }
 
@@ -195,14 +195,14 @@ mod tests {
         let mut skip = vec![false; reqs.len()];
         skip[7] = true;
         skip[300] = true;
-        let mut session = Session::new(Duration::from_secs(1));
-        session.set_last_seq(41);
+        let mut state = State::new(Duration::from_secs(1));
+        state.set_last_seq(41);
         let (mut tx, mut b) = (Vec::new(), Batch::default());
         let mut q = Queue::new(&reqs, &skip);
         let mut items = Vec::new();
         let mut expect_seq = 42;
         let mut batches = 0;
-        while q.fill(&mut tx, &mut b, 4096, 1000, &mut session, 0x22) {
+        while q.fill(&mut tx, &mut b, 4096, 1000, &mut state, 0x22) {
             batches += 1;
             assert!(tx.len() <= 4096);
             let f = all_frames(&tx, 0x22).unwrap();
@@ -222,19 +222,19 @@ mod tests {
         assert!(batches > 5, "{batches}");
         let want: Vec<usize> = (0..reqs.len()).filter(|i| !skip[*i]).collect();
         assert_eq!(items, want);
-        assert_eq!(session.last_seq(), expect_seq - 1, "no number wasted");
+        assert_eq!(state.last_seq(), expect_seq - 1, "no number wasted");
     }
 
     #[test]
     fn the_request_bound_a_lone_oversized_request_and_wrapping() {
         let reqs = requests(50);
         let skip = vec![false; reqs.len()];
-        let mut session = Session::new(Duration::from_secs(1));
-        session.set_last_seq(u32::MAX - 20);
+        let mut state = State::new(Duration::from_secs(1));
+        state.set_last_seq(u32::MAX - 20);
         let (mut tx, mut b) = (Vec::new(), Batch::default());
         let mut q = Queue::new(&reqs, &skip);
         let mut n = 0;
-        while q.fill(&mut tx, &mut b, 1 << 20, 7, &mut session, 1) {
+        while q.fill(&mut tx, &mut b, 1 << 20, 7, &mut state, 1) {
             assert!(b.items.len() <= 7);
             for fr in all_frames(&tx, 1).unwrap() {
                 assert_ne!(fr.seq, 0);
@@ -246,23 +246,23 @@ mod tests {
         // A budget smaller than one request still sends one per batch.
         let mut q = Queue::new(&reqs, &skip);
         let mut n = 0;
-        while q.fill(&mut tx, &mut b, 10, 100, &mut session, 1) {
+        while q.fill(&mut tx, &mut b, 10, 100, &mut state, 1) {
             n += 1;
         }
         assert_eq!(n, 51);
         // Nothing to send; nothing left.
         let all = vec![true; 51];
         let mut q = Queue::new(&reqs, &all);
-        assert!(!q.fill(&mut tx, &mut b, 10, 100, &mut session, 1));
+        assert!(!q.fill(&mut tx, &mut b, 10, 100, &mut state, 1));
         assert_eq!(Queue::new(&reqs, &skip).drain_rest().count(), 51);
     }
 
     #[test]
     fn a_refill_numbers_the_same_requests_anew() {
         let reqs = requests(5);
-        let mut session = Session::new(Duration::from_secs(1));
+        let mut state = State::new(Duration::from_secs(1));
         let (mut tx, mut b) = (Vec::new(), Batch::default());
-        refill(&mut tx, &mut b, &reqs, vec![1, 3, 4], &mut session, 0x30);
+        refill(&mut tx, &mut b, &reqs, vec![1, 3, 4], &mut state, 0x30);
         let f = all_frames(&tx, 0x30).unwrap();
         assert_eq!(f.len(), 3);
         assert_eq!((b.first_seq, b.last_seq), (1, 3));

@@ -23,7 +23,8 @@ use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
 
 use crate::proto::family::FamilyStep;
 use crate::proto::frame::{self, Reply, NLM_F_DUMP_INTR};
-use crate::proto::{Cause, Failure, Input, Machine, Poll, Session, Wait};
+use crate::proto::state::State;
+use crate::proto::{Cause, Failure, Input, Machine, Poll, Wait};
 use crate::DecodeError;
 
 /// What kind of answer a call expects.
@@ -97,7 +98,7 @@ enum Stage {
     Finished,
 }
 
-/// The machine of one get or dump ([`Session::call`]).
+/// The machine of one get or dump ([`Session::call`](crate::proto::Session::call)).
 ///
 /// ```
 /// use std::time::Duration;
@@ -118,7 +119,7 @@ enum Stage {
 /// ```
 #[derive(Debug)]
 pub struct Call<'s, W, S> {
-    session: &'s mut Session,
+    state: &'s mut State,
     kind: CallKind,
     write: W,
     replies: S,
@@ -144,10 +145,10 @@ where
     W: Fn(&mut Vec<u8>, u16, u32, u16),
     S: Replies,
 {
-    pub(crate) fn new(session: &'s mut Session, kind: CallKind, write: W, replies: S) -> Self {
-        let tx = std::mem::take(&mut session.tx);
+    pub(crate) fn new(state: &'s mut State, kind: CallKind, write: W, replies: S) -> Self {
+        let tx = std::mem::take(&mut state.tx);
         let mut call = Call {
-            session,
+            state,
             kind,
             write,
             replies,
@@ -162,7 +163,7 @@ where
             refreshed: false,
             result: None,
         };
-        match call.session.unfinished_dump {
+        match call.state.unfinished_dump {
             Some(_) => call.stage = Stage::Drain,
             None => call.begin(),
         }
@@ -182,20 +183,20 @@ where
 
     /// Looks the family up if it is not known, else writes the request.
     fn begin(&mut self) {
-        match self.session.family {
+        match self.state.family {
             None => self.lookup(None),
             Some(family) => self.send_request(family),
         }
     }
 
     fn lookup(&mut self, stale: Option<i32>) {
-        let step = FamilyStep::start(self.session, &mut self.tx);
+        let step = FamilyStep::start(self.state, &mut self.tx);
         self.stage = Stage::Lookup { step, stale };
         self.pending_tx = true;
     }
 
     fn send_request(&mut self, family: u16) {
-        self.seq = self.session.next_seq();
+        self.seq = self.state.next_seq();
         let flags = match self.kind {
             CallKind::Get => NLM_F_REQUEST | NLM_F_ACK,
             CallKind::Dump => NLM_F_REQUEST | NLM_F_DUMP,
@@ -217,7 +218,7 @@ where
         }
         self.restarts += 1;
         self.replies.restart();
-        match self.session.family {
+        match self.state.family {
             Some(family) => self.send_request(family),
             None => self.begin(),
         }
@@ -234,12 +235,12 @@ where
     fn answer(&mut self, d: &[u8]) {
         self.read_answer(d);
         if matches!(self.stage, Stage::Finished) {
-            self.session.observe(d);
+            self.state.observe(d);
         }
     }
 
     fn read_answer(&mut self, d: &[u8]) {
-        let family = self.session.family.unwrap_or(0);
+        let family = self.state.family.unwrap_or(0);
         self.replies.datagram(d);
         for f in frame::frames(d, family) {
             let f = match f {
@@ -260,13 +261,13 @@ where
                     }
                 }
                 Reply::Done(errno) if self.kind == CallKind::Dump => {
-                    self.session.unfinished_dump = None;
+                    self.state.unfinished_dump = None;
                     return self.ended(errno);
                 }
                 Reply::Ack if self.kind == CallKind::Get => return self.finish(Ok(())),
                 Reply::Error(e) => {
                     if self.kind == CallKind::Dump {
-                        self.session.unfinished_dump = None;
+                        self.state.unfinished_dump = None;
                     }
                     let suspect = matches!(e, libc::ENOENT | libc::EOPNOTSUPP);
                     if suspect && !self.refreshed {
@@ -294,16 +295,16 @@ where
 
     fn looked_up(&mut self, r: Result<u16, Failure>, stale: Option<i32>) {
         match (r, stale) {
-            (Ok(id), Some(e)) if Some(id) == self.session.family => {
+            (Ok(id), Some(e)) if Some(id) == self.state.family => {
                 // The id holds: the refusal was real.
                 self.finish(Err(Failure::Refused(e)))
             }
             (Ok(id), _) => {
-                self.session.family = Some(id);
+                self.state.family = Some(id);
                 self.send_request(id)
             }
             (Err(Failure::Unavailable), Some(_)) => {
-                self.session.family = None;
+                self.state.family = None;
                 self.finish(Err(Failure::Unavailable))
             }
             // The request was never sent: not a refusal of it.
@@ -324,10 +325,10 @@ where
         match self.stage {
             Stage::Finished => Poll::Finished,
             _ if self.pending_tx => Poll::Transmit(&self.tx),
-            Stage::Lookup { ref step, .. } => Poll::Receive(step.wait(self.session)),
+            Stage::Lookup { ref step, .. } => Poll::Receive(step.wait(self.state)),
             Stage::Answer if self.draining => Poll::Receive(Wait::Queued),
             Stage::Drain => Poll::Receive(Wait::Queued),
-            _ => Poll::Receive(Wait::Up(self.session.timeout())),
+            _ => Poll::Receive(Wait::Up(self.state.timeout())),
         }
     }
 
@@ -337,13 +338,13 @@ where
             // call: read for an open dump's end all the same.
             Stage::Finished => {
                 if let Input::Datagram(d) = input {
-                    self.session.observe(d);
+                    self.state.observe(d);
                 }
             }
             Stage::Drain => match input {
                 Input::Datagram(d) => {
-                    self.session.observe(d);
-                    if self.session.unfinished_dump.is_none() {
+                    self.state.observe(d);
+                    if self.state.unfinished_dump.is_none() {
                         self.begin();
                     }
                 }
@@ -351,7 +352,7 @@ where
                 // where the session could not see it, or the kernel ended
                 // it otherwise). The socket is free.
                 Input::TimedOut => {
-                    self.session.unfinished_dump = None;
+                    self.state.unfinished_dump = None;
                     self.begin();
                 }
                 Input::Overrun | Input::Truncated { .. } | Input::Sent => {}
@@ -361,7 +362,7 @@ where
             },
             Stage::Lookup { step, stale } => {
                 let stale = *stale;
-                let r = step.input(input, self.session, &mut self.tx, &mut self.pending_tx);
+                let r = step.input(input, self.state, &mut self.tx, &mut self.pending_tx);
                 if let Some(r) = r {
                     self.looked_up(r, stale);
                 }
@@ -370,7 +371,7 @@ where
                 Input::Sent => {
                     self.pending_tx = false;
                     if self.kind == CallKind::Dump {
-                        self.session.unfinished_dump = Some(self.seq);
+                        self.state.unfinished_dump = Some(self.seq);
                     }
                 }
                 Input::SendFailed(e) => self.finish(Err(Failure::Socket(e))),
@@ -388,7 +389,7 @@ where
                     CallKind::Dump => self.lossy = true,
                 },
                 Input::TimedOut if self.draining => self.again(Failure::Overrun),
-                Input::TimedOut => self.finish(Err(Failure::TimedOut(self.session.timeout()))),
+                Input::TimedOut => self.finish(Err(Failure::TimedOut(self.state.timeout()))),
                 Input::ReceiveFailed(e) => self.finish(Err(Failure::Socket(e))),
             },
         }
@@ -397,6 +398,6 @@ where
 
 impl<W, S> Drop for Call<'_, W, S> {
     fn drop(&mut self) {
-        self.session.tx = std::mem::take(&mut self.tx);
+        self.state.tx = std::mem::take(&mut self.tx);
     }
 }

@@ -23,7 +23,7 @@
 use ipvsnl_wire::netlink_packet_core::{NLMSG_NOOP, NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::write::push_empty_message;
 
-use crate::proto::Session;
+use crate::proto::state::State;
 
 /// Offset of `nlmsg_flags` in a netlink header.
 const FLAGS_AT: usize = 6;
@@ -36,13 +36,13 @@ pub(crate) fn close_batch(
     tx: &mut Vec<u8>,
     last_start: usize,
     may_go_unanswered: bool,
-    session: &mut Session,
+    state: &mut State,
 ) -> Option<u32> {
     if !may_go_unanswered {
         ask_ack(tx, last_start);
         return None;
     }
-    let seq = session.next_seq();
+    let seq = state.next_seq();
     push_empty_message(tx, NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, seq);
     Some(seq)
 }
@@ -67,24 +67,24 @@ mod tests {
 
     #[test]
     fn the_last_request_asks_for_the_ack_unless_it_may_go_unanswered() {
-        let mut session = Session::new(Duration::from_secs(1));
-        session.set_last_seq(9);
+        let mut state = State::new(Duration::from_secs(1));
+        state.set_last_seq(9);
         let mut tx = Vec::new();
         one_request(&mut tx, 9);
-        assert_eq!(close_batch(&mut tx, 0, false, &mut session), None);
+        assert_eq!(close_batch(&mut tx, 0, false, &mut state), None);
         let f = all_frames(&tx, 0).unwrap();
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].flags, NLM_F_REQUEST | NLM_F_ACK);
-        assert_eq!(session.last_seq(), 9, "no number taken");
+        assert_eq!(state.last_seq(), 9, "no number taken");
 
         let mut tx = Vec::new();
         one_request(&mut tx, 9);
-        assert_eq!(close_batch(&mut tx, 0, true, &mut session), Some(10));
+        assert_eq!(close_batch(&mut tx, 0, true, &mut state), Some(10));
         let f = all_frames(&tx, 0).unwrap();
         assert_eq!(f.len(), 2);
         assert_eq!(f[0].flags, NLM_F_REQUEST, "the request asks for nothing");
         assert_eq!((f[1].seq, f[1].flags), (10, NLM_F_REQUEST | NLM_F_ACK));
         assert_eq!(f[1].reply, Reply::Ignored, "a no-op");
-        assert_eq!(session.last_seq(), 10);
+        assert_eq!(state.last_seq(), 10);
     }
 }

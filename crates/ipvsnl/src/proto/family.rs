@@ -7,7 +7,8 @@ use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::IPVS_GENL_NAME;
 
 use crate::proto::frame::{self, Reply};
-use crate::proto::{Failure, Input, Machine, Poll, Session, Wait};
+use crate::proto::state::State;
+use crate::proto::{Failure, Input, Machine, Poll, Wait};
 use crate::DecodeError;
 
 /// One lookup in flight: its sequence number, the id seen so far, and how
@@ -26,8 +27,8 @@ const ATTEMPTS: u32 = 3;
 
 impl FamilyStep {
     /// Writes the lookup into `tx` (cleared) with the session's next number.
-    pub(crate) fn start(session: &mut Session, tx: &mut Vec<u8>) -> Self {
-        let seq = session.next_seq();
+    pub(crate) fn start(state: &mut State, tx: &mut Vec<u8>) -> Self {
+        let seq = state.next_seq();
         tx.clear();
         frame::push_get_family(tx, IPVS_GENL_NAME, seq, NLM_F_REQUEST | NLM_F_ACK);
         FamilyStep {
@@ -40,22 +41,22 @@ impl FamilyStep {
 
     /// How the next receive waits: only for what is queued while the
     /// queue is read out after an overrun.
-    pub(crate) fn wait(&self, session: &Session) -> Wait {
+    pub(crate) fn wait(&self, state: &State) -> Wait {
         if self.draining {
             Wait::Queued
         } else {
-            Wait::Up(session.timeout())
+            Wait::Up(state.timeout())
         }
     }
 
     /// Writes the lookup again under a new number (its reply may have been
     /// dropped); false when it was sent as often as it may be.
-    fn again(&mut self, session: &mut Session, tx: &mut Vec<u8>) -> bool {
+    fn again(&mut self, state: &mut State, tx: &mut Vec<u8>) -> bool {
         if self.attempts >= ATTEMPTS {
             return false;
         }
         let attempts = self.attempts + 1;
-        *self = FamilyStep::start(session, tx);
+        *self = FamilyStep::start(state, tx);
         self.attempts = attempts;
         true
     }
@@ -93,7 +94,7 @@ impl FamilyStep {
     pub(crate) fn input(
         &mut self,
         input: Input<'_>,
-        session: &mut Session,
+        state: &mut State,
         tx: &mut Vec<u8>,
         pending_tx: &mut bool,
     ) -> Option<Result<u16, Failure>> {
@@ -108,14 +109,14 @@ impl FamilyStep {
             // dropped. Ask again, under a new number (a congested socket
             // takes nothing new until its queue is empty).
             Input::TimedOut if self.draining => {
-                if self.again(session, tx) {
+                if self.again(state, tx) {
                     *pending_tx = true;
                     None
                 } else {
                     Some(Err(Failure::Overrun))
                 }
             }
-            Input::TimedOut => Some(Err(Failure::TimedOut(session.timeout()))),
+            Input::TimedOut => Some(Err(Failure::TimedOut(state.timeout()))),
             // The reply may be among the dropped ones: read out what is
             // queued first.
             Input::Overrun => {
@@ -130,10 +131,10 @@ impl FamilyStep {
 }
 
 /// A machine that looks the IPVS family id up and records it in the
-/// session ([`Session::resolve_family`]).
+/// session ([`Session::resolve_family`](crate::proto::Session::resolve_family)).
 #[derive(Debug)]
 pub struct FamilyLookup<'s> {
-    session: &'s mut Session,
+    state: &'s mut State,
     tx: Vec<u8>,
     step: FamilyStep,
     pending_tx: bool,
@@ -141,11 +142,11 @@ pub struct FamilyLookup<'s> {
 }
 
 impl<'s> FamilyLookup<'s> {
-    pub(crate) fn new(session: &'s mut Session) -> Self {
-        let mut tx = std::mem::take(&mut session.tx);
-        let step = FamilyStep::start(session, &mut tx);
+    pub(crate) fn new(state: &'s mut State) -> Self {
+        let mut tx = std::mem::take(&mut state.tx);
+        let step = FamilyStep::start(state, &mut tx);
         FamilyLookup {
-            session,
+            state,
             tx,
             step,
             pending_tx: true,
@@ -167,7 +168,7 @@ impl Machine for FamilyLookup<'_> {
         } else if self.pending_tx {
             Poll::Transmit(&self.tx)
         } else {
-            Poll::Receive(self.step.wait(self.session))
+            Poll::Receive(self.step.wait(self.state))
         }
     }
 
@@ -175,17 +176,17 @@ impl Machine for FamilyLookup<'_> {
         // The tail of a dump an earlier call abandoned may come first (or
         // with the answer, in one receive).
         if let Input::Datagram(d) = input {
-            self.session.observe(d);
+            self.state.observe(d);
         }
         if self.result.is_some() {
             return;
         }
         let r = self
             .step
-            .input(input, self.session, &mut self.tx, &mut self.pending_tx);
+            .input(input, self.state, &mut self.tx, &mut self.pending_tx);
         if let Some(r) = r {
             if let Ok(id) = r {
-                self.session.family = Some(id);
+                self.state.family = Some(id);
             }
             self.result = Some(r);
         }
@@ -194,6 +195,6 @@ impl Machine for FamilyLookup<'_> {
 
 impl Drop for FamilyLookup<'_> {
     fn drop(&mut self) {
-        self.session.tx = std::mem::take(&mut self.tx);
+        self.state.tx = std::mem::take(&mut self.tx);
     }
 }

@@ -48,6 +48,7 @@ mod outcome;
 pub(crate) mod repeats;
 mod seq;
 mod session;
+mod state;
 
 pub use apply::{Apply, Limits};
 pub use batch::Encode;

@@ -7,8 +7,7 @@ use std::time::Duration;
 use crate::proto::apply::{Apply, Limits};
 use crate::proto::call::{Call, CallKind, Replies};
 use crate::proto::family::FamilyLookup;
-use crate::proto::frame::{self, Reply};
-use crate::proto::seq::next_seq;
+use crate::proto::state::State;
 use crate::proto::{Encode, Outcomes};
 
 /// The protocol state of one client socket. Machines borrow it for the
@@ -27,81 +26,53 @@ use crate::proto::{Encode, Outcomes};
 /// ```
 #[derive(Debug)]
 pub struct Session {
-    pub(crate) family: Option<u16>,
-    seq: u32,
-    timeout: Duration,
-    pub(crate) unfinished_dump: Option<u32>,
-    /// The send buffer, lent to the running machine.
-    pub(crate) tx: Vec<u8>,
+    /// What the machines share and change (the tests set it directly).
+    pub(crate) state: State,
 }
 
 impl Session {
     /// A session that waits up to `timeout` for each reply.
     pub fn new(timeout: Duration) -> Self {
         Session {
-            family: None,
-            seq: 0,
-            timeout,
-            unfinished_dump: None,
-            tx: Vec::new(),
+            state: State::new(timeout),
         }
     }
 
     /// The IPVS family id, once looked up.
     pub fn family(&self) -> Option<u16> {
-        self.family
+        self.state.family
     }
 
     /// Forgets the family id: the next call looks it up again.
     pub fn forget_family(&mut self) {
-        self.family = None;
+        self.state.family = None;
     }
 
     /// How long a receive waits for the kernel.
     pub fn timeout(&self) -> Duration {
-        self.timeout
+        self.state.timeout()
     }
 
     /// The sequence number of a dump started and not read to its end, if
     /// any: the next call reads it out first.
     pub fn unfinished_dump(&self) -> Option<u32> {
-        self.unfinished_dump
+        self.state.unfinished_dump
     }
 
     /// The last sequence number handed out.
     pub fn last_seq(&self) -> u32 {
-        self.seq
+        self.state.last_seq()
     }
 
     /// Starts numbering after `seq` (for tests and drivers that share a
     /// socket's numbers with other code).
     pub fn set_last_seq(&mut self, seq: u32) {
-        self.seq = seq;
-    }
-
-    /// Reads datagram `d` for the end (its `NLMSG_DONE`, or an error) of
-    /// the dump left open on the socket: every machine shows the session
-    /// each datagram it reads that is not its own answer, so whichever
-    /// call reads a dump's end (the dump's own call after it stopped
-    /// early, or a later apply or lookup that read past it), the session
-    /// knows the socket is free and no call waits for an end already read.
-    pub(crate) fn observe(&mut self, d: &[u8]) {
-        if let Some(seq) = self.unfinished_dump {
-            if ends_dump(seq, d) {
-                self.unfinished_dump = None;
-            }
-        }
-    }
-
-    /// The next sequence number.
-    pub(crate) fn next_seq(&mut self) -> u32 {
-        self.seq = next_seq(self.seq);
-        self.seq
+        self.state.set_last_seq(seq);
     }
 
     /// A machine that looks the family id up (again).
     pub fn resolve_family(&mut self) -> FamilyLookup<'_> {
-        FamilyLookup::new(self)
+        FamilyLookup::new(&mut self.state)
     }
 
     /// A machine for one request answered by data: a get (one reply, then
@@ -114,7 +85,7 @@ impl Session {
         W: Fn(&mut Vec<u8>, u16, u32, u16),
         S: Replies,
     {
-        Call::new(self, kind, write, replies)
+        Call::new(&mut self.state, kind, write, replies)
     }
 
     /// A machine that applies `requests` pipelined, those with `skip[i]`
@@ -131,15 +102,6 @@ impl Session {
         R: Encode,
         O: Outcomes,
     {
-        Apply::new(self, requests, skip, limits, outcomes)
+        Apply::new(&mut self.state, requests, skip, limits, outcomes)
     }
-}
-
-/// Whether datagram `d` ends dump `seq` (its `NLMSG_DONE`, or an error
-/// answering it). A malformed message ends the scan: what follows it
-/// cannot be framed.
-fn ends_dump(seq: u32, d: &[u8]) -> bool {
-    frame::frames(d, 0).any(|f| {
-        matches!(f, Ok(f) if f.seq == seq && matches!(f.reply, Reply::Done(_) | Reply::Error(_)))
-    })
 }

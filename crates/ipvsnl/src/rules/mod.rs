@@ -8,7 +8,8 @@
 //! ([`service_rule`], [`destination_rule`]), and any
 //! [`Request`](crate::Request) that has a rule form ([`request_rule`],
 //! which the sync dry run prints with); addresses are printed the way the C
-//! library's `inet_ntop` prints them ([`ntop`]).
+//! library's `inet_ntop` prints them. The pieces these printers are made
+//! of, for a tool that prints in ipvsadm's style, are in [`style`].
 //!
 //! Host and service names are named through a [`Names`] implementation;
 //! [`Numeric`] names nothing (numeric addresses and ports only, ipvsadm's
@@ -53,17 +54,14 @@ mod plan;
 mod plan_tests;
 mod requests;
 mod save;
+pub mod style;
 
-pub use ntop::ntop;
 pub use parse::{
     parse, parse_line, BadLine, LineError, Rules, RulesError, DEFAULT_PERSISTENCE_TIMEOUT,
     DEFAULT_SYNC_INTERFACE,
 };
 pub use requests::request_rule;
-pub use save::{
-    addr_port, destination_rule, lookup_protocol, sched_flag_names, service_rule,
-    service_rule_label, table_rules,
-};
+pub use save::{destination_rule, service_rule, table_rules};
 
 /// Name resolution for the rules format: host and service names to
 /// addresses and ports (for a parser of rules text), and addresses and

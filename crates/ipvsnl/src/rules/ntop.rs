@@ -61,7 +61,7 @@ fn inet_ntop6(a: &Ipv6Addr) -> String {
 /// rules and listings: IPv4 dotted, IPv6 shortened the way glibc does.
 ///
 /// ```
-/// use ipvsnl::rules::ntop;
+/// use ipvsnl::rules::style::ntop;
 /// assert_eq!(ntop(&"10.0.0.1".parse().unwrap()), "10.0.0.1");
 /// assert_eq!(ntop(&"1:0:0:1:0:0:0:1".parse().unwrap()), "1:0:0:1::1");
 /// assert_eq!(ntop(&"::ffff:1.2.3.4".parse().unwrap()), "::ffff:1.2.3.4");

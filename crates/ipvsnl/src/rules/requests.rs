@@ -1,7 +1,8 @@
 //! Requests as rules: the printer of `ipvsadm -S` lines applied to every
 //! command a rules text can hold (`-A -E -D -a -e -d -C -Z`).
 
-use super::save::{addr_port, destination_line, lookup_protocol, service_line, service_rule_label};
+use super::save::{destination_line, service_line, service_rule_label};
+use super::style::{addr_port, lookup_protocol};
 use super::Names;
 use crate::Request;
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::sync::fates::{Fate, Fates};
 use crate::sync::view::{is_unknown, request_key};
 use crate::transport::Transport;
@@ -13,13 +13,13 @@ use crate::{ApplyOptions, Request, ServiceKey};
 /// `phase`), then the destinations of the services that exist (those
 /// of a service whose add was refused are skipped).
 pub(crate) async fn apply_plan<T: Transport>(
-    conn: &mut Conn<T>,
+    core: &mut ClientCore<T>,
     requests: &[Request],
     phase: usize,
     apply: &ApplyOptions,
 ) -> Fates {
     let mut outcomes = Fates::all_done(requests.len());
-    let first = conn.apply_failures(&requests[..phase], apply).await;
+    let first = core.apply_failures(&requests[..phase], apply).await;
     let mut failed_adds: HashMap<ServiceKey, usize> = HashMap::new();
     for (i, e) in first {
         if let Request::AddService(s) = &requests[i] {
@@ -29,7 +29,7 @@ pub(crate) async fn apply_plan<T: Transport>(
     }
     if failed_adds.is_empty() {
         // The common case: every destination request goes out as planned.
-        let rest = conn.apply_failures(&requests[phase..], apply).await;
+        let rest = core.apply_failures(&requests[phase..], apply).await;
         for (i, e) in rest {
             outcomes.set(phase + i, Fate::Failed(e));
         }
@@ -48,7 +48,7 @@ pub(crate) async fn apply_plan<T: Transport>(
             }
         }
     }
-    let failures = conn.apply_failures(&send, apply).await;
+    let failures = core.apply_failures(&send, apply).await;
     drop(send);
     for (j, e) in failures {
         outcomes.set(sent_at[j], Fate::Failed(e));

@@ -15,7 +15,7 @@ use crate::{AsyncClient, Error};
 impl Syncer {
     /// [`Syncer::list`] on an async client.
     pub async fn list_async(&self, client: &mut AsyncClient) -> Result<Table, Error> {
-        self.list_in(&mut client.conn).await
+        self.list_in(&mut client.core).await
     }
 
     /// [`Syncer::plan`] on an async client.
@@ -24,7 +24,7 @@ impl Syncer {
         client: &mut AsyncClient,
         desired: &Table,
     ) -> Result<Plan, Error> {
-        self.plan_in(&mut client.conn, desired).await
+        self.plan_in(&mut client.core, desired).await
     }
 
     /// [`Syncer::sync`] on an async client.
@@ -33,7 +33,7 @@ impl Syncer {
         client: &mut AsyncClient,
         desired: &Table,
     ) -> Result<Report, Error> {
-        self.sync_in(&mut client.conn, desired).await
+        self.sync_in(&mut client.core, desired).await
     }
 
     /// [`Syncer::sync_cached`] on an async client. Dropped before it
@@ -43,7 +43,7 @@ impl Syncer {
         client: &mut AsyncClient,
         desired: &Table,
     ) -> Result<Report, Error> {
-        self.sync_cached_in(&mut client.conn, desired).await
+        self.sync_cached_in(&mut client.core, desired).await
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::sync::fates::Fates;
 use crate::sync::ledger::DrainLedger;
 use crate::sync::namespace::NetnsId;
@@ -27,9 +27,9 @@ pub(crate) struct Origin {
 impl Origin {
     /// The client's namespace and the family id the kernel has now (one
     /// round trip: an id resolved earlier may be stale).
-    pub(crate) async fn now<T: Transport>(conn: &mut Conn<T>) -> Result<Origin, Error> {
-        let namespace = NetnsId::of(conn);
-        let family = conn.family_now().await?;
+    pub(crate) async fn now<T: Transport>(core: &mut ClientCore<T>) -> Result<Origin, Error> {
+        let namespace = NetnsId::of(core);
+        let family = core.family_now().await?;
         Ok(Origin { namespace, family })
     }
 }
@@ -59,7 +59,7 @@ impl Synced {
     /// between emptied the table under the view, and the requests that
     /// found the new id went to the new, empty table).
     pub(crate) fn remember<T: Transport>(
-        conn: &Conn<T>,
+        core: &ClientCore<T>,
         origin: Origin,
         view: Option<Table>,
         desired: &Table,
@@ -68,7 +68,7 @@ impl Synced {
         conflicts: &[ServiceKey],
     ) -> Option<(Table, Synced)> {
         let namespace = origin.namespace?;
-        if conn.known_family() != Some(origin.family) {
+        if core.known_family() != Some(origin.family) {
             return None;
         }
         let view = view?;

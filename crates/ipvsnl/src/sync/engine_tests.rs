@@ -64,14 +64,14 @@ fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
     // r1 is busy, r2 idle; r1 leaves.
     k.put(service(1), &[(dest(1), 5), (dest(2), 0)]);
     k.hold_changes = true;
-    let mut conn = k.connect();
+    let mut core = k.connect();
     let mut s = Syncer::new(PlanOptions::default().with_drain(Drain::new(max)));
     let mut want = Table::new();
     want.insert(service(1), [dest(2)]);
     // The sync lists, plans the weight-0 edit, and waits to send it: then
     // it is dropped (an async caller's timeout, say).
-    poll_once(s.sync_in(&mut conn, &want));
-    assert!(!conn.io.changes().any(|_| true), "nothing was sent");
+    poll_once(s.sync_in(&mut core, &want));
+    assert!(!core.io.changes().any(|_| true), "nothing was sent");
     assert!(
         s.draining().is_empty(),
         "a drain recorded before its edit went out: {:?}",
@@ -80,16 +80,16 @@ fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
     // Longer than the drain's maximum later, the next sync: r1 is still
     // at weight 1 with its connections. It drains now; it is not deleted.
     std::thread::sleep(max + Duration::from_millis(10));
-    conn.io.hold_changes = false;
+    core.io.hold_changes = false;
     let began = Instant::now();
-    let r = block_on(s.sync_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert!(r.is_complete(), "{r}");
     assert_eq!(
         r.requests(),
         [Request::EditDestination(key(1), dest(1).with_weight(0))]
     );
     assert_eq!(
-        conn.io
+        core.io
             .dest(&key(1), dest(1).addr)
             .unwrap()
             .destination
@@ -108,11 +108,11 @@ fn a_refused_weight_0_edit_begins_no_drain() {
         Request::EditDestination(..) => libc::ENOMEM,
         _ => 0,
     });
-    let mut conn = k.connect();
+    let mut core = k.connect();
     let mut s = Syncer::new(PlanOptions::default().with_drain(Drain::new(TIMEOUT)));
     let mut want = Table::new();
     want.insert(service(1), []);
-    let r = block_on(s.sync_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert_eq!(r.failed(), 1, "{r}");
     assert!(s.draining().is_empty(), "{:?}", s.draining());
 }
@@ -129,12 +129,12 @@ fn only_services_the_view_is_unsure_of_are_read_back() {
         Request::AddService(s) if s.key == key(4) && std::mem::take(&mut first_add) => libc::EEXIST,
         _ => 0,
     });
-    let mut conn = k.connect();
+    let mut core = k.connect();
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(4, 3);
-    let r = block_on(s.sync_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert_eq!(r.failed(), 1, "{r}");
-    let read: Vec<ServiceKey> = conn
+    let read: Vec<ServiceKey> = core
         .io
         .seen
         .iter()
@@ -146,35 +146,35 @@ fn only_services_the_view_is_unsure_of_are_read_back() {
     assert_eq!(read, [key(4)], "read back: {read:?}");
     // The view stayed true: a cached sync plans service 2 (unsettled)
     // again from it, without a listing.
-    conn.io.refuse = Box::new(|_| 0);
-    let r = block_on(s.sync_cached_in(&mut conn, &want)).unwrap();
+    core.io.refuse = Box::new(|_| 0);
+    let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(!r.listed() && r.is_complete(), "{r}");
     assert_eq!(
         r.requests(),
         [Request::EditDestination(key(2), dest(2).with_weight(3))]
     );
-    assert_eq!(conn.io.services.len(), 4);
+    assert_eq!(core.io.services.len(), 4);
 }
 
 #[test]
 fn a_stalled_kernel_is_read_back_once_and_the_next_sync_lists() {
     let mut k = kernel(6);
     k.answered_changes = Some(0);
-    let mut conn = k.connect();
+    let mut core = k.connect();
     // Batches of two: the first goes out and is never answered (unknown),
     // the other four requests are never sent.
     let mut s = Syncer::new(PlanOptions::default())
         .with_apply_options(ApplyOptions::default().with_max_batch_requests(2));
     let want = table(6, 2);
-    let r = block_on(s.sync_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert_eq!(r.failed(), 6, "{r}");
     let not_sent = r.failures().filter(|(_, e)| e.is_not_sent()).count();
     assert_eq!(not_sent, 4, "{r}");
     assert_eq!(r.unknown().len(), 2, "{r}");
     assert!(r.unknown().iter().all(|u| u.found == Found::Unread), "{r}");
     // One read-back went out; it timed out, and no other followed.
-    assert_eq!(conn.io.reads(), 1, "{:?}", conn.io.seen);
-    let waited = conn.io.waited;
+    assert_eq!(core.io.reads(), 1, "{:?}", core.io.seen);
+    let waited = core.io.waited;
     assert!(
         waited <= TIMEOUT * 2,
         "waited {waited:?}: the apply's time-out and one read-back's"
@@ -186,32 +186,32 @@ fn a_stalled_kernel_is_read_back_once_and_the_next_sync_lists() {
 fn a_reload_between_the_listing_and_the_apply_leaves_no_view() {
     let mut k = kernel(3);
     k.reload_before_change = true;
-    let mut conn = k.connect();
+    let mut core = k.connect();
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(4, 1);
     // Listed before the reload; its one new service goes to the new,
     // empty table (the client finds the new family id).
-    let r = block_on(s.sync_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert!(r.is_complete(), "{r}");
-    assert_eq!(conn.io.services.len(), 1);
+    assert_eq!(core.io.services.len(), 1);
     // The view (four services) is not the kernel's (one): not kept.
-    let r = block_on(s.sync_cached_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(r.listed(), "{r}");
     assert!(r.is_complete(), "{r}");
     assert_eq!(r.requests().len(), 6, "three services, each with one: {r}");
-    assert_eq!(conn.io.services.len(), 4);
+    assert_eq!(core.io.services.len(), 4);
     // Converged and unchanged since: trusted again.
-    let r = block_on(s.sync_cached_in(&mut conn, &want)).unwrap();
+    let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(!r.listed() && r.requests().is_empty(), "{r}");
 }
 
 #[test]
 fn a_client_of_a_namespace_that_cannot_be_told_always_lists() {
-    let mut conn = kernel(2).connect_in(None);
+    let mut core = kernel(2).connect_in(None);
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(2, 1);
     for _ in 0..2 {
-        let r = block_on(s.sync_cached_in(&mut conn, &want)).unwrap();
+        let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
         assert!(r.listed() && r.requests().is_empty(), "{r}");
         assert!(s.cached().is_none());
     }

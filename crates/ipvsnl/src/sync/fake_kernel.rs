@@ -20,7 +20,7 @@ use ipvsnl_wire::netlink_packet_core::{
 use ipvsnl_wire::write::{begin_ipvs_message, begin_nest, end_message, end_nest, push_attr};
 use ipvsnl_wire::{DestAttr, IpvsCommand, IPVS_CMD_ATTR_DEST};
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::decode::{destination_reply, service_reply, Detail};
 use crate::proto::frame::GENL_ID_CTRL;
 use crate::proto::Wait;
@@ -96,18 +96,18 @@ impl FakeKernel {
     }
 
     /// A client's connection to this kernel, in the test's own namespace.
-    pub(crate) fn connect(self) -> Conn<FakeKernel> {
+    pub(crate) fn connect(self) -> ClientCore<FakeKernel> {
         let netns = NetnsHandle::current().expect("the test's namespace file");
         self.connect_in(Some(netns))
     }
 
     /// A client's connection to this kernel, of namespace `netns`.
-    pub(crate) fn connect_in(self, netns: Option<NetnsHandle>) -> Conn<FakeKernel> {
+    pub(crate) fn connect_in(self, netns: Option<NetnsHandle>) -> ClientCore<FakeKernel> {
         let opts = ClientOptions::default().with_timeout(TIMEOUT);
         // No socket-option interface here: listings check themselves by
         // dumping again, as on a host without one.
         let no_sockopt = Err(std::io::Error::from_raw_os_error(libc::EAFNOSUPPORT));
-        Conn::new(self, 1 << 20, opts, netns, no_sockopt)
+        ClientCore::new(self, 1 << 20, opts, netns, no_sockopt)
     }
 
     /// Adds a service with destinations (weight, active connections).

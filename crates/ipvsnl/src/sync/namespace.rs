@@ -5,7 +5,7 @@
 
 use std::os::unix::fs::MetadataExt;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 
 /// A network namespace, named by its namespace file (the nsfs inode a
 /// client holds open: `/proc/PID/ns/net`, `/proc/thread-self/ns/net` and a
@@ -27,10 +27,10 @@ pub(crate) struct NetnsId {
 }
 
 impl NetnsId {
-    /// The namespace of `conn`, if it can be told (`None`: the client's
+    /// The namespace of `core`, if it can be told (`None`: the client's
     /// namespace file could not be opened, `/proc` missing, or not read).
-    pub(crate) fn of<T>(conn: &Conn<T>) -> Option<NetnsId> {
-        let m = conn.netns.as_ref()?.metadata().ok()?;
+    pub(crate) fn of<T>(core: &ClientCore<T>) -> Option<NetnsId> {
+        let m = core.netns.as_ref()?.metadata().ok()?;
         Some(NetnsId {
             dev: m.dev(),
             ino: m.ino(),

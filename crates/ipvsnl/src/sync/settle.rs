@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::sync::drains::confirmed_drains;
 use crate::sync::fates::{Fate, Fates};
 use crate::sync::ledger::DrainLedger;
@@ -35,7 +35,7 @@ pub(crate) fn unsure(e: &Error) -> bool {
 /// leave it unsure, each once, in request order. Returns the services not
 /// read: from the first read-back that failed on, all of them.
 pub(crate) async fn read_back<T: Transport>(
-    conn: &mut Conn<T>,
+    core: &mut ClientCore<T>,
     view: &mut Table,
     requests: &[Request],
     outcomes: &Fates,
@@ -50,20 +50,20 @@ pub(crate) async fn read_back<T: Transport>(
             }
         }
     }
-    read_keys(conn, view, keys).await
+    read_keys(core, view, keys).await
 }
 
 /// Reads `keys` back in order, stopping at the first failure; returns those
 /// not read.
 async fn read_keys<T: Transport>(
-    conn: &mut Conn<T>,
+    core: &mut ClientCore<T>,
     view: &mut Table,
     keys: Vec<ServiceKey>,
 ) -> HashSet<ServiceKey> {
     let mut keys = keys.into_iter();
     let mut unread = HashSet::new();
     for key in keys.by_ref() {
-        if refresh(conn, view, &key).await.is_err() {
+        if refresh(core, view, &key).await.is_err() {
             unread.insert(key);
             break;
         }
@@ -92,7 +92,7 @@ impl Settler<'_> {
     /// sync, the requests that do it appended to the report.
     pub(crate) async fn settle_unknown<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         current: &mut Table,
         desired: &Table,
         (requests, outcomes): RequestLog<'_>,
@@ -139,7 +139,7 @@ impl Settler<'_> {
             matches!(o, Fate::Skipped { .. })
                 && request_key(&requests[i]).is_some_and(|k| again.contains(&k))
         });
-        self.replan(conn, current, desired, &again, (requests, outcomes), unread)
+        self.replan(core, current, desired, &again, (requests, outcomes), unread)
             .await;
         found
     }
@@ -148,7 +148,7 @@ impl Settler<'_> {
     /// missed them): read back already, planned again and corrected.
     pub(crate) async fn repair<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         current: &mut Table,
         desired: &Table,
         (requests, outcomes): RequestLog<'_>,
@@ -171,7 +171,7 @@ impl Settler<'_> {
             _ => false,
         });
         self.replan(
-            conn,
+            core,
             current,
             desired,
             &missed,
@@ -186,7 +186,7 @@ impl Settler<'_> {
     /// leaves unsure is read back too (into `unread` if it cannot be).
     async fn replan<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         current: &mut Table,
         desired: &Table,
         keys: &HashSet<ServiceKey>,
@@ -208,7 +208,7 @@ impl Settler<'_> {
         }
         let p = plan(&cur, &want, self.options, self.ledger, Instant::now());
         let (extra, _, drains) = p.into_parts();
-        let results = conn
+        let results = core
             .apply_failures(&extra, self.apply)
             .await
             .into_results(extra.len());
@@ -231,6 +231,6 @@ impl Settler<'_> {
         let done = |i: usize| matches!(outcomes.get(at + i), Fate::Done);
         self.ledger
             .extend(confirmed_drains(&drains, &requests[at..], done));
-        unread.extend(read_keys(conn, current, unsure_keys).await);
+        unread.extend(read_keys(core, current, unsure_keys).await);
     }
 }

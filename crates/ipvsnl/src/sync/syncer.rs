@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::block_on::block_on;
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::decode::Detail;
 use crate::sync::apply::apply_plan;
 use crate::sync::cached::{plan_part, Origin, Synced};
@@ -126,12 +126,12 @@ impl Syncer {
     /// rarely: it is found when adding it fails (`EEXIST`) and corrected in
     /// the same sync.
     pub fn list(&self, client: &mut Client) -> Result<Table, Error> {
-        block_on(self.list_in(&mut client.conn))
+        block_on(self.list_in(&mut client.core))
     }
 
     /// Dry run: lists the table and plans, applying nothing.
     pub fn plan(&self, client: &mut Client, desired: &Table) -> Result<Plan, Error> {
-        block_on(self.plan_in(&mut client.conn, desired))
+        block_on(self.plan_in(&mut client.core, desired))
     }
 
     /// Lists the kernel's table, plans and applies. `Err` only when the
@@ -140,7 +140,7 @@ impl Syncer {
     /// module was not reloaded meanwhile and the client's namespace can be
     /// told.
     pub fn sync(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
-        block_on(self.sync_in(&mut client.conn, desired))
+        block_on(self.sync_in(&mut client.core, desired))
     }
 
     /// Plans from the cached view (listing only if there is none) and
@@ -148,15 +148,18 @@ impl Syncer {
     /// in scope. With a drain, the services with destinations draining or
     /// leaving are read back first, for their live connection counts.
     pub fn sync_cached(&mut self, client: &mut Client, desired: &Table) -> Result<Report, Error> {
-        block_on(self.sync_cached_in(&mut client.conn, desired))
+        block_on(self.sync_cached_in(&mut client.core, desired))
     }
 
     /// [`Syncer::list`] over any transport.
-    pub(crate) async fn list_in<T: Transport>(&self, conn: &mut Conn<T>) -> Result<Table, Error> {
+    pub(crate) async fn list_in<T: Transport>(
+        &self,
+        core: &mut ClientCore<T>,
+    ) -> Result<Table, Error> {
         // Settings and connection counts are all the planner reads; the
         // listing is whole (one pass, checked), see `Client::table`.
         let scope = &self.options.scope;
-        let entries = conn
+        let entries = core
             .list_entries(Detail::Settings, |k| scope.contains(k))
             .await?;
         Ok(Table::from_entries(entries))
@@ -165,10 +168,10 @@ impl Syncer {
     /// [`Syncer::plan`] over any transport.
     pub(crate) async fn plan_in<T: Transport>(
         &self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         desired: &Table,
     ) -> Result<Plan, Error> {
-        let current = self.list_in(conn).await?;
+        let current = self.list_in(core).await?;
         Ok(plan(
             &current,
             desired,
@@ -181,25 +184,25 @@ impl Syncer {
     /// [`Syncer::sync`] over any transport.
     pub(crate) async fn sync_in<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         desired: &Table,
     ) -> Result<Report, Error> {
-        let origin = Origin::now(conn).await?;
-        self.sync_listed(conn, desired, origin).await
+        let origin = Origin::now(core).await?;
+        self.sync_listed(core, desired, origin).await
     }
 
     /// Lists the table of `origin` (its namespace and family id, seen just
     /// before), plans and applies.
     pub(crate) async fn sync_listed<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         desired: &Table,
         origin: Origin,
     ) -> Result<Report, Error> {
         // The view of an earlier sync goes first: this one may change the
         // table and be dropped before it remembers what it left.
         self.forget();
-        let current = self.list_in(conn).await?;
+        let current = self.list_in(core).await?;
         let p = plan(
             &current,
             desired,
@@ -207,7 +210,7 @@ impl Syncer {
             &self.ledger,
             Instant::now(),
         );
-        Ok(self.run(conn, origin, current, desired, p, true).await)
+        Ok(self.run(core, origin, current, desired, p, true).await)
     }
 
     /// Applies `p`, planned from `current` (or from the part of it holding
@@ -215,7 +218,7 @@ impl Syncer {
     /// true and remembers what it converged to.
     pub(crate) async fn run<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         origin: Origin,
         mut current: Table,
         desired: &Table,
@@ -226,7 +229,7 @@ impl Syncer {
         let (requests, phase, drains) = p.into_parts();
         // The ledger is not touched until the weight-0 edits are known
         // applied: a sync dropped before that leaves it as it was.
-        let mut outcomes = apply_plan(conn, &requests, phase, &self.apply).await;
+        let mut outcomes = apply_plan(core, &requests, phase, &self.apply).await;
         self.ledger = confirmed_drains(&drains, &requests, |i| {
             matches!(outcomes.get(i), Fate::Done)
         });
@@ -244,7 +247,7 @@ impl Syncer {
         } else {
             apply_done(&mut current, &requests, &outcomes);
         }
-        let mut unread = read_back(conn, &mut current, &requests, &outcomes).await;
+        let mut unread = read_back(core, &mut current, &requests, &outcomes).await;
         let mut requests = requests;
         let mut settler = Settler {
             options: &self.options,
@@ -253,7 +256,7 @@ impl Syncer {
         };
         let unknown = settler
             .settle_unknown(
-                conn,
+                core,
                 &mut current,
                 desired,
                 (&mut requests, &mut outcomes),
@@ -268,7 +271,7 @@ impl Syncer {
         if unread.is_empty() {
             settler
                 .repair(
-                    conn,
+                    core,
                     &mut current,
                     desired,
                     (&mut requests, &mut outcomes),
@@ -278,7 +281,7 @@ impl Syncer {
         }
         let view = unread.is_empty().then_some(current);
         let kept = Synced::remember(
-            conn, origin, view, desired, &requests, &outcomes, &conflicts,
+            core, origin, view, desired, &requests, &outcomes, &conflicts,
         );
         (self.cache, self.synced) = kept.unzip();
         Report {
@@ -294,19 +297,19 @@ impl Syncer {
     /// leaves no cached view: the next sync lists.
     pub(crate) async fn sync_cached_in<T: Transport>(
         &mut self,
-        conn: &mut Conn<T>,
+        core: &mut ClientCore<T>,
         desired: &Table,
     ) -> Result<Report, Error> {
         let Some(mut current) = self.cache.take() else {
-            return self.sync_in(conn, desired).await;
+            return self.sync_in(core, desired).await;
         };
         // One round trip says whether the view can still be true: a
         // reloaded module emptied the table under it, and a client of
         // another namespace talks to another table.
-        let origin = Origin::now(conn).await?;
+        let origin = Origin::now(core).await?;
         if !self.synced.as_ref().is_some_and(|s| s.trusts(&origin)) {
             self.synced = None;
-            return self.sync_listed(conn, desired, origin).await;
+            return self.sync_listed(core, desired, origin).await;
         }
         let keys = self
             .synced
@@ -331,7 +334,7 @@ impl Syncer {
             }));
         }
         for key in &reread {
-            if let Err(e) = refresh(conn, &mut current, key).await {
+            if let Err(e) = refresh(core, &mut current, key).await {
                 self.cache = Some(current);
                 return Err(e);
             }
@@ -343,7 +346,7 @@ impl Syncer {
             &self.options,
             &self.ledger,
         );
-        Ok(self.run(conn, origin, current, desired, p, false).await)
+        Ok(self.run(core, origin, current, desired, p, false).await)
     }
 
     /// The table after a plan fully applied: `desired`, the services of

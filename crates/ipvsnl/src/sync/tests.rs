@@ -339,7 +339,7 @@ fn mixed_adds_and_changes_replay_to_the_desired_table() {
 /// `Protocol::Other(6)`, `Forward::Other(3)` and `TunnelKind::Other(1)`,
 /// and the plan was an `-E` on every sync, a delete and re-add of the live
 /// TCP service, and two `-e`. Those values cannot be built any more (see
-/// the `compile_fail` examples of `UnknownScheduler` and the others); the
+/// the `compile_fail` examples of `OtherScheduler` and the others); the
 /// makers left are the normalising ones used here.
 #[test]
 fn aliases_plan_nothing() {

@@ -2,7 +2,7 @@
 //! remembers, and services read back from the kernel where a request
 //! failed or its outcome is unknown.
 
-use crate::conn::Conn;
+use crate::client_core::ClientCore;
 use crate::decode::Detail;
 use crate::sync::fates::{Fate, Fates};
 use crate::sync::table::{
@@ -138,13 +138,13 @@ pub(crate) fn holds(t: &Table, r: &Request) -> bool {
 /// Reads one service and its destinations back from the kernel into the
 /// view (removing it if the kernel has none).
 pub(crate) async fn refresh<T: Transport>(
-    conn: &mut Conn<T>,
+    core: &mut ClientCore<T>,
     t: &mut Table,
     key: &ServiceKey,
 ) -> Result<(), Error> {
-    match conn.service(key).await {
+    match core.service(key).await {
         Ok(mut service) => {
-            service.destinations = conn.list_destinations(key, Detail::Settings).await?;
+            service.destinations = core.list_destinations(key, Detail::Settings).await?;
             t.put(service_from_entry(service));
             Ok(())
         }

@@ -194,7 +194,7 @@ fn errors_in_any_order_before_the_ack() {
     let requests = reqs(6);
     let skip = vec![false; 6];
     let mut s = Session::new(T);
-    s.family = Some(0x23);
+    s.state.family = Some(0x23);
     let mut out = BTreeMap::new();
     let mut sink = |i: usize, o: Outcome| assert!(out.insert(i, o).is_none());
     let mut m = s.apply(&requests, &skip, Limits::new(1 << 20, 6), &mut sink);
@@ -226,7 +226,7 @@ fn errors_in_any_order_before_the_ack() {
 fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
     let mut k = Kernel::new(0x24, 1000, every_fifth);
     let mut s = Session::new(T);
-    s.family = Some(0x23); // cached before the reload
+    s.state.family = Some(0x23); // cached before the reload
     let (out, _) = apply(&mut s, &mut k, &reqs(20), Limits::new(1 << 20, 8));
     assert_eq!(s.family(), Some(0x24));
     for (i, o) in &out {
@@ -257,7 +257,7 @@ fn abandoning_an_apply_reports_what_is_known() {
     let requests = reqs(10);
     let skip = vec![false; 10];
     let mut s = Session::new(T);
-    s.family = Some(0x23);
+    s.state.family = Some(0x23);
     let mut out = BTreeMap::new();
     let mut sink = |i: usize, o: Outcome| assert!(out.insert(i, o).is_none());
     let mut m = s.apply(&requests, &skip, Limits::new(1 << 20, 4), &mut sink);

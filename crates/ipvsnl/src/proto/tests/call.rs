@@ -89,7 +89,7 @@ fn without_the_read_out_the_kernel_says_ebusy() {
         },
     );
     assert!(r.is_err());
-    s.unfinished_dump = None; // as if the session had not kept track
+    s.state.unfinished_dump = None; // as if the session had not kept track
     let (r, _) = dump(&mut s, &mut k, Items::default());
     assert!(matches!(r, Err(Failure::Refused(libc::EBUSY))), "{r:?}");
     assert_eq!(k.busy, 1);
@@ -146,7 +146,7 @@ fn a_dump_that_times_out_is_left_to_be_read_out() {
 fn a_get_after_a_reload_looks_the_family_up_again() {
     let mut k = Kernel::new(0x30, 100, |_| 0);
     let mut s = Session::new(T);
-    s.family = Some(0x2f);
+    s.state.family = Some(0x2f);
     let mut call = s.call(CallKind::Get, write, Items::default());
     run(&mut call, &mut k, 100);
     assert!(call.result().unwrap().is_ok());
@@ -166,7 +166,7 @@ fn truncated_and_garbled_answers_fail_the_call_in_words() {
         let mut k = Kernel::new(0x23, 100, |_| 0);
         k.dump_items = 9;
         let mut s = Session::new(T);
-        s.family = Some(0x23);
+        s.state.family = Some(0x23);
         if garbage {
             k.faults.garbage = Some(1);
         } else {

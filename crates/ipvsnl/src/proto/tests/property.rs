@@ -60,7 +60,7 @@ proptest! {
         k.faults = faults;
         k.unregistered = unregistered;
         let mut s = Session::new(Duration::from_secs(5));
-        s.family = cached;
+        s.state.family = cached;
         let mut out: BTreeMap<usize, Outcome> = BTreeMap::new();
         let mut twice = None;
         let mut sink = |i: usize, o: Outcome| {

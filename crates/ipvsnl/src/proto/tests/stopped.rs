@@ -94,7 +94,7 @@ fn a_dump_dropped_unread_is_read_out_without_waiting() {
     for items in [0, 5, 40] {
         let mut k = kernel(items, 12, false);
         let mut s = Session::new(T);
-        s.family = Some(0x23);
+        s.state.family = Some(0x23);
         send_and_drop(&mut s, &mut k);
         assert!(s.unfinished_dump().is_some());
         let (r, got) = dump(&mut s, &mut k, Items::default());
@@ -111,7 +111,7 @@ fn an_apply_or_a_lookup_that_reads_a_dumps_end_frees_the_socket() {
         // call's answers: its call was dropped before reading any.
         let mut k = kernel(5, 12, true);
         let mut s = Session::new(T);
-        s.family = Some(0x23);
+        s.state.family = Some(0x23);
         send_and_drop(&mut s, &mut k);
         assert!(s.unfinished_dump().is_some());
         if lookup {

@@ -56,7 +56,7 @@ fn wide() -> Limits {
 fn a_stop_answered_with_nothing_is_done_at_once() {
     let mut k = Kernel::new(0x23, 100, |i| if i == 1 { libc::EINTR } else { 0 });
     let mut s = Session::new(T);
-    s.family = Some(0x23);
+    s.state.family = Some(0x23);
     let (out, waits) = apply(&mut s, &mut k, &[plain(0), stop(1)], wide());
     assert_eq!(out[&0], Outcome::Done);
     assert_eq!(out[&1], Outcome::Done);
@@ -70,7 +70,7 @@ fn without_the_closer_such_a_request_would_wait_out_the_timeout() {
     // gets nothing leaves the batch unknown after the time-out.
     let mut k = Kernel::new(0x23, 100, |i| if i == 1 { libc::EINTR } else { 0 });
     let mut s = Session::new(T);
-    s.family = Some(0x23);
+    s.state.family = Some(0x23);
     let (out, _) = apply(&mut s, &mut k, &[plain(0), plain(1)], wide());
     assert_eq!(out[&1], Outcome::Unknown(Cause::TimedOut(T)));
 }
@@ -79,7 +79,7 @@ fn without_the_closer_such_a_request_would_wait_out_the_timeout() {
 fn a_refused_stop_keeps_its_errno_and_leaves_nothing_queued() {
     let mut k = Kernel::new(0x23, 100, |_| libc::ESRCH);
     let mut s = Session::new(T);
-    s.family = Some(0x23);
+    s.state.family = Some(0x23);
     let (out, waits) = apply(&mut s, &mut k, &[stop(0)], wide());
     assert_eq!(out[&0], Outcome::Refused(libc::ESRCH));
     assert_eq!(waits, [Wait::Up(T); 2], "its error, then the closer's ACK");
@@ -97,7 +97,7 @@ fn only_the_last_request_of_a_batch_needs_the_closer() {
     let verdict = |i: u32| if i % 3 == 0 { libc::EINTR } else { 0 };
     let mut k = Kernel::new(0x23, 100, verdict);
     let mut s = Session::new(T);
-    s.family = Some(0x23);
+    s.state.family = Some(0x23);
     let requests: Vec<Kind> = (0..12)
         .map(|i| if i % 3 == 0 { stop(i) } else { plain(i) })
         .collect();
@@ -126,7 +126,7 @@ fn a_stop_sent_again_under_a_new_family_id_is_closed_too() {
     // silently.
     let mut k = Kernel::new(0x23, 100, |_| libc::EINTR);
     let mut s = Session::new(T);
-    s.family = Some(0x22);
+    s.state.family = Some(0x22);
     let (out, _) = apply(&mut s, &mut k, &[plain(0), stop(1)], wide());
     assert_eq!(out[&0], Outcome::Done);
     assert_eq!(out[&1], Outcome::Done);

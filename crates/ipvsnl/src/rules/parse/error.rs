@@ -42,7 +42,7 @@ pub enum LineError {
         second: String,
     },
     /// An option this format does not know.
-    UnknownOption {
+    NoSuchOption {
         /// The option as written.
         option: String,
     },
@@ -177,7 +177,7 @@ impl fmt::Display for LineError {
             SecondCommand { first, second } => {
                 write!(f, "one command per line: {second} follows {first}")
             }
-            UnknownOption { option } => write!(f, "unknown option \"{option}\""),
+            NoSuchOption { option } => write!(f, "unknown option \"{option}\""),
             UnexpectedArgument { argument } => write!(f, "unexpected argument \"{argument}\""),
             MissingValue { option, expects } => write!(f, "{option} needs a value ({expects})"),
             UnwantedValue { option } => write!(f, "{option} takes no value"),

@@ -264,7 +264,7 @@ pub(super) fn scan<'a>(tokens: &[&'a str]) -> Result<Scanned<'a>, LineError> {
             Some((name, value)) if token.starts_with("--") => (name, Some(value)),
             _ => (token, None),
         };
-        let opt = lookup(spelling).ok_or_else(|| LineError::UnknownOption {
+        let opt = lookup(spelling).ok_or_else(|| LineError::NoSuchOption {
             option: spelling.to_owned(),
         })?;
         let value = match (opt.arity(), inline) {

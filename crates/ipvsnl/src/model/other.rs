@@ -4,7 +4,7 @@
 //! Each is opaque: it is made only by its enum's normalising maker
 //! (`Scheduler::new`, `Protocol::from_raw`, `Forward::from_raw`,
 //! `TunnelKind::from_raw`, and the decoding of kernel replies), which gives
-//! the named variant for every value it knows. An unknown value is kept,
+//! the named variant for every value it knows. A value it has no name for is kept,
 //! but never as a second spelling of a known one, so equal settings
 //! compare equal and the sync engine sees no change where there is none.
 
@@ -27,28 +27,28 @@ use crate::{Forward, Protocol, Scheduler, TunnelKind};
 ///         assert_eq!(u.name(), "ip_vs_custom");
 ///         assert_eq!(u.to_string(), "ip_vs_custom");
 ///     }
-///     named => panic!("{named} is not unknown"),
+///     named => panic!("{named} has a name"),
 /// }
 /// ```
 ///
 /// ```compile_fail
-/// use ipvsnl::{Scheduler, UnknownScheduler};
-/// let alias = Scheduler::Other(UnknownScheduler { name: "rr".into() });
+/// use ipvsnl::{Scheduler, OtherScheduler};
+/// let alias = Scheduler::Other(OtherScheduler { name: "rr".into() });
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub struct UnknownScheduler {
+pub struct OtherScheduler {
     pub(super) name: String,
 }
 
-impl UnknownScheduler {
+impl OtherScheduler {
     /// The scheduler's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 }
 
-impl fmt::Display for UnknownScheduler {
+impl fmt::Display for OtherScheduler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)
     }
@@ -69,21 +69,21 @@ impl fmt::Display for UnknownScheduler {
 /// ```
 ///
 /// ```compile_fail
-/// use ipvsnl::{Protocol, UnknownProtocol};
-/// let alias = Protocol::Other(UnknownProtocol(6));
+/// use ipvsnl::{Protocol, OtherProtocol};
+/// let alias = Protocol::Other(OtherProtocol(6));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub struct UnknownProtocol(pub(super) u16);
+pub struct OtherProtocol(pub(super) u16);
 
-impl UnknownProtocol {
+impl OtherProtocol {
     /// The IP protocol number.
     pub fn get(self) -> u16 {
         self.0
     }
 }
 
-impl fmt::Display for UnknownProtocol {
+impl fmt::Display for OtherProtocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }
@@ -103,21 +103,21 @@ impl fmt::Display for UnknownProtocol {
 /// ```
 ///
 /// ```compile_fail
-/// use ipvsnl::{TunnelKind, UnknownTunnelKind};
-/// let alias = TunnelKind::Other(UnknownTunnelKind(1));
+/// use ipvsnl::{TunnelKind, OtherTunnelKind};
+/// let alias = TunnelKind::Other(OtherTunnelKind(1));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub struct UnknownTunnelKind(pub(super) u8);
+pub struct OtherTunnelKind(pub(super) u8);
 
-impl UnknownTunnelKind {
+impl OtherTunnelKind {
     /// The kernel's number.
     pub fn get(self) -> u8 {
         self.0
     }
 }
 
-impl fmt::Display for UnknownTunnelKind {
+impl fmt::Display for OtherTunnelKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }
@@ -138,21 +138,21 @@ impl fmt::Display for UnknownTunnelKind {
 /// ```
 ///
 /// ```compile_fail
-/// use ipvsnl::{Forward, UnknownForward};
-/// let alias = Forward::Other(UnknownForward(3));
+/// use ipvsnl::{Forward, OtherForward};
+/// let alias = Forward::Other(OtherForward(3));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub struct UnknownForward(pub(super) u32);
+pub struct OtherForward(pub(super) u32);
 
-impl UnknownForward {
+impl OtherForward {
     /// The kernel's method number.
     pub fn get(self) -> u32 {
         self.0
     }
 }
 
-impl fmt::Display for UnknownForward {
+impl fmt::Display for OtherForward {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }

@@ -15,7 +15,7 @@ use crate::proto::{frame, CallKind, Replies, Session};
 use crate::transport::netns::NetnsHandle;
 use crate::transport::sockopt::SockoptSocket;
 use crate::transport::Transport;
-use crate::{Error, Info, Object, Request, RequestKind, Stats, SyncDaemon, Target, Timeouts};
+use crate::{Error, Info, Object, Request, RequestKind, SyncDaemon, Target, Timeouts};
 
 /// Estimated kernel memory one queued reply takes from the socket buffer
 /// (an skb's truesize for a small message).
@@ -23,7 +23,7 @@ const REPLY_TRUESIZE: usize = 1024;
 
 /// A client's state over transport `T`: the socket, the protocol session
 /// and the buffers.
-pub(crate) struct Conn<T> {
+pub(crate) struct ClientCore<T> {
     pub(crate) io: T,
     pub(crate) session: Session,
     pub(crate) opts: ClientOptions,
@@ -38,7 +38,7 @@ pub(crate) struct Conn<T> {
     pub(crate) checks: Checks,
 }
 
-impl<T> std::fmt::Debug for Conn<T> {
+impl<T> std::fmt::Debug for ClientCore<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("namespace", &self.netns)
@@ -61,7 +61,7 @@ pub(crate) fn setup_error(source: std::io::Error) -> Error {
     )
 }
 
-impl<T: Transport> Conn<T> {
+impl<T: Transport> ClientCore<T> {
     /// A client's state over `io`, whose socket was given a receive buffer
     /// of `granted` bytes, with the socket-option socket of its namespace
     /// (or why there is none).
@@ -72,7 +72,7 @@ impl<T: Transport> Conn<T> {
         netns: Option<NetnsHandle>,
         sockopt: std::io::Result<SockoptSocket>,
     ) -> Self {
-        Conn {
+        ClientCore {
             checks: Checks::new(sockopt),
             io,
             session: Session::new(opts.timeout),
@@ -215,29 +215,6 @@ impl<T: Transport> Conn<T> {
             })
             .collect()
     }
-}
-
-/// The totals of namespace `netns` from its `/proc/net/ip_vs_stats`
-/// (netlink has no command for them), read from a short-lived thread
-/// inside the namespace when the caller is elsewhere.
-pub(crate) fn read_totals(netns: Option<&NetnsHandle>) -> Result<Stats, Error> {
-    let target = || Target::new(RequestKind::Totals, Object::Table);
-    let netns = netns.ok_or_else(|| {
-        Error::io(
-            target(),
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "the client's namespace is unknown (/proc was not mounted)",
-            ),
-        )
-    })?;
-    let text = netns
-        .read_proc_net("ip_vs_stats")
-        .map_err(|source| match source.kind() {
-            std::io::ErrorKind::NotFound => Error::Unavailable,
-            _ => Error::io(target(), source),
-        })?;
-    decode::proc_stats(&text).map_err(|detail| Error::decode(target(), detail))
 }
 
 /// The replies of a get or dump, decoded into a list.

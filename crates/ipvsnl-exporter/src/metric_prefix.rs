@@ -9,28 +9,28 @@ use std::fmt;
 /// `_`, not starting with a digit (colons are left to recording rules).
 ///
 /// ```
-/// use ipvsnl_exporter::Namespace;
-/// let ns = Namespace::new("node_ipvs").unwrap();
+/// use ipvsnl_exporter::MetricPrefix;
+/// let ns = MetricPrefix::new("node_ipvs").unwrap();
 /// assert_eq!(ns.name("up"), "node_ipvs_up");
-/// assert_eq!(Namespace::default().as_str(), "ipvs");
-/// assert!(Namespace::new("9lives").is_err());
-/// assert!(Namespace::new("a-b").is_err());
+/// assert_eq!(MetricPrefix::default().as_str(), "ipvs");
+/// assert!(MetricPrefix::new("9lives").is_err());
+/// assert!(MetricPrefix::new("a-b").is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Namespace {
+pub struct MetricPrefix {
     name: String,
 }
 
-/// Why a string is not a [`Namespace`].
+/// Why a string is not a [`MetricPrefix`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct InvalidNamespace {
+pub struct InvalidMetricPrefix {
     /// The refused string.
     pub given: String,
 }
 
-impl fmt::Display for InvalidNamespace {
+impl fmt::Display for InvalidMetricPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -40,20 +40,20 @@ impl fmt::Display for InvalidNamespace {
     }
 }
 
-impl std::error::Error for InvalidNamespace {}
+impl std::error::Error for InvalidMetricPrefix {}
 
-impl Namespace {
+impl MetricPrefix {
     /// The prefix `name`, checked.
-    pub fn new(name: &str) -> Result<Self, InvalidNamespace> {
+    pub fn new(name: &str) -> Result<Self, InvalidMetricPrefix> {
         let ok = !name.is_empty()
             && !name.as_bytes()[0].is_ascii_digit()
             && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !ok {
-            return Err(InvalidNamespace {
+            return Err(InvalidMetricPrefix {
                 given: name.to_owned(),
             });
         }
-        Ok(Namespace {
+        Ok(MetricPrefix {
             name: name.to_owned(),
         })
     }
@@ -73,16 +73,16 @@ impl Namespace {
     }
 }
 
-impl Default for Namespace {
+impl Default for MetricPrefix {
     /// `ipvs`.
     fn default() -> Self {
-        Namespace {
+        MetricPrefix {
             name: "ipvs".to_owned(),
         }
     }
 }
 
-impl fmt::Display for Namespace {
+impl fmt::Display for MetricPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)
     }
