@@ -20,12 +20,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::named_netns::{in_netns, NamedNetns};
-use common::oracle::{assert_tables_equal, needed, parse_proc_ip_vs, scoped, Needed, RawTable};
 use common::reload::{load_ip_vs, loaded_ip_vs_modules, module_refs, unload_ip_vs, NoAutoload};
-use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Fate, Found, Plan, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, ClientOptions, Destination, Request, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::oracle::{kernel_table, needed, parse_proc_ip_vs, Needed, RawTable};
+use ipvsnl_test_support::table_diff::{assert_tables_equal, scoped};
 
 fn key(i: u32) -> ServiceKey {
     ServiceKey::tcp(IpAddr::from([10, 2, (i >> 8) as u8, i as u8]), 80)

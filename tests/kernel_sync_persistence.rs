@@ -15,10 +15,10 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, Destination, Request, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::oracle::kernel_table;
 
 /// The service's persistence, seconds.
 const PERSISTENCE: u32 = 20;
