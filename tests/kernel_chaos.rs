@@ -8,7 +8,7 @@
 //! table in the middle of a sync.
 //!
 //! The oracle is the kernel's own `/proc/net/ip_vs` text (parsed in
-//! `common/oracle.rs`, not by the library) and field-by-field comparisons.
+//! the test-support crate's `oracle.rs`, not by the library) and field-by-field comparisons.
 
 mod common;
 
@@ -294,7 +294,7 @@ fn exclusive_chaos_netns_deleted_under_a_live_client() {
     require_root();
     // Services on `sed`, which nothing else here uses: the module's
     // reference count tells how many services exist in every namespace.
-    topology::load_module("ip_vs_sed");
+    ipvsnl_test_support::netns::load_module("ip_vs_sed");
     let base = module_refs("ip_vs_sed");
     let mut ns = NamedNetns::add(&format!("ipvsnl-chaos-del-{}", std::process::id()));
     let path = ns.path().to_owned();

@@ -521,7 +521,7 @@ fn graceful_drain_waits_for_live_connections() {
     assert!(s.sync_cached(&mut c, &want).unwrap().requests().is_empty());
     assert_eq!(conns(&mut c), Some(1));
     // The connection ends (reset: its IPVS entry expires in seconds).
-    common::servers::reset_on_close(&client);
+    ipvsnl_test_support::client::reset_on_close(&client);
     drop(client);
     drop(server);
     let deadline = Instant::now() + Duration::from_secs(40);

@@ -81,7 +81,7 @@ fn a_drain_waits_for_the_persistence_templates_of_its_destination() {
         "{r}"
     );
     let started = Instant::now();
-    common::servers::reset_on_close(&client);
+    ipvsnl_test_support::client::reset_on_close(&client);
     drop(client);
     drop(server);
 

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use common::named_netns::{in_netns, NamedNetns};
 use common::reload::{load_ip_vs, unload_ip_vs};
-use common::topology::gettid;
 use common::*;
 use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, Scheduler, ServiceKey};
 use ipvsnl_test_support::keys::Numbered;
+use ipvsnl_test_support::netns::gettid;
 use ipvsnl_test_support::oracle::{assert_converged, kernel_table};
 
 /// Services 10.3.x.y, real servers 172.19.x.y, four apart.

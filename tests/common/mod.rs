@@ -23,15 +23,10 @@
 
 #![allow(dead_code)]
 
-pub mod directors;
 pub mod named_netns;
 pub mod ops;
 pub mod reload;
-pub mod servers;
-pub mod topology;
-pub mod traffic;
 
-use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -39,6 +34,8 @@ use std::process::{Command, Output};
 // The namespace a test, from the test-support crate (shared with the soak
 // and the benches), under the names every test uses.
 #[allow(unused_imports)] // each test binary uses some of them
+pub use ipvsnl_test_support::commands::run;
+#[allow(unused_imports)]
 pub use ipvsnl_test_support::netns::{fresh_netns, link_is_up, require_root, set_link_up};
 
 /// The `#[ignore]` reason every kernel test uses (for reference; attributes need a
@@ -122,15 +119,6 @@ pub fn proc_net(name: &str) -> PathBuf {
 pub fn read_proc_net(name: &str) -> String {
     let path = proc_net(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-}
-
-/// Runs a program from PATH in the current thread's namespace and returns its
-/// output. Panics if it cannot be started.
-pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Output {
-    Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
 }
 
 /// Runs the reference `ipvsadm` (Debian's, from PATH) in the current thread's

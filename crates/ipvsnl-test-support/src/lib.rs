@@ -8,7 +8,16 @@
 //! test, then an oracle that does not trust the code under test.
 //!
 //! * [`netns`]: a fresh network namespace (an empty IPVS table) for the
-//!   calling thread;
+//!   calling thread, and a namespace held by a thread ([`netns::Netns`]);
+//! * [`commands`]: `ip` and other programs run in the thread's namespace;
+//! * [`lab`]: hosts in namespaces joined by veth pairs: the forwarding lab
+//!   (client, director, two real servers) and the failover lab (two
+//!   directors, a client, a real server);
+//! * [`real_server`]: real servers behind one veth pair from the director;
+//! * [`echo`]: one echo server, with the answer each test needs;
+//! * [`client`]: the client's side of that traffic;
+//! * [`digest`]: the forwarding tests' requests and digest answers over
+//!   TCP, UDP and SCTP;
 //! * [`oracle`]: the kernel's table, read through one listing or from
 //!   `/proc/net/ip_vs`, and what it takes to reach a desired one;
 //! * [`table_diff`]: two tables compared field by field, each difference
@@ -31,9 +40,15 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
+pub mod commands;
+pub mod digest;
+pub mod echo;
 pub mod errno;
 pub mod keys;
+pub mod lab;
 pub mod netns;
 pub mod oracle;
+pub mod real_server;
 pub mod table_diff;
 pub mod workload;

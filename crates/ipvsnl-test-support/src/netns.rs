@@ -21,6 +21,10 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
 
 /// Whether this process can use IPVS here: it runs as root and the kernel
 /// answers for the IPVS generic netlink family (the benches skip their
@@ -158,4 +162,127 @@ pub fn link_is_up(name: &str) -> io::Result<bool> {
 pub fn gettid() -> i64 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A network namespace held by a thread of its own, which runs jobs in it:
+/// a host of a lab (a client, a director, a real server). Dropping it ends
+/// the thread (and the namespace, once nothing else in it lives).
+///
+/// ```no_run
+/// use ipvsnl_test_support::netns::Netns;
+/// let host = Netns::new("client");
+/// // Runs in the host's namespace: its own `lo`, no IPVS services.
+/// let n = host.exec(|| ipvsnl::Client::new().unwrap().services().unwrap().len());
+/// assert_eq!(n, 0);
+/// ```
+pub struct Netns {
+    name: String,
+    tid: i64,
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Netns {
+    /// A new, empty namespace (`lo` up, IPv6 duplicate address detection off
+    /// so addresses are usable at once).
+    pub fn new(name: &str) -> Netns {
+        let (tid_tx, tid_rx) = mpsc::channel();
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let thread = thread::Builder::new()
+            .name(format!("netns-{name}"))
+            .spawn(move || {
+                fresh_netns();
+                sysctl("net.ipv6.conf.default.accept_dad", "0");
+                tid_tx.send(gettid()).expect("send tid");
+                // Ends when the Netns (holding the sender) is dropped.
+                for job in queue {
+                    job();
+                }
+            })
+            .expect("spawn a namespace thread");
+        let tid = tid_rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("namespace {name} did not start: {e}"));
+        Netns {
+            name: name.to_string(),
+            tid,
+            jobs: Some(jobs),
+            thread: Some(thread),
+        }
+    }
+
+    /// The name it was given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The thread id, for `ip link set DEV netns TID`.
+    pub fn tid(&self) -> i64 {
+        self.tid
+    }
+
+    /// Runs `job` on the namespace's thread and returns what it returns; a
+    /// panic in it is resumed here. Jobs are bounded by their own timeouts;
+    /// this gives up waiting after 60 s.
+    pub fn exec<R: Send + 'static>(&self, job: impl FnOnce() -> R + Send + 'static) -> R {
+        let (done_tx, done_rx) = mpsc::channel();
+        let job: Job = Box::new(move || {
+            let _ = done_tx.send(catch_unwind(AssertUnwindSafe(job)));
+        });
+        self.jobs
+            .as_ref()
+            .expect("namespace open")
+            .send(job)
+            .unwrap_or_else(|_| panic!("namespace {} has stopped", self.name));
+        match done_rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(Ok(r)) => r,
+            Ok(Err(panic)) => resume_unwind(panic),
+            Err(e) => panic!("a job in namespace {} did not finish: {e}", self.name),
+        }
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Writes `value` to the sysctl `name` (dotted) of the calling thread's
+/// namespace; panics naming both if it cannot.
+pub fn sysctl(name: &str, value: &str) {
+    let path = format!("/proc/sys/{}", name.replace('.', "/"));
+    std::fs::write(&path, value).unwrap_or_else(|e| panic!("{path} = {value}: {e}"));
+}
+
+/// Loads kernel module `name` unless it is loaded (or built in), and waits
+/// until it is live; panics with modprobe's words if it cannot be loaded.
+/// Tests run in parallel: another one's modprobe of the same module may be
+/// under way (this one's then fails with "File exists" while the module
+/// initialises), and a device type is unknown until the module is live.
+pub fn load_module(name: &str) {
+    let dir = std::path::Path::new("/sys/module").join(name);
+    if !dir.exists() {
+        let out = crate::commands::run("modprobe", &[name]);
+        assert!(
+            out.status.success() || dir.exists(),
+            "modprobe {name}: {} (is it in .ci/vm/run's EXTRA_MODULES?)",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    // Built-in modules have no initstate.
+    let state = dir.join("initstate");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while state.exists() && std::fs::read_to_string(&state).unwrap_or_default().trim() != "live" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "module {name} not live after 10 s"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
 }
