@@ -72,11 +72,7 @@ impl Conn {
     /// entry to CLOSE, which expires in seconds, rather than through
     /// CLOSE_WAIT and TIME_WAIT, which take minutes.
     pub fn reset(self) {
-        let abort = libc::linger {
-            l_onoff: 1,
-            l_linger: 0,
-        };
-        set_option(self.stream.as_raw_fd(), libc::SO_LINGER, &abort).expect("SO_LINGER 0");
+        reset_on_close(&self.stream);
     }
 }
 
@@ -154,22 +150,11 @@ fn connect_from(src: IpAddr, to: SocketAddr) -> io::Result<TcpStream> {
 /// SO_LINGER with a zero timeout: closing `s` sends a reset (the director
 /// then drops the connection at once instead of keeping it in TIME_WAIT).
 pub fn reset_on_close(s: &TcpStream) {
-    let l = libc::linger {
+    let abort = libc::linger {
         l_onoff: 1,
         l_linger: 0,
     };
-    // SAFETY: the descriptor is live (owned by `s`) and `l` is a valid
-    // linger value for the duration of the call.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const libc::linger as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "SO_LINGER: {}", std::io::Error::last_os_error());
+    set_option(s.as_raw_fd(), libc::SO_LINGER, &abort).expect("SO_LINGER 0");
 }
 
 /// Sends `request` to `addr`, half-closes, and returns the whole reply.
