@@ -88,8 +88,8 @@ impl Drop for EchoServer {
 }
 
 /// The accept loop, on the calling thread: each connection answered on a
-/// thread of its own (a test holds one open while others come and go),
-/// until `stop` is set or `lifetime` is over. Then it sets `stop`, shuts
+/// thread of its own (a test holds one open while others come and go) and
+/// shut down once answered, until `stop` is set or `lifetime` is over. Then it sets `stop`, shuts
 /// down the connections still open (one whose client is gone without a
 /// word, reset by a director, would otherwise keep its thread to its
 /// timeout) and joins their threads.
@@ -103,14 +103,21 @@ pub fn serve(listener: &TcpListener, answer: &Answer, stop: &Arc<AtomicBool>, li
         let Ok((s, peer)) = listener.accept() else {
             continue;
         };
-        let Ok(mine) = s.try_clone() else { continue };
+        let (Ok(mine), Ok(end)) = (s.try_clone(), s.try_clone()) else {
+            continue;
+        };
         let (answer, stop) = (answer.clone(), stop.clone());
         conns.push((
             mine,
             thread::spawn(move || {
                 let _ = answer_one(&answer, s, peer, &stop, deadline);
+                // The end of the answer ends the connection (a FIN now,
+                // though `mine` keeps the descriptor open a while).
+                let _ = end.shutdown(Shutdown::Both);
             }),
         ));
+        // Connections answered are closed: a test makes thousands.
+        conns.retain(|(_, t)| !t.is_finished());
     }
     stop.store(true, Ordering::Relaxed);
     for (s, t) in conns {
