@@ -9,11 +9,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use ipvsnl::sync::{PlanOptions, Syncer};
 use ipvsnl::Client;
 
-#[path = "support/netns.rs"]
-mod netns;
-#[path = "support/workload.rs"]
-mod workload;
-use workload::{churned, desired, Layout};
+use ipvsnl_test_support::netns;
+use ipvsnl_test_support::workload::{churned, desired, Layout};
 
 const SERVICES: u32 = 1_000;
 const DESTS: u32 = 4;
@@ -32,7 +29,7 @@ fn apply(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                netns::fresh().expect("new netns");
+                netns::enter_fresh_netns().expect("new netns");
                 let mut client = Client::new().expect("client");
                 let mut s = Syncer::new(PlanOptions::default());
                 let t = Instant::now();
@@ -43,7 +40,7 @@ fn apply(c: &mut Criterion) {
             total
         })
     });
-    netns::fresh().expect("new netns");
+    netns::enter_fresh_netns().expect("new netns");
     let mut client = Client::new().expect("client");
     let mut s = Syncer::new(PlanOptions::default());
     assert!(s.sync(&mut client, &want).expect("sync").is_complete());

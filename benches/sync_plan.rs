@@ -7,9 +7,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ipvsnl::sync::{plan, DrainLedger, PlanOptions, Table};
 
-#[path = "support/workload.rs"]
-mod workload;
-use workload::{churned, desired, Layout};
+use ipvsnl_test_support::workload::{churned, desired, Layout};
 
 const SERVICES: u32 = 10_000;
 const DESTS: u32 = 5;

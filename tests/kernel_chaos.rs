@@ -8,7 +8,7 @@
 //! table in the middle of a sync.
 //!
 //! The oracle is the kernel's own `/proc/net/ip_vs` text (parsed in
-//! `common/oracle.rs`, not by the library) and field-by-field comparisons.
+//! the test-support crate's `oracle.rs`, not by the library) and field-by-field comparisons.
 
 mod common;
 
@@ -20,12 +20,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::named_netns::{in_netns, NamedNetns};
-use common::oracle::{assert_tables_equal, needed, parse_proc_ip_vs, scoped, Needed, RawTable};
 use common::reload::{load_ip_vs, loaded_ip_vs_modules, module_refs, unload_ip_vs, NoAutoload};
-use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Fate, Found, Plan, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, ClientOptions, Destination, Request, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::oracle::{kernel_table, needed, parse_proc_ip_vs, Needed, RawTable};
+use ipvsnl_test_support::table_diff::{assert_tables_equal, scoped};
 
 fn key(i: u32) -> ServiceKey {
     ServiceKey::tcp(IpAddr::from([10, 2, (i >> 8) as u8, i as u8]), 80)
@@ -294,7 +294,7 @@ fn exclusive_chaos_netns_deleted_under_a_live_client() {
     require_root();
     // Services on `sed`, which nothing else here uses: the module's
     // reference count tells how many services exist in every namespace.
-    topology::load_module("ip_vs_sed");
+    ipvsnl_test_support::netns::load_module("ip_vs_sed");
     let base = module_refs("ip_vs_sed");
     let mut ns = NamedNetns::add(&format!("ipvsnl-chaos-del-{}", std::process::id()));
     let path = ns.path().to_owned();

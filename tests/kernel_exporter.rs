@@ -12,9 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
-use common::traffic::{http_get, sh, talk, RealServer, REAL_SERVER};
 use common::*;
 use ipvsnl::{AddressFamily, Client, Destination, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::client::{http_get, talk};
+use ipvsnl_test_support::commands::sh;
+use ipvsnl_test_support::echo::Answer;
+use ipvsnl_test_support::real_server::{RealServers, REAL_SERVER};
 
 /// One sample of the text format: name, labels, value as written.
 #[derive(Debug, Clone)]
@@ -129,7 +132,7 @@ const COUNTERS: [&str; 5] = [
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn the_exporter_counts_what_the_traffic_did() {
     fresh_netns();
-    let _server = RealServer::start(8080, 5000);
+    let _server = RealServers::start(8080, 1, Answer::AfterClose { reply_len: 5000 });
     sh("ip", &["addr", "add", "10.10.10.10/32", "dev", "lo"]);
     let mut c = Client::new().unwrap();
     let web = ServiceKey::tcp("10.10.10.10".parse().unwrap(), 80);

@@ -7,36 +7,32 @@
 
 mod common;
 
-use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use common::reload::reload_ip_vs;
-use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Found, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
     ApplyOptions, Client, ClientOptions, Destination, Request, Scheduler, Service, ServiceKey,
 };
+use ipvsnl_test_support::keys::Numbered;
+use ipvsnl_test_support::oracle::kernel_table;
+
+/// Services 10.1.x.y, real servers 172.17.x.y, eight apart.
+const NUMBERS: Numbered = Numbered::new(1, 8);
 
 fn key(i: u32) -> ServiceKey {
-    ServiceKey::tcp(IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.key(i)
 }
 
 fn dest(i: u32) -> Destination {
-    Destination::new(IpAddr::from([172, 17, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.dest(i)
 }
 
 fn desired(n: u32, d: u32, scheduler: Scheduler) -> Table {
-    let mut t = Table::new();
-    for s in 1..=n {
-        t.insert(
-            Service::new(key(s)).with_scheduler(scheduler.clone()),
-            (0..d).map(|j| dest(s * 8 + j)),
-        );
-    }
-    t
+    NUMBERS.desired(n, d, scheduler)
 }
 
 #[test]

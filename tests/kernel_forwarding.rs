@@ -25,9 +25,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::topology::echo::{datagrams, payload, Conn, Proto, Reply};
-use common::topology::{ip_batch, load_module, sysctl, vip_on_lo, Family, Lab, Method, PORT};
 use ipvsnl::{Client, Destination, Scheduler, Service, ServiceEntry, ServiceKey, Stats};
+use ipvsnl_test_support::commands::ip_batch;
+use ipvsnl_test_support::digest::{datagrams, payload, Conn, Proto, Reply};
+use ipvsnl_test_support::lab::forwarding::{vip_on_lo, Family, ForwardingLab, Method, PORT};
+use ipvsnl_test_support::netns::{load_module, sysctl};
 
 const PROTOS: [Proto; 3] = [Proto::Tcp, Proto::Udp, Proto::Sctp];
 /// Request sizes of the TCP connections (the first is held open a while).
@@ -90,7 +92,7 @@ type Traffic = BTreeMap<String, Counts>;
 /// Configures a service of each of `protos` on the VIP, each with both
 /// real servers and the lab's forwarding method, and checks what the kernel
 /// reports back.
-fn configure(lab: &Lab, ipvs: &mut Client, protos: &[Proto]) {
+fn configure(lab: &ForwardingLab, ipvs: &mut Client, protos: &[Proto]) {
     let method = lab.method;
     for &proto in protos {
         let key = service_key(proto, lab.service_addr());
@@ -115,7 +117,7 @@ fn configure(lab: &Lab, ipvs: &mut Client, protos: &[Proto]) {
 /// address and the connection's port (`ports`, in order), and that round
 /// robin alternated; returns the server names.
 fn check_replies(
-    lab: &Lab,
+    lab: &ForwardingLab,
     what: &str,
     sent: &[Vec<u8>],
     replies: &[Reply],
@@ -145,7 +147,12 @@ fn check_replies(
 /// One TCP or SCTP exchange per size, one connection after another, from
 /// ports of their own; the first connection is held open while the
 /// director's active count is checked.
-fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -> Traffic {
+fn stream_traffic(
+    lab: &ForwardingLab,
+    ipvs: &mut Client,
+    proto: Proto,
+    sizes: &[usize],
+) -> Traffic {
     let (client, to) = (lab.family.client(), lab.service_addr());
     let key = service_key(proto, to);
     let requests: Vec<Vec<u8>> = (0..).zip(sizes).map(|(i, &n)| payload(i, n)).collect();
@@ -195,7 +202,7 @@ fn stream_traffic(lab: &Lab, ipvs: &mut Client, proto: Proto, sizes: &[usize]) -
 
 /// UDP_FLOWS sockets, UDP_DATAGRAMS datagrams each, one after another,
 /// from ports of their own.
-fn udp_traffic(lab: &Lab) -> Traffic {
+fn udp_traffic(lab: &ForwardingLab) -> Traffic {
     let (client, to) = (lab.family.client(), lab.service_addr());
     let ports = client_ports(UDP_FLOWS);
     let flows: Vec<Vec<Vec<u8>>> = (0..UDP_FLOWS)
@@ -365,7 +372,7 @@ fn check_direction(
 
 /// Checks the counters and rates of a service or destination against what
 /// went through it.
-fn check_stats(lab: &Lab, proto: Proto, what: &str, s: &Stats, c: &Counts) {
+fn check_stats(lab: &ForwardingLab, proto: Proto, what: &str, s: &Stats, c: &Counts) {
     eprintln!("{what}: {s:?} for {c:?}");
     assert_eq!(s.conns, c.conns, "{what}: connections");
     let family = lab.family;
@@ -409,7 +416,7 @@ fn check_stats(lab: &Lab, proto: Proto, what: &str, s: &Stats, c: &Counts) {
 }
 
 /// Checks a service's counters and its destinations' against `traffic`.
-fn check_service(lab: &Lab, proto: Proto, table: &[ServiceEntry], traffic: &Traffic) {
+fn check_service(lab: &ForwardingLab, proto: Proto, table: &[ServiceEntry], traffic: &Traffic) {
     let key = service_key(proto, lab.service_addr());
     let entry = table
         .iter()
@@ -441,7 +448,7 @@ fn check_service(lab: &Lab, proto: Proto, table: &[ServiceEntry], traffic: &Traf
 fn forwarding(method: Method, family: Family) {
     load_module("sctp");
     let started = Instant::now();
-    let lab = Lab::build(method, family);
+    let lab = ForwardingLab::build(method, family);
     let mut ipvs = Client::new().expect("netlink client in the director's namespace");
     configure(&lab, &mut ipvs, &PROTOS);
     let tcp = stream_traffic(&lab, &mut ipvs, Proto::Tcp, &TCP_SIZES);
@@ -475,7 +482,7 @@ fn forwarding(method: Method, family: Family) {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn forwarding_connections_from_ports_of_their_own() {
     load_module("sctp");
-    let lab = Lab::build(Method::Gue, Family::V6);
+    let lab = ForwardingLab::build(Method::Gue, Family::V6);
     lab.client
         .exec(|| sysctl("net.ipv4.ip_local_port_range", "40000 40001"));
     let mut ipvs = Client::new().expect("netlink client in the director's namespace");

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
 use common::churn::Churn;
-use common::tables::serial;
+use common::serial;
 use common::*;
 use ipvsnl::{
     AddressFamily, AsyncClient, Client, ClientOptions, Destination, Forward, Netmask, Request,

@@ -125,7 +125,7 @@ fn short_of(
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn listings_of_an_unchanged_namespace_are_whole_while_another_churns() {
     fresh_netns();
-    let _one = tables::serial(&CHURN);
+    let _one = serial(&CHURN);
     let want = fill(300, 0);
     let churn = Churn::start();
     let listed = list_while_churning(&want, LISTINGS);
@@ -152,7 +152,7 @@ fn listings_of_an_unchanged_namespace_are_whole_while_another_churns() {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn listings_with_ipv6_services_keep_every_service_listed_before() {
     fresh_netns();
-    let _one = tables::serial(&CHURN);
+    let _one = serial(&CHURN);
     let want = fill(200, 100);
     let churn = Churn::start();
     let listed = list_while_churning(&want, LISTINGS);
@@ -201,7 +201,7 @@ impl Lister for Counted {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn a_watcher_of_an_unchanged_namespace_sees_no_change_while_another_churns() {
     fresh_netns();
-    let _one = tables::serial(&CHURN);
+    let _one = serial(&CHURN);
     let want = fill(300, 0);
     let churn = Churn::start();
     let ticks = 50;

@@ -18,7 +18,7 @@ fn ip(s: &str) -> IpAddr {
 }
 
 fn keys() -> Vec<ServiceKey> {
-    common::tables::every_kind_of_key()
+    ipvsnl_test_support::keys::every_kind_of_key()
 }
 
 /// A listing taken again (up to 5 times) until it has `$n` entries: a dump

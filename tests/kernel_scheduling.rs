@@ -16,10 +16,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::fresh_netns;
-use common::servers::{reached, Conn, Servers};
-use common::traffic::sh;
 use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, Destination, DestinationEntry, Request, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::client::{reached, Conn};
+use ipvsnl_test_support::commands::sh;
+use ipvsnl_test_support::echo::Answer;
+use ipvsnl_test_support::real_server::RealServers;
 
 const VIP: Ipv4Addr = Ipv4Addr::new(10, 10, 10, 10);
 const VPORT: u16 = 80;
@@ -51,7 +53,7 @@ fn counts(hits: &[usize], n: usize) -> Vec<usize> {
 
 /// A director with real servers and the service, all in fresh namespaces.
 struct Lab {
-    servers: Servers,
+    servers: RealServers,
     ipvs: Client,
 }
 
@@ -59,7 +61,7 @@ impl Lab {
     /// `count` real servers and `service`, with no destination yet.
     fn new(service: &Service, count: usize) -> Lab {
         fresh_netns();
-        let servers = Servers::start(RPORT, count);
+        let servers = RealServers::start(RPORT, count, Answer::GreetThenEcho);
         sh("ip", &["addr", "add", &format!("{VIP}/32"), "dev", "lo"]);
         // A /24 on lo makes every address of it local: bindable sources.
         sh("ip", &["addr", "add", "10.20.0.1/24", "dev", "lo"]);

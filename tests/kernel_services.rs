@@ -15,7 +15,7 @@ fn ip(s: &str) -> IpAddr {
 }
 
 fn all_keys() -> Vec<ServiceKey> {
-    common::tables::every_kind_of_key()
+    ipvsnl_test_support::keys::every_kind_of_key()
 }
 
 #[test]

@@ -8,32 +8,28 @@ use std::net::IpAddr;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::tables::{assert_converged, kernel_table};
 use common::*;
 use ipvsnl::sync::{Drain, Fate, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{
     AddressFamily, ApplyOptions, Client, ClientOptions, Destination, Forward, Request, Scheduler,
     Service, ServiceKey, Tunnel, TunnelKind,
 };
+use ipvsnl_test_support::keys::Numbered;
+use ipvsnl_test_support::oracle::{assert_converged, kernel_table};
+
+/// Services 10.0.x.y, real servers 172.16.x.y, eight apart.
+const NUMBERS: Numbered = Numbered::new(0, 8);
 
 fn key(i: u32) -> ServiceKey {
-    ServiceKey::tcp(IpAddr::from([10, 0, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.key(i)
 }
 
 fn dest(i: u32) -> Destination {
-    Destination::new(IpAddr::from([172, 16, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.dest(i)
 }
 
-/// Services 1..=n, each with `d` destinations.
 fn desired(n: u32, d: u32) -> Table {
-    let mut t = Table::new();
-    for s in 1..=n {
-        t.insert(
-            Service::new(key(s)).with_scheduler(Scheduler::RoundRobin),
-            (0..d).map(|j| dest(s * 8 + j)),
-        );
-    }
-    t
+    NUMBERS.desired(n, d, Scheduler::RoundRobin)
 }
 
 #[test]
@@ -525,7 +521,7 @@ fn graceful_drain_waits_for_live_connections() {
     assert!(s.sync_cached(&mut c, &want).unwrap().requests().is_empty());
     assert_eq!(conns(&mut c), Some(1));
     // The connection ends (reset: its IPVS entry expires in seconds).
-    common::servers::reset_on_close(&client);
+    ipvsnl_test_support::client::reset_on_close(&client);
     drop(client);
     drop(server);
     let deadline = Instant::now() + Duration::from_secs(40);

@@ -6,19 +6,21 @@
 
 mod common;
 
-use std::net::IpAddr;
-
-use common::tables::assert_converged;
 use common::*;
 use ipvsnl::sync::{PlanOptions, Syncer, Table};
 use ipvsnl::{Client, Destination, Request, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::keys::Numbered;
+use ipvsnl_test_support::oracle::assert_converged;
+
+/// Services 10.1.x.y, real servers 172.17.x.y, four apart.
+const NUMBERS: Numbered = Numbered::new(1, 4);
 
 fn key(i: u32) -> ServiceKey {
-    ServiceKey::tcp(IpAddr::from([10, 1, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.key(i)
 }
 
 fn dest(i: u32) -> Destination {
-    Destination::new(IpAddr::from([172, 17, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.dest(i)
 }
 
 fn service(s: u32) -> Service {
@@ -26,9 +28,7 @@ fn service(s: u32) -> Service {
 }
 
 fn desired(n: u32, d: u32) -> Table {
-    (1..=n)
-        .map(|s| (service(s), (0..d).map(|j| dest(s * 4 + j)).collect()))
-        .collect()
+    NUMBERS.desired(n, d, Scheduler::WeightedRoundRobin)
 }
 
 #[test]

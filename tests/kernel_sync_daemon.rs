@@ -3,7 +3,7 @@
 //! one link between them), connections made through A showing up in B's
 //! connection table, the daemons' listing, and a failover where the client
 //! keeps its established connection when the VIP moves to B. The wiring is
-//! in `common::directors`.
+//! in the test-support crate's `lab::failover`.
 
 mod common;
 
@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::directors::{
-    echoed, entry_for, exchange, ip, poll, try_exchange, EchoServer, Lab, Node, Side, RS, SYNC_IF,
-    SYNC_MTU, VIP,
-};
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, DaemonRole, SyncDaemon};
+use ipvsnl_test_support::lab::failover::{
+    echo_server, echoed, entry_for, exchange, ip, poll, try_exchange, FailoverLab, Node, Side, RS,
+    SYNC_IF, SYNC_MTU, VIP,
+};
 
 /// How long a synced entry may take to reach the backup: the master sends
 /// its buffer at the latest every 2 s (IPVS_SYNC_FLUSH_TIME).
@@ -33,7 +33,7 @@ const V6_DEFAULT_LEN: u16 = 1500 - 40 - 8;
 
 /// A connection from the client, with two lines exchanged through the
 /// director the client's route points at (A unless moved).
-fn open(lab: &Lab, tag: &str) -> (TcpStream, u16) {
+fn open(lab: &FailoverLab, tag: &str) -> (TcpStream, u16) {
     let s = lab.connect();
     let port = s.local_addr().unwrap().port();
     for n in 1..=2 {
@@ -63,7 +63,7 @@ fn origins(node: &Node) -> BTreeMap<u16, String> {
 
 /// Waits until B holds an entry for each port in `want` whose state
 /// satisfies the predicate; panics with both tables otherwise.
-fn wait_on_backup(lab: &Lab, want: &[(u16, StateOk)]) -> BTreeMap<u16, Connection> {
+fn wait_on_backup(lab: &FailoverLab, want: &[(u16, StateOk)]) -> BTreeMap<u16, Connection> {
     let got = poll(SYNC_WAIT, || {
         let mut found = BTreeMap::new();
         for (port, ok) in want {
@@ -108,9 +108,12 @@ fn stop(c: &mut Client, role: DaemonRole) {
 }
 
 /// A lab with its echo server, `master` started on A and `backup` on B.
-fn lab_with(master: &SyncDaemon, backup: &SyncDaemon) -> (Lab, EchoServer) {
-    let mut lab = Lab::new();
-    let server = EchoServer::start(&lab.server);
+fn lab_with(
+    master: &SyncDaemon,
+    backup: &SyncDaemon,
+) -> (FailoverLab, ipvsnl_test_support::echo::EchoServer) {
+    let mut lab = FailoverLab::new();
+    let server = echo_server(&lab.server);
     lab.ca.start_sync_daemon(master).unwrap();
     lab.cb.start_sync_daemon(backup).unwrap();
     (lab, server)

@@ -15,10 +15,10 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::tables::kernel_table;
 use common::*;
 use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{Client, Destination, Request, Scheduler, Service, ServiceKey};
+use ipvsnl_test_support::oracle::kernel_table;
 
 /// The service's persistence, seconds.
 const PERSISTENCE: u32 = 20;
@@ -81,7 +81,7 @@ fn a_drain_waits_for_the_persistence_templates_of_its_destination() {
         "{r}"
     );
     let started = Instant::now();
-    common::servers::reset_on_close(&client);
+    ipvsnl_test_support::client::reset_on_close(&client);
     drop(client);
     drop(server);
 

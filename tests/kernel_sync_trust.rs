@@ -8,7 +8,6 @@
 mod common;
 
 use std::fs::File;
-use std::net::IpAddr;
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,30 +15,23 @@ use std::time::{Duration, Instant};
 
 use common::named_netns::{in_netns, NamedNetns};
 use common::reload::{load_ip_vs, unload_ip_vs};
-use common::tables::{assert_converged, kernel_table};
-use common::topology::gettid;
 use common::*;
 use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
-use ipvsnl::{Client, Destination, Scheduler, Service, ServiceKey};
+use ipvsnl::{Client, Scheduler, ServiceKey};
+use ipvsnl_test_support::keys::Numbered;
+use ipvsnl_test_support::netns::gettid;
+use ipvsnl_test_support::oracle::{assert_converged, kernel_table};
+
+/// Services 10.3.x.y, real servers 172.19.x.y, four apart.
+const NUMBERS: Numbered = Numbered::new(3, 4);
 
 fn key(i: u32) -> ServiceKey {
-    ServiceKey::tcp(IpAddr::from([10, 3, (i >> 8) as u8, i as u8]), 80)
-}
-
-fn dest(i: u32) -> Destination {
-    Destination::new(IpAddr::from([172, 19, (i >> 8) as u8, i as u8]), 80)
+    NUMBERS.key(i)
 }
 
 /// Services 1..=n with `d` destinations each.
 fn desired(n: u32, d: u32) -> Table {
-    (1..=n)
-        .map(|s| {
-            (
-                Service::new(key(s)).with_scheduler(Scheduler::RoundRobin),
-                (0..d).map(|j| dest(s * 4 + j)).collect(),
-            )
-        })
-        .collect()
+    NUMBERS.desired(n, d, Scheduler::RoundRobin)
 }
 
 /// The inode number of the calling thread's namespace file.

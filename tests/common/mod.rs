@@ -5,6 +5,10 @@
 //! `cargo test` on the host skips them; `.ci/kernel-tests` runs them with
 //! `--ignored` inside a qemu VM booting Debian's 6.1 and 6.12 cloud kernels.
 //!
+//! What the soak and the benches use too is in the test-support crate
+//! (`crates/ipvsnl-test-support`): namespaces, the table oracle and diff,
+//! numbered keys. Here is what only the kernel tests use.
+//!
 //! Each test calls [`fresh_netns`] first: it moves the *calling thread* into a new
 //! network namespace with its own, empty IPVS table. libtest runs every test on a
 //! thread of its own (unless `--test-threads=1`, where tests share the main
@@ -20,22 +24,20 @@
 #![allow(dead_code)]
 
 pub mod churn;
-pub mod directors;
 pub mod named_netns;
 pub mod ops;
-pub mod oracle;
 pub mod reload;
-pub mod servers;
-pub mod tables;
-pub mod topology;
-pub mod traffic;
 
-use std::ffi::OsStr;
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+// The namespace a test, from the test-support crate (shared with the soak
+// and the benches), under the names every test uses.
+#[allow(unused_imports)] // each test binary uses some of them
+pub use ipvsnl_test_support::commands::run;
+#[allow(unused_imports)]
+pub use ipvsnl_test_support::netns::{fresh_netns, link_is_up, require_root, set_link_up};
 
 /// The `#[ignore]` reason every kernel test uses (for reference; attributes need a
 /// literal): `#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]`.
@@ -108,119 +110,6 @@ pub fn kernel_version() -> (u32, u32) {
     (major, minor)
 }
 
-/// Panics with a clear message unless the process runs as root.
-pub fn require_root() {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
-    assert!(
-        euid == 0,
-        "kernel tests need root (euid is {euid}) and a kernel with IPVS; \
-         run them in the VM with .ci/kernel-tests"
-    );
-}
-
-/// Moves the current thread into a brand-new network namespace (own IPVS table,
-/// nothing configured) and brings `lo` up there.
-///
-/// A fresh namespace has `lo` down and no routes, and then the kernel refuses
-/// every IPVS destination with EINVAL; with `lo` up it accepts them.
-///
-/// Panics if not root or if the namespace cannot be created.
-pub fn fresh_netns() {
-    require_root();
-    // SAFETY: unshare only takes flags. CLONE_NEWNET changes the network namespace
-    // of the calling thread only (the other threads keep theirs), which is allowed
-    // in a multi-threaded process.
-    let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-    if rc != 0 {
-        panic!(
-            "unshare(CLONE_NEWNET) failed: {} (kernel tests need root; run them with .ci/kernel-tests)",
-            io::Error::last_os_error()
-        );
-    }
-    set_link_up("lo").unwrap_or_else(|e| panic!("bringing lo up in the new netns: {e}"));
-    assert!(
-        link_is_up("lo").expect("read lo flags"),
-        "lo still down after SIOCSIFFLAGS"
-    );
-}
-
-/// An AF_INET datagram socket in the current thread's namespace, for interface
-/// ioctls.
-fn ioctl_socket() -> io::Result<OwnedFd> {
-    // SAFETY: plain socket(2) call; the result is checked before use.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd is a freshly created descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn ifreq_for(name: &str) -> io::Result<libc::ifreq> {
-    // SAFETY: ifreq is plain old data; all-zero is a valid value.
-    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-    let bytes = name.as_bytes();
-    if bytes.is_empty() || bytes.len() >= ifr.ifr_name.len() || bytes.contains(&0) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "bad interface name",
-        ));
-    }
-    for (dst, &src) in ifr.ifr_name.iter_mut().zip(bytes) {
-        *dst = src as libc::c_char;
-    }
-    Ok(ifr)
-}
-
-fn get_flags(sock: &OwnedFd, ifr: &mut libc::ifreq) -> io::Result<()> {
-    // SAFETY: SIOCGIFFLAGS reads ifr_name and writes ifr_flags of the ifreq we
-    // pass, which lives for the whole call.
-    let rc = unsafe {
-        libc::ioctl(
-            sock.as_raw_fd(),
-            libc::SIOCGIFFLAGS as _,
-            ifr as *mut libc::ifreq,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Sets IFF_UP on interface `name` in the current thread's namespace
-/// (SIOCGIFFLAGS + SIOCSIFFLAGS, like `ip link set NAME up`).
-pub fn set_link_up(name: &str) -> io::Result<()> {
-    let sock = ioctl_socket()?;
-    let mut ifr = ifreq_for(name)?;
-    get_flags(&sock, &mut ifr)?;
-    // SAFETY: after SIOCGIFFLAGS the flags member of the union is the active one.
-    unsafe { ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
-    // SAFETY: SIOCSIFFLAGS reads ifr_name and ifr_flags from the ifreq we pass.
-    let rc = unsafe {
-        libc::ioctl(
-            sock.as_raw_fd(),
-            libc::SIOCSIFFLAGS as _,
-            &ifr as *const libc::ifreq,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Whether interface `name` has IFF_UP in the current thread's namespace.
-pub fn link_is_up(name: &str) -> io::Result<bool> {
-    let sock = ioctl_socket()?;
-    let mut ifr = ifreq_for(name)?;
-    get_flags(&sock, &mut ifr)?;
-    // SAFETY: after SIOCGIFFLAGS the flags member of the union is the active one.
-    let flags = unsafe { ifr.ifr_ifru.ifru_flags };
-    Ok(flags & libc::IFF_UP as libc::c_short != 0)
-}
-
 /// Path of `/proc/thread-self/net/<name>`: the current *thread's* namespace view
 /// (unlike `/proc/net/<name>`, which is the main thread's).
 pub fn proc_net(name: &str) -> PathBuf {
@@ -231,15 +120,6 @@ pub fn proc_net(name: &str) -> PathBuf {
 pub fn read_proc_net(name: &str) -> String {
     let path = proc_net(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
-}
-
-/// Runs a program from PATH in the current thread's namespace and returns its
-/// output. Panics if it cannot be started.
-pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Output {
-    Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"))
 }
 
 /// Runs the reference `ipvsadm` (Debian's, from PATH) in the current thread's
@@ -313,3 +193,9 @@ pub const MASTER_DAEMON_EVERY_OPTION: &[&str] = &[
     "--mcast-ttl",
     "2",
 ];
+
+/// A lock that makes tests take turns (a poisoned one is taken anyway: the
+/// test that panicked reports its own failure).
+pub fn serial(lock: &'static std::sync::Mutex<()>) -> std::sync::MutexGuard<'static, ()> {
+    lock.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -12,11 +12,6 @@
 
 pub mod plain;
 
-/// The tables of the benches (shared with the root package's criterion
-/// benches, which include the same file).
-#[path = "../../../benches/support/workload.rs"]
-pub mod workload;
-
-/// Fresh network namespaces (shared with the root package's benches).
-#[path = "../../../benches/support/netns.rs"]
-pub mod netns;
+// The workloads and fresh namespaces are the test-support crate's
+// (`ipvsnl_test_support::{workload, netns}`), shared with the root
+// package's benches and the kernel tests.

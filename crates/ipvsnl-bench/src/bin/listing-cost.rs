@@ -24,7 +24,7 @@ use ipvsnl::sync::{PlanOptions, Syncer};
 use ipvsnl::Client;
 use ipvsnl_bench::plain::listing::{self, PlainDumper};
 use ipvsnl_bench::plain::sockopt;
-use ipvsnl_bench::workload::{desired, Layout};
+use ipvsnl_test_support::workload::{desired, Layout};
 
 fn usage() -> ! {
     eprintln!("usage: listing-cost fill SERVICES DESTS | listing-cost list LABEL ROUNDS");

@@ -22,9 +22,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use ipvsnl::{AsyncClient, Client, Request};
-use ipvsnl_bench::netns;
-use ipvsnl_bench::workload::{desired, Layout};
 use ipvsnl_exporter::{ClientSource, Exporter, MetricPrefix};
+use ipvsnl_test_support::netns;
+use ipvsnl_test_support::workload::{desired, Layout};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Times {
@@ -81,7 +81,7 @@ fn run() -> Result<(), String> {
     let services = arg(&args, "--services", 10_000)?;
     let dests = arg(&args, "--dests", 5)?;
     let rounds = arg(&args, "--rounds", 5)?;
-    netns::fresh().map_err(|e| format!("a fresh network namespace: {e}"))?;
+    netns::enter_fresh_netns().map_err(|e| format!("a fresh network namespace: {e}"))?;
     let mut client = Client::new().map_err(|e| e.to_string())?;
     let table = desired(Layout::Spread, services, dests);
     let requests: Vec<Request> = table

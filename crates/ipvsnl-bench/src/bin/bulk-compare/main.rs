@@ -90,11 +90,11 @@ use std::time::{Duration, Instant};
 use ipvsnl::sync::{plan, DrainLedger, PlanOptions, Syncer, Table};
 use ipvsnl::{Client, ClientOptions};
 
-use ipvsnl_bench::netns;
 use ipvsnl_bench::plain::batches::Batches;
 use ipvsnl_bench::plain::listing::{self, PlainDumper, PlainTable};
 use ipvsnl_bench::plain::socket;
-use ipvsnl_bench::workload::{churn, churned, desired, Layout};
+use ipvsnl_test_support::netns;
+use ipvsnl_test_support::workload::{churn, churned, desired, Layout};
 
 mod cli;
 mod contest;

@@ -68,7 +68,7 @@ impl Bench {
     /// no socket in it, is torn down in the background), then the pause,
     /// watching the machine's busy time.
     pub(crate) fn next_namespace(&mut self) {
-        netns::fresh().expect("new network namespace");
+        netns::enter_fresh_netns().expect("new network namespace");
         let start = Instant::now();
         let mut before = busy_ticks();
         let mut settled = None;

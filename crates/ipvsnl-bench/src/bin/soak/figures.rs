@@ -13,6 +13,7 @@ use ipvsnl::Error;
 
 use crate::churn::ChurnFigures;
 use crate::memory::Memory;
+use ipvsnl_test_support::errno::errno_name;
 
 /// Live heap growth under this many bytes counts as flat whatever the
 /// ratio (a few buffers' worth).
@@ -61,29 +62,6 @@ pub(crate) struct Figures {
     pub(crate) last_memory: Option<(u64, Memory)>,
     /// The first few problems, described.
     pub(crate) notes: Vec<String>,
-}
-
-/// An errno's name for the figures (`errno N` for the rare ones).
-pub(crate) fn errno_name(errno: Option<i32>) -> String {
-    let Some(n) = errno else {
-        return "no errno".to_owned();
-    };
-    let name = match n {
-        libc::EEXIST => "EEXIST",
-        libc::ENOENT => "ENOENT",
-        libc::ESRCH => "ESRCH",
-        libc::ENOBUFS => "ENOBUFS",
-        libc::EINVAL => "EINVAL",
-        libc::EBUSY => "EBUSY",
-        libc::EAGAIN => "EAGAIN",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
-        libc::ERANGE => "ERANGE",
-        libc::EPERM => "EPERM",
-        libc::ENOMEM => "ENOMEM",
-        _ => return format!("errno {n}"),
-    };
-    name.to_owned()
 }
 
 impl Figures {

@@ -23,7 +23,6 @@
 //! otherwise, 2 for bad arguments or a machine it cannot run on.
 
 mod churn;
-mod compare;
 mod figures;
 mod memory;
 mod rng;
@@ -106,7 +105,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
 /// Moves the process (still single-threaded) into a new network namespace
 /// with `lo` up; the churner and its ipvsadm runs inherit it.
 fn own_namespace() -> Result<(), String> {
-    ipvsnl_bench::netns::fresh()
+    ipvsnl_test_support::netns::enter_fresh_netns()
         .map_err(|e| format!("unshare(CLONE_NEWNET) and lo up: {e} (the soak needs root; run it in the VM with .ci/soak)"))
 }
 

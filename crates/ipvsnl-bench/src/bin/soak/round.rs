@@ -9,10 +9,13 @@ use ipvsnl::sync::{Report, Syncer, Table};
 use ipvsnl::{Client, Error, Request, ServiceKey};
 
 use crate::churn::Churner;
-use crate::compare::{differences, only};
 use crate::figures::{Figures, SyncKind};
 use crate::rng::Rng;
 use crate::tables::{self, is_ours, Universe};
+use ipvsnl_test_support::table_diff::{differences, first, scoped};
+
+/// At most this many differences are described per comparison.
+const MAX_REPORTED: usize = 8;
 
 /// Everything the rounds share.
 pub(crate) struct Soak {
@@ -177,7 +180,7 @@ impl Soak {
         let round = self.figures.rounds;
         let seed = self.seed;
         let before = match self.kernel_table() {
-            Ok(t) => only(&t, |k| !is_ours(k)),
+            Ok(t) => scoped(&t, |k| !is_ours(k)),
             Err(e) => {
                 self.figures.divergences += 1;
                 self.figures.note(format!(
@@ -200,7 +203,7 @@ impl Soak {
         }
         match self.kernel_table() {
             Ok(found) => {
-                let diffs = differences(&self.desired, &found, is_ours);
+                let diffs = first(differences(&self.desired, &found, is_ours), MAX_REPORTED);
                 if !diffs.is_empty() {
                     self.figures.divergences += 1;
                     let line = format!(
@@ -210,7 +213,7 @@ impl Soak {
                     );
                     self.figures.note(line);
                 }
-                let theirs = differences(&before, &found, |k| !is_ours(k));
+                let theirs = first(differences(&before, &found, |k| !is_ours(k)), MAX_REPORTED);
                 if !theirs.is_empty() {
                     self.figures.cotenant_touched += 1;
                     let line = format!(

@@ -15,21 +15,17 @@
 //! through the director, so a real server's replies pass it in every method:
 //! NAT needs that, and for direct routing and tunnels it is only forwarding.
 //!
-//! A namespace is a thread that called [`fresh_netns`](super::fresh_netns)
-//! and then runs the jobs it is given ([`Netns::exec`]); the threads and
-//! child processes it starts are in its namespace too.
-
-pub mod echo;
+//! A namespace is a [`Netns`]: a thread that made a fresh namespace and
+//! then runs the jobs it is given ([`Netns::exec`]); the threads and child
+//! processes it starts are in its namespace too.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::mpsc;
-use std::thread::{self, JoinHandle};
-use std::time::Duration;
 
 use ipvsnl::{Forward, Tunnel};
 
-use echo::EchoServers;
+use crate::commands::{ip_batch, sh};
+use crate::digest::EchoServers;
+use crate::netns::{fresh_netns, load_module, sysctl, Netns};
 
 /// The virtual service's port (TCP, UDP and SCTP).
 pub const PORT: u16 = 5000;
@@ -42,154 +38,13 @@ pub const GUE_PORT: u16 = 6080;
 /// path MTU discovery (which retransmits, and blurs the byte counts).
 pub const SERVER_LINK_MTU: u32 = 1600;
 
-type Job = Box<dyn FnOnce() + Send>;
-
-/// A network namespace held by a thread of its own, which runs jobs in it.
-/// Dropping it ends the thread (and the namespace, once nothing else in it
-/// lives).
-pub struct Netns {
-    name: String,
-    tid: i64,
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Netns {
-    /// A new, empty namespace (`lo` up, IPv6 duplicate address detection off
-    /// so addresses are usable at once).
-    pub fn new(name: &str) -> Netns {
-        let (tid_tx, tid_rx) = mpsc::channel();
-        let (jobs, queue) = mpsc::channel::<Job>();
-        let thread = thread::Builder::new()
-            .name(format!("netns-{name}"))
-            .spawn(move || {
-                super::fresh_netns();
-                sysctl("net.ipv6.conf.default.accept_dad", "0");
-                tid_tx.send(gettid()).expect("send tid");
-                // Ends when the Netns (holding the sender) is dropped.
-                for job in queue {
-                    job();
-                }
-            })
-            .expect("spawn a namespace thread");
-        let tid = tid_rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("namespace {name} did not start: {e}"));
-        Netns {
-            name: name.to_string(),
-            tid,
-            jobs: Some(jobs),
-            thread: Some(thread),
-        }
-    }
-
-    /// The thread id, for `ip link set DEV netns TID`.
-    pub fn tid(&self) -> i64 {
-        self.tid
-    }
-
-    /// Runs `job` on the namespace's thread and returns what it returns; a
-    /// panic in it is resumed here. Jobs are bounded by their own timeouts;
-    /// this gives up waiting after 60 s.
-    pub fn exec<R: Send + 'static>(&self, job: impl FnOnce() -> R + Send + 'static) -> R {
-        let (done_tx, done_rx) = mpsc::channel();
-        let job: Job = Box::new(move || {
-            let _ = done_tx.send(catch_unwind(AssertUnwindSafe(job)));
-        });
-        self.jobs
-            .as_ref()
-            .expect("namespace open")
-            .send(job)
-            .unwrap_or_else(|_| panic!("namespace {} has stopped", self.name));
-        match done_rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(Ok(r)) => r,
-            Ok(Err(panic)) => resume_unwind(panic),
-            Err(e) => panic!("a job in namespace {} did not finish: {e}", self.name),
-        }
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        drop(self.jobs.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// The calling thread's id.
-pub fn gettid() -> i64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) }
-}
-
-/// Writes `value` to the sysctl `name` (dotted) of the calling thread's
-/// namespace.
-pub fn sysctl(name: &str, value: &str) {
-    let path = format!("/proc/sys/{}", name.replace('.', "/"));
-    std::fs::write(&path, value).unwrap_or_else(|e| panic!("{path} = {value}: {e}"));
-}
-
-/// Runs iproute2's `ip -batch -` with `commands`, one per line, in the
-/// calling thread's namespace; panics naming the line that failed.
-pub fn ip_batch(commands: &[String]) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("ip")
-        .args(["-batch", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run ip: {e}"));
-    let script = commands.join("\n") + "\n";
-    child
-        .stdin
-        .take()
-        .expect("ip's stdin")
-        .write_all(script.as_bytes())
-        .expect("write ip's commands");
-    let out = child.wait_with_output().expect("wait for ip");
-    assert!(
-        out.status.success(),
-        "ip -batch failed: {}\n--- commands:\n{script}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Loads kernel module `name` unless it is loaded (or built in), and waits
-/// until it is live; panics with modprobe's words if it cannot be loaded.
-/// Tests run in parallel: another one's modprobe of the same module may be
-/// under way (this one's then fails with "File exists" while the module
-/// initialises), and a device type is unknown until the module is live.
-pub fn load_module(name: &str) {
-    let dir = std::path::Path::new("/sys/module").join(name);
-    if !dir.exists() {
-        let out = super::run("modprobe", &[name]);
-        assert!(
-            out.status.success() || dir.exists(),
-            "modprobe {name}: {} (is it in .ci/vm/run's EXTRA_MODULES?)",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    // Built-in modules have no initstate.
-    let state = dir.join("initstate");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while state.exists() && std::fs::read_to_string(&state).unwrap_or_default().trim() != "live" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "module {name} not live after 10 s"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// IPv4 or IPv6: which addresses the service, the real servers and the
 /// client use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
+    /// IPv4.
     V4,
+    /// IPv6.
     V6,
 }
 
@@ -281,8 +136,8 @@ impl Method {
     }
 }
 
-/// One real server: its namespace and the echo servers in it.
-pub struct RealServer {
+/// One of the lab's real servers: its namespace and the echo servers in it.
+pub struct LabServer {
     /// `rs1`, `rs2`: what it answers with.
     pub name: String,
     /// Its address on its link (the destination's address).
@@ -294,19 +149,23 @@ pub struct RealServer {
 
 /// The four namespaces, configured for one method and family. The thread
 /// that builds it is the director.
-pub struct Lab {
+pub struct ForwardingLab {
+    /// How the director forwards.
     pub method: Method,
+    /// The addresses the service, the servers and the client use.
     pub family: Family,
+    /// The client's namespace.
     pub client: Netns,
-    pub servers: Vec<RealServer>,
+    /// `rs1` and `rs2`.
+    pub servers: Vec<LabServer>,
 }
 
-impl Lab {
+impl ForwardingLab {
     /// Moves the calling thread into a fresh namespace (the director) and
     /// builds the rest around it; the echo servers are listening when this
     /// returns. The director's IPVS table is empty.
-    pub fn build(method: Method, family: Family) -> Lab {
-        super::fresh_netns();
+    pub fn build(method: Method, family: Family) -> ForwardingLab {
+        fresh_netns();
         load_module("veth");
         for (name, value) in [
             ("net.ipv6.conf.default.accept_dad", "0"),
@@ -364,7 +223,7 @@ impl Lab {
                         EchoServers::start(&name, bind)
                     }
                 });
-                RealServer {
+                LabServer {
                     name,
                     addr: family.host(link, 2),
                     _echo: echo,
@@ -372,7 +231,7 @@ impl Lab {
                 }
             })
             .collect();
-        Lab {
+        ForwardingLab {
             method,
             family,
             client,
@@ -386,7 +245,7 @@ impl Lab {
     }
 
     /// The real server whose address is `addr`.
-    pub fn server_at(&self, addr: IpAddr) -> &RealServer {
+    pub fn server_at(&self, addr: IpAddr) -> &LabServer {
         self.servers
             .iter()
             .find(|s| s.addr == addr)
@@ -464,6 +323,6 @@ fn real_server_setup(method: Method, family: Family, dev: &str, link: u8) {
             Family::V6 => "-6",
         };
         let port = GUE_PORT.to_string();
-        super::traffic::sh("ip", &[fam, "fou", "add", "port", &port, "gue"]);
+        sh("ip", &[fam, "fou", "add", "port", &port, "gue"]);
     }
 }

@@ -1,10 +1,26 @@
-//! The check after every quiet sync: the kernel's table, field by field,
-//! against the desired one, keys included. Written out here rather than
-//! through `Table::same_settings` so that every field is named in a
-//! difference and nothing is forgiven: the only kernel additions set aside
-//! are `HASHED` (set on every service it holds), and the `Local`
-//! forwarding it forces on a destination whose address is the director's
-//! own (the soak's real servers never are, so that one never applies).
+//! One table diff for the kernel tests and the soak: the kernel's table,
+//! field by field, against the desired one, keys included. Written out
+//! rather than through `Table::same_settings` so that every field is named
+//! in a difference and nothing is forgiven: the only kernel addition set
+//! aside is `HASHED` (set on every service it holds). (The kernel also
+//! forces `Local` forwarding on a destination whose address is the
+//! director's own; the tables compared here never have one.)
+//!
+//! ```
+//! use ipvsnl::sync::Table;
+//! use ipvsnl::{Destination, Service, ServiceKey};
+//! use ipvsnl_test_support::table_diff::differences;
+//!
+//! let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+//! let d = Destination::new("172.16.0.1".parse().unwrap(), 80);
+//! let mut want = Table::new();
+//! want.insert(Service::new(key), [d.with_weight(1)]);
+//! let mut found = Table::new();
+//! found.insert(Service::new(key), [d.with_weight(2)]);
+//! let diff = differences(&want, &found, |_| true);
+//! assert_eq!(diff.len(), 1);
+//! assert!(diff[0].contains("weight: wanted 1, kernel 2"), "{diff:?}");
+//! ```
 
 use std::collections::BTreeSet;
 use std::fmt::Debug;
@@ -13,14 +29,10 @@ use std::net::IpAddr;
 use ipvsnl::sync::{Table, TableService};
 use ipvsnl::{ServiceFlags, ServiceKey};
 
-/// At most this many differences are described per comparison.
-const MAX_REPORTED: usize = 8;
-
-/// The differences between `want` and the services of `found` that
+/// Every difference between `want` and the services of `found` that
 /// `in_scope` accepts (every service of `want` must be in scope), each as
 /// one line naming the key, the field and both values; empty when equal.
-/// At most [`MAX_REPORTED`] lines, then one saying how many more.
-pub(crate) fn differences(
+pub fn differences(
     want: &Table,
     found: &Table,
     in_scope: impl Fn(&ServiceKey) -> bool,
@@ -40,23 +52,62 @@ pub(crate) fn differences(
             service_differences(k, w, f, &mut out);
         }
     }
-    out.finish()
+    out.lines
 }
 
-/// Differences accumulated, with a count of those not described.
+/// The first `max` of `lines`, then one line saying how many more there
+/// were (`... and N more differences`), if any.
+pub fn first(mut lines: Vec<String>, max: usize) -> Vec<String> {
+    if lines.len() > max {
+        let more = lines.len() - max;
+        lines.truncate(max);
+        lines.push(format!("... and {more} more differences"));
+    }
+    lines
+}
+
+/// Asserts that `got` (the kernel's) equals `want` field by field,
+/// showing how many differences and the first ten; and that the library's
+/// own comparison (`Table::same_settings`) agrees.
+pub fn assert_tables_equal(what: &str, got: &Table, want: &Table) {
+    let diff = differences(want, got, |_| true);
+    assert!(
+        diff.is_empty(),
+        "{what}: the kernel holds {} services / {} destinations, wanted {} / {}; {} differences, first: {:#?}",
+        got.len(),
+        got.destination_count(),
+        want.len(),
+        want.destination_count(),
+        diff.len(),
+        &diff[..diff.len().min(10)]
+    );
+    assert!(
+        got.same_settings(want),
+        "{what}: Table::same_settings disagrees"
+    );
+}
+
+/// The services of `t` that `keep` accepts, destinations included.
+pub fn scoped(t: &Table, keep: impl Fn(&ServiceKey) -> bool) -> Table {
+    let mut out = Table::new();
+    for s in t.iter().filter(|s| keep(&s.service.key)) {
+        out.insert(
+            s.service.clone(),
+            s.destinations.iter().map(|d| d.destination),
+        );
+    }
+    out
+}
+
+/// Differences accumulated.
 #[derive(Default)]
 struct Diffs {
     lines: Vec<String>,
-    more: usize,
 }
 
 impl Diffs {
     fn push(&mut self, line: String) {
-        if self.lines.len() < MAX_REPORTED {
-            self.lines.push(line);
-        } else {
-            self.more += 1;
-        }
+        self.lines.push(line);
     }
 
     /// Compares one field; records `key: what: wanted W, kernel F`.
@@ -64,14 +115,6 @@ impl Diffs {
         if w != f {
             self.push(format!("{key}: {what}: wanted {w:?}, kernel {f:?}"));
         }
-    }
-
-    fn finish(mut self) -> Vec<String> {
-        if self.more > 0 {
-            self.lines
-                .push(format!("... and {} more differences", self.more));
-        }
-        self.lines
     }
 }
 
@@ -155,18 +198,6 @@ impl std::fmt::Display for Endpoint {
     }
 }
 
-/// The services of `t` that `keep` accepts, destinations included.
-pub(crate) fn only(t: &Table, keep: impl Fn(&ServiceKey) -> bool) -> Table {
-    let mut out = Table::new();
-    for s in t.iter().filter(|s| keep(&s.service.key)) {
-        out.insert(
-            s.service.clone(),
-            s.destinations.iter().map(|d| d.destination),
-        );
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,7 +222,7 @@ mod tests {
     }
 
     fn ours(k: &ServiceKey) -> bool {
-        crate::tables::is_ours(k)
+        matches!(k, ServiceKey::Inet { addr: IpAddr::V4(a), .. } if a.octets()[..2] == [10, 10])
     }
 
     #[test]
@@ -239,5 +270,15 @@ mod tests {
         found.insert(Service::new(key(3)), []);
         let d = differences(&want, &found, ours);
         assert!(d[0].contains("not wanted"), "{d:?}");
+    }
+
+    #[test]
+    fn first_keeps_the_first_lines_and_counts_the_rest() {
+        let lines: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+        assert_eq!(first(lines.clone(), 10), lines);
+        let cut = first(lines, 8);
+        assert_eq!(cut.len(), 9);
+        assert_eq!(cut[7], "7");
+        assert_eq!(cut[8], "... and 2 more differences");
     }
 }

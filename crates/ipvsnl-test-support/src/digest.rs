@@ -1,4 +1,5 @@
-//! Real servers that report what they received, and the client's side.
+//! The forwarding tests' traffic: real servers that report what they
+//! received (over TCP, UDP and SCTP), and the client's side.
 //!
 //! A TCP or SCTP request is an 8-byte big-endian length and that many bytes
 //! (SCTP has no half-close, so the length says where the request ends); a
@@ -12,7 +13,7 @@
 //! Every socket has read and write timeouts, and every loop a deadline.
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,6 +21,8 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::echo::{readable, Answer, EchoServer};
 
 /// Timeout of every read, write and connect.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -31,8 +34,11 @@ const MAX_REQUEST: u64 = 1 << 20;
 /// The transport protocols a service can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Proto {
+    /// TCP.
     Tcp,
+    /// UDP.
     Udp,
+    /// SCTP.
     Sctp,
 }
 
@@ -121,82 +127,54 @@ fn stream_socket(proto: Proto, addr: &SocketAddr) -> io::Result<Socket> {
     Socket::new(domain(addr), Type::STREAM, Some(protocol))
 }
 
-/// Waits up to `timeout` for `fd` to be readable; true if it is.
-fn readable(fd: &impl AsRawFd, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd, for the duration of the call.
-    unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
-}
-
 /// A TCP, a UDP and an SCTP server on one address and port, in the calling
-/// thread's namespace; stopped when dropped.
+/// thread's namespace, each answering with [`Reply`]'s line; stopped when
+/// dropped.
 pub struct EchoServers {
+    _streams: Vec<EchoServer>,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    udp: Option<JoinHandle<()>>,
 }
 
 impl EchoServers {
     /// Starts them, listening when this returns.
     pub fn start(name: &str, addr: SocketAddr) -> EchoServers {
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut threads = Vec::new();
+        let mut streams = Vec::new();
         for proto in [Proto::Tcp, Proto::Sctp] {
             let sock = stream_socket(proto, &addr).expect("stream socket");
             sock.set_reuse_address(true).expect("SO_REUSEADDR");
             sock.bind(&addr.into())
                 .unwrap_or_else(|e| panic!("{name}: bind {proto:?} {addr}: {e}"));
             sock.listen(16).expect("listen");
-            let listener: TcpListener = sock.into();
-            let (name, stop) = (name.to_string(), stop.clone());
-            threads.push(thread::spawn(move || {
-                serve_streams(proto, &name, listener, &stop)
-            }));
+            let answer = Answer::Digest {
+                name: name.to_string(),
+                proto,
+            };
+            streams.push(EchoServer::start(sock.into(), answer, SERVER_LIFETIME));
         }
+        let stop = Arc::new(AtomicBool::new(false));
         let udp = UdpSocket::bind(addr).unwrap_or_else(|e| panic!("{name}: bind UDP {addr}: {e}"));
         let (name, stopping) = (name.to_string(), stop.clone());
-        threads.push(thread::spawn(move || {
-            serve_datagrams(&name, udp, &stopping)
-        }));
-        EchoServers { stop, threads }
+        let udp = thread::spawn(move || serve_datagrams(&name, udp, &stopping));
+        EchoServers {
+            _streams: streams,
+            stop,
+            udp: Some(udp),
+        }
     }
 }
 
 impl Drop for EchoServers {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
+        if let Some(t) = self.udp.take() {
             let _ = t.join();
         }
     }
 }
 
-fn serve_streams(proto: Proto, name: &str, listener: TcpListener, stop: &AtomicBool) {
-    let deadline = Instant::now() + SERVER_LIFETIME;
-    let mut handlers = Vec::new();
-    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-        if !readable(&listener, Duration::from_millis(100)) {
-            continue;
-        }
-        if let Ok((conn, peer)) = listener.accept() {
-            let name = name.to_string();
-            // One thread per connection: the test holds one open while
-            // others come and go.
-            handlers.push(thread::spawn(move || {
-                let _ = answer_stream(proto, &name, conn, peer);
-            }));
-        }
-    }
-    for h in handlers {
-        let _ = h.join();
-    }
-}
-
-fn answer_stream(
+/// Answers one TCP connection or SCTP association (for [`Answer::Digest`]).
+pub(crate) fn answer_stream(
     proto: Proto,
     name: &str,
     mut conn: TcpStream,

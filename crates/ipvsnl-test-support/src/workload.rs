@@ -1,11 +1,9 @@
-//! The workloads of the sync benches and of the bulk comparison
-//! (`crates/ipvsnl-bench/src/bin/bulk-compare`)
-//! (included with `#[path]`): services 10.0.0.1, 10.0.0.2, ... port
+//! The workloads of the criterion sync benches (`benches/`) and of the
+//! bench crate's binaries (bulk-compare, listing-cost, scrape-cost):
+//! services 10.0.0.1, 10.0.0.2, ... port
 //! 80, rr, each with distinct masquerading real servers 172.16.0.1, ...;
 //! or, for the kernel's worst case, every service in one hash bucket
 //! (10.A.B.1:80).
-
-#![allow(dead_code)]
 
 use std::net::{IpAddr, Ipv4Addr};
 

@@ -1,25 +1,59 @@
-//! An oracle for the chaos tests that does not go through the library's
-//! listing or planner: the kernel's table read from `/proc/net/ip_vs` (its
-//! own text, parsed here), the fewest requests that bring it to a desired
-//! table counted from that, and a field-by-field comparison of two tables
-//! that names every difference.
+//! The table oracles of the kernel tests: the kernel's table through one
+//! listing ([`kernel_table`]), and one that does not go through the
+//! library's listing or planner at all: the table read from
+//! `/proc/net/ip_vs` (its own text, parsed here) and the fewest requests
+//! that bring it to a desired table ([`needed`]), counted from that.
+//!
+//! ```
+//! use ipvsnl_test_support::oracle::parse_proc_ip_vs;
+//! let text = "IP Virtual Server version 1.2.1 (size=4096)\n\
+//!             Prot LocalAddress:Port Scheduler Flags\n  \
+//!             -> RemoteAddress:Port Forward Weight ActiveConn InActConn\n\
+//!             TCP  0A000001:0050 rr\n  \
+//!             -> AC100001:0050      Masq    1      0          0\n";
+//! let raw = parse_proc_ip_vs(text);
+//! let svc = raw.values().next().unwrap();
+//! assert_eq!(svc.scheduler, "rr");
+//! assert_eq!(svc.destinations.len(), 1);
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipvsnl::sync::Table;
-use ipvsnl::{AddressFamily, ServiceFlags, ServiceKey};
+use ipvsnl::{AddressFamily, Client, ServiceFlags, ServiceKey};
+
+/// The kernel's table as a [`Table`]: `Client::table` is whole while
+/// other namespaces change theirs (the regression tests of that are in
+/// `tests/kernel_listing_whole.rs`), so one listing is the oracle.
+pub fn kernel_table(c: &mut Client) -> Table {
+    Table::from_entries(c.table().expect("list the table"))
+}
+
+/// Panics unless the kernel's table has the settings of `want`.
+pub fn assert_converged(c: &mut Client, want: &Table) {
+    let got = kernel_table(c);
+    assert!(
+        got.same_settings(want),
+        "kernel holds {} services / {} destinations, wanted {} / {}",
+        got.len(),
+        got.destination_count(),
+        want.len(),
+        want.destination_count()
+    );
+}
 
 /// A service as `/proc/net/ip_vs` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawService {
+    /// The scheduler's name (`rr`, `wlc`...).
     pub scheduler: String,
+    /// Whether the line says `persistent`.
     pub persistent: bool,
     /// (address, port) -> (forwarding method as the kernel names it, weight).
     pub destinations: BTreeMap<(IpAddr, u16), (String, u32)>,
 }
-
 /// The table as `/proc/net/ip_vs` shows it (thresholds, netmasks and
 /// tunnel parameters are not in that file).
 pub type RawTable = BTreeMap<ServiceKey, RawService>;
@@ -106,6 +140,7 @@ pub struct Needed {
 }
 
 impl Needed {
+    /// All the requests, of every kind.
     pub fn total(&self) -> usize {
         self.missing_services + self.missing_destinations + self.wrong_settings + self.surplus
     }
@@ -161,110 +196,4 @@ pub fn needed(raw: &RawTable, desired: &Table, in_scope: impl Fn(&ServiceKey) ->
         .filter(|k| in_scope(k) && desired.get(k).is_none())
         .count();
     n
-}
-
-/// Every difference between `got` and `want`, field by field (the
-/// kernel's `HASHED` flag aside), each naming the service and field.
-pub fn differences(got: &Table, want: &Table) -> Vec<String> {
-    let mut out = Vec::new();
-    for w in want.iter() {
-        let k = w.service.key;
-        let Some(g) = got.get(&k) else {
-            out.push(format!("{k}: missing"));
-            continue;
-        };
-        let (gs, ws) = (&g.service, &w.service);
-        if gs.scheduler != ws.scheduler {
-            out.push(format!(
-                "{k}: scheduler {} != {}",
-                gs.scheduler, ws.scheduler
-            ));
-        }
-        if gs.flags - ServiceFlags::HASHED != ws.flags - ServiceFlags::HASHED {
-            out.push(format!("{k}: flags {:?} != {:?}", gs.flags, ws.flags));
-        }
-        if gs.timeout != ws.timeout {
-            out.push(format!("{k}: timeout {} != {}", gs.timeout, ws.timeout));
-        }
-        if gs.netmask != ws.netmask {
-            out.push(format!("{k}: netmask {:?} != {:?}", gs.netmask, ws.netmask));
-        }
-        if gs.persistence_engine != ws.persistence_engine {
-            out.push(format!(
-                "{k}: persistence engine {:?} != {:?}",
-                gs.persistence_engine, ws.persistence_engine
-            ));
-        }
-        for wd in &w.destinations {
-            let wd = &wd.destination;
-            let Some(gd) = g.destination(&wd.addr, wd.port) else {
-                out.push(format!("{k}: destination {}:{} missing", wd.addr, wd.port));
-                continue;
-            };
-            let gd = &gd.destination;
-            if (
-                gd.forward,
-                gd.weight,
-                gd.upper_threshold,
-                gd.lower_threshold,
-            ) != (
-                wd.forward,
-                wd.weight,
-                wd.upper_threshold,
-                wd.lower_threshold,
-            ) {
-                out.push(format!(
-                    "{k}: destination {}:{}: {gd:?} != {wd:?}",
-                    wd.addr, wd.port
-                ));
-            }
-        }
-        for gd in &g.destinations {
-            let gd = &gd.destination;
-            if w.destination(&gd.addr, gd.port).is_none() {
-                out.push(format!(
-                    "{k}: destination {}:{} not wanted",
-                    gd.addr, gd.port
-                ));
-            }
-        }
-    }
-    for g in got.iter() {
-        if want.get(&g.service.key).is_none() {
-            out.push(format!("{}: not wanted", g.service.key));
-        }
-    }
-    out
-}
-
-/// Asserts that `got` equals `want` field by field, showing the first
-/// differences; and that the library's own comparison agrees.
-pub fn assert_tables_equal(what: &str, got: &Table, want: &Table) {
-    let diff = differences(got, want);
-    assert!(
-        diff.is_empty(),
-        "{what}: the kernel holds {} services / {} destinations, wanted {} / {}; {} differences, first: {:#?}",
-        got.len(),
-        got.destination_count(),
-        want.len(),
-        want.destination_count(),
-        diff.len(),
-        &diff[..diff.len().min(10)]
-    );
-    assert!(
-        got.same_settings(want),
-        "{what}: Table::same_settings disagrees"
-    );
-}
-
-/// The part of `t` that `in_scope` accepts.
-pub fn scoped(t: &Table, in_scope: impl Fn(&ServiceKey) -> bool) -> Table {
-    let mut out = Table::new();
-    for s in t.iter().filter(|s| in_scope(&s.service.key)) {
-        out.insert(
-            s.service.clone(),
-            s.destinations.iter().map(|d| d.destination),
-        );
-    }
-    out
 }

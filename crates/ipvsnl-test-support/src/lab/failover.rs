@@ -1,14 +1,14 @@
 //! Two directors, a client and a real server, each in a network namespace
 //! of its own, for the sync-daemon and failover tests.
 //!
-//! A namespace here is a thread that called [`super::fresh_netns`] and then
+//! A namespace here is a thread that made a fresh namespace and then
 //! runs what it is sent ([`Node::run`]): sockets it opens, programs it
 //! spawns and `/proc/thread-self/net` it reads are its namespace's.
 //!
 //! The VM's kernels have veth and dummy but no bridge (their module tree is
 //! pruned), so there is no shared L2 segment: every link is a veth pair,
 //! and the client reaches the virtual address through a route that
-//! [`Lab::client_via`] points at one director or the other, which is what
+//! [`FailoverLab::client_via`] points at one director or the other, which is what
 //! the router in front of a keepalived pair does when the address moves.
 //!
 //! ```text
@@ -29,13 +29,12 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
-use super::topology::Netns;
-use super::traffic::sh;
+use crate::commands::{run, sh};
+use crate::echo::{Answer, EchoServer};
+use crate::netns::Netns;
 use ipvsnl::connections::Connection;
 use ipvsnl::{Client, Destination, Forward, Scheduler, Service, ServiceKey};
 
@@ -64,6 +63,11 @@ pub struct Node {
     ns: Netns,
 }
 
+/// `/proc/thread-self/net/<name>`: the calling thread's namespace's view.
+fn proc_net_path(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from("/proc/thread-self/net").join(name)
+}
+
 impl Node {
     /// Starts the thread and its fresh namespace.
     pub fn spawn(name: &'static str) -> Node {
@@ -85,7 +89,7 @@ impl Node {
         let name = self.name;
         self.run(move || {
             let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            let out = super::run("ip", &refs);
+            let out = run("ip", &refs);
             assert!(
                 out.status.success(),
                 "{name}: ip {}: {}",
@@ -98,7 +102,7 @@ impl Node {
     /// The MTU of interface `ifname`, as `ip -o link` shows it.
     pub fn mtu(&self, ifname: &str) -> u32 {
         let args = ["-o", "link", "show", "dev", ifname].map(str::to_owned);
-        let out = self.run(move || super::run("ip", &args));
+        let out = self.run(move || run("ip", &args));
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let mut words = text.split_whitespace();
         words.find(|w| *w == "mtu");
@@ -116,13 +120,17 @@ impl Node {
     /// The node's connection table (`/proc/thread-self/net/ip_vs_conn`).
     pub fn connections(&self) -> Vec<Connection> {
         self.run(|| {
-            ipvsnl::connections::read_from(super::proc_net("ip_vs_conn")).expect("read ip_vs_conn")
+            ipvsnl::connections::read_from(proc_net_path("ip_vs_conn")).expect("read ip_vs_conn")
         })
     }
 
     /// The raw text of `/proc/thread-self/net/<name>` in the node.
     pub fn proc_net(&self, name: &'static str) -> String {
-        self.run(move || super::read_proc_net(name))
+        self.run(move || {
+            let path = proc_net_path(name);
+            std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+        })
     }
 }
 
@@ -134,7 +142,7 @@ fn veth_ready() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let made = poll(Duration::from_secs(10), || {
-            let out = super::run(
+            let out = run(
                 "ip",
                 &[
                     "link", "add", "probe0", "type", "veth", "peer", "name", "probe1",
@@ -163,17 +171,26 @@ fn link(x: &Node, xi: &str, xa: &str, y: &Node, yi: &str, ya: &str) {
 /// The four namespaces, wired as the module's picture shows, with the
 /// same DR service (`VIP:80` to the real server, round robin) on both
 /// directors and the VIP on A.
-pub struct Lab {
+pub struct FailoverLab {
+    /// Director A (the VIP's at first).
     pub a: Node,
+    /// Director B.
     pub b: Node,
+    /// The client.
     pub client: Node,
+    /// The real server.
     pub server: Node,
+    /// An IPVS client in director A.
     pub ca: Client,
+    /// An IPVS client in director B.
     pub cb: Client,
 }
 
-impl Lab {
-    pub fn new() -> Lab {
+impl FailoverLab {
+    /// Builds it: every namespace, link and route, the service on both
+    /// directors, the client routed through A.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> FailoverLab {
         let a = Node::spawn("director-a");
         let b = Node::spawn("director-b");
         let client = Node::spawn("client");
@@ -220,7 +237,7 @@ impl Lab {
             server.ip(&format!("route add {net} via 10.50.0.1"));
         }
         a.ip(&format!("addr add {VIP}/32 dev up0"));
-        let mut lab = Lab {
+        let mut lab = FailoverLab {
             ca: a.client(),
             cb: b.client(),
             a,
@@ -229,7 +246,7 @@ impl Lab {
             server,
         };
         lab.client_via(&Side::A);
-        let key = Lab::key();
+        let key = FailoverLab::key();
         for c in [&mut lab.ca, &mut lab.cb] {
             c.add_service(&Service::new(key).with_scheduler(Scheduler::RoundRobin))
                 .expect("add the service");
@@ -281,7 +298,7 @@ impl Lab {
                 &["neigh"],
                 &["-s", "-o", "link"],
             ] {
-                let o = n.run(move || super::run("ip", args));
+                let o = n.run(move || run("ip", args));
                 out += &String::from_utf8_lossy(&o.stdout);
             }
             if n.name.starts_with("director") {
@@ -294,10 +311,13 @@ impl Lab {
 
 /// One of the two directors.
 pub enum Side {
+    /// Director A.
     A,
+    /// Director B.
     B,
 }
 
+/// `s` as an address (panics if it is not one).
 pub fn ip(s: &str) -> IpAddr {
     s.parse().expect("an address")
 }
@@ -323,69 +343,13 @@ pub fn echoed(line: &str) -> String {
 }
 
 /// A line echo server on the real server (`VIP:80`): each line `x` is
-/// answered `rs:x`; a connection ends at the client's close, after 20 s
-/// of silence, or when the server is dropped.
-pub struct EchoServer {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl EchoServer {
-    pub fn start(server: &Node) -> EchoServer {
-        let listener = server.run(|| {
-            let l = TcpListener::bind((ip(VIP), VPORT)).expect("bind the VIP on the real server");
-            l.set_nonblocking(true).expect("nonblocking");
-            l
-        });
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopping = stop.clone();
-        let thread = thread::spawn(move || {
-            let mut conns = Vec::new();
-            let deadline = Instant::now() + Duration::from_secs(120);
-            while !stopping.load(Ordering::Relaxed) && Instant::now() < deadline {
-                match listener.accept() {
-                    Ok((s, _)) => {
-                        let mine = s.try_clone().expect("clone a connection");
-                        conns.push((mine, thread::spawn(move || echo(s))));
-                    }
-                    Err(_) => thread::sleep(Duration::from_millis(5)),
-                }
-            }
-            // A connection whose client is gone without a word (reset by
-            // a director) would otherwise keep its thread to the timeout.
-            for (s, t) in conns {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-                let _ = t.join();
-            }
-        });
-        EchoServer {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-fn echo(s: TcpStream) {
-    let _ = s.set_nonblocking(false);
-    let _ = s.set_read_timeout(Some(Duration::from_secs(20)));
-    let mut w = &s;
-    for line in BufReader::new(&s).lines() {
-        let Ok(line) = line else { break };
-        if w.write_all(format!("{}\n", echoed(&line)).as_bytes())
-            .is_err()
-        {
-            break;
-        }
-    }
-}
-
-impl Drop for EchoServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// answered `rs:x` ([`Answer::Lines`]); a connection ends at the client's
+/// close, after 20 s of silence, or when the server is dropped.
+pub fn echo_server(server: &Node) -> EchoServer {
+    let listener = server
+        .run(|| TcpListener::bind((ip(VIP), VPORT)).expect("bind the VIP on the real server"));
+    let answer = Answer::Lines { prefix: echoed("") };
+    EchoServer::start(listener, answer, Duration::from_secs(120))
 }
 
 /// Polls `f` every 100 ms until it gives `Some`, for at most `limit`;
