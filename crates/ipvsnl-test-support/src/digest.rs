@@ -16,18 +16,16 @@ use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::echo::{readable, Answer, EchoServer};
+use crate::poll::readable;
 
 /// Timeout of every read, write and connect.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a server runs at most.
-const SERVER_LIFETIME: Duration = Duration::from_secs(120);
+pub(crate) const SERVER_LIFETIME: Duration = Duration::from_secs(120);
 /// The largest request a server takes.
 const MAX_REQUEST: u64 = 1 << 20;
 
@@ -111,14 +109,14 @@ impl Reply {
     }
 }
 
-fn domain(addr: &SocketAddr) -> Domain {
+pub(crate) fn domain(addr: &SocketAddr) -> Domain {
     match addr {
         SocketAddr::V4(_) => Domain::IPV4,
         SocketAddr::V6(_) => Domain::IPV6,
     }
 }
 
-fn stream_socket(proto: Proto, addr: &SocketAddr) -> io::Result<Socket> {
+pub(crate) fn stream_socket(proto: Proto, addr: &SocketAddr) -> io::Result<Socket> {
     let protocol = match proto {
         Proto::Tcp => Protocol::TCP,
         Proto::Sctp => Protocol::from(libc::IPPROTO_SCTP),
@@ -127,53 +125,7 @@ fn stream_socket(proto: Proto, addr: &SocketAddr) -> io::Result<Socket> {
     Socket::new(domain(addr), Type::STREAM, Some(protocol))
 }
 
-/// A TCP, a UDP and an SCTP server on one address and port, in the calling
-/// thread's namespace, each answering with [`Reply`]'s line; stopped when
-/// dropped.
-pub struct EchoServers {
-    _streams: Vec<EchoServer>,
-    stop: Arc<AtomicBool>,
-    udp: Option<JoinHandle<()>>,
-}
-
-impl EchoServers {
-    /// Starts them, listening when this returns.
-    pub fn start(name: &str, addr: SocketAddr) -> EchoServers {
-        let mut streams = Vec::new();
-        for proto in [Proto::Tcp, Proto::Sctp] {
-            let sock = stream_socket(proto, &addr).expect("stream socket");
-            sock.set_reuse_address(true).expect("SO_REUSEADDR");
-            sock.bind(&addr.into())
-                .unwrap_or_else(|e| panic!("{name}: bind {proto:?} {addr}: {e}"));
-            sock.listen(16).expect("listen");
-            let answer = Answer::Digest {
-                name: name.to_string(),
-                proto,
-            };
-            streams.push(EchoServer::start(sock.into(), answer, SERVER_LIFETIME));
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let udp = UdpSocket::bind(addr).unwrap_or_else(|e| panic!("{name}: bind UDP {addr}: {e}"));
-        let (name, stopping) = (name.to_string(), stop.clone());
-        let udp = thread::spawn(move || serve_datagrams(&name, udp, &stopping));
-        EchoServers {
-            _streams: streams,
-            stop,
-            udp: Some(udp),
-        }
-    }
-}
-
-impl Drop for EchoServers {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.udp.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Answers one TCP connection or SCTP association (for [`Answer::Digest`]).
+/// Answers one TCP connection or SCTP association (for [`crate::echo::Answer::Digest`]).
 pub(crate) fn answer_stream(
     proto: Proto,
     name: &str,
@@ -199,7 +151,7 @@ pub(crate) fn answer_stream(
     Ok(())
 }
 
-fn serve_datagrams(name: &str, sock: UdpSocket, stop: &AtomicBool) {
+pub(crate) fn serve_datagrams(name: &str, sock: UdpSocket, stop: &AtomicBool) {
     let deadline = Instant::now() + SERVER_LIFETIME;
     let mut buf = vec![0u8; 65536];
     while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {

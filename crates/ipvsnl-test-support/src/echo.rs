@@ -17,13 +17,13 @@
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::digest::{self, Proto};
+use crate::poll::readable;
 
 /// What the server answers on each connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,16 +176,4 @@ fn greet_then_echo(mut s: TcpStream, stop: &AtomicBool, deadline: Instant) -> io
         }
     }
     Ok(())
-}
-
-/// Waits up to `timeout` for `fd` to be readable; true if it is.
-pub(crate) fn readable(fd: &impl AsRawFd, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one valid pollfd, for the duration of the call.
-    unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
 }

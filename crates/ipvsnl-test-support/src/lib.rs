@@ -43,12 +43,14 @@
 pub mod client;
 pub mod commands;
 pub mod digest;
+pub mod digest_servers;
 pub mod echo;
 pub mod errno;
 pub mod keys;
 pub mod lab;
 pub mod netns;
 pub mod oracle;
+mod poll;
 pub mod real_server;
 pub mod table_diff;
 pub mod workload;

@@ -24,7 +24,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use ipvsnl::{Forward, Tunnel};
 
 use crate::commands::{ip_batch, sh};
-use crate::digest::EchoServers;
+use crate::digest_servers::EchoServers;
 use crate::netns::{fresh_netns, load_module, sysctl, Netns};
 
 /// The virtual service's port (TCP, UDP and SCTP).
