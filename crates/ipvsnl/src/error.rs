@@ -32,7 +32,12 @@ use crate::{DecodeError, InvalidValue, RequestKind, Target};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The kernel refused a request (it was not applied).
+    /// The kernel refused a request (it was not applied). One refusal is
+    /// made here rather than by the kernel: a destination that
+    /// [`Client::set_destination_weight`](crate::Client::set_destination_weight)
+    /// does not find in the listing it reads first is refused with
+    /// `ENOENT`, the kernel's answer to an edit of it, and the edit is
+    /// never sent.
     #[error("{target}: {} ({})", kernel_reason(target, *errno), errno_name(*errno))]
     #[non_exhaustive]
     Refused {
