@@ -116,7 +116,7 @@ impl<T: Transport> ClientCore<T> {
         let wanted: Vec<bool> = entries.iter().map(|e| wanted(&e.service.key)).collect();
         let copied = match detail {
             Detail::Settings if self.opts.sockopt_listing => {
-                self.copy_destinations(&mut entries, &wanted)
+                self.copy_destinations(&mut entries, &wanted).await
             }
             _ => Vec::new(),
         };

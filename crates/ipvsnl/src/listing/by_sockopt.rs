@@ -157,7 +157,7 @@ impl<T: Transport> ClientCore<T> {
     /// Fills the destinations of the services of `entries` that `wanted`
     /// marks and the socket-option interface lists whole (see the module);
     /// returns which it filled (the others are netlink's).
-    pub(super) fn copy_destinations(
+    pub(super) async fn copy_destinations(
         &mut self,
         entries: &mut [ServiceEntry],
         wanted: &[bool],
@@ -185,7 +185,13 @@ impl<T: Transport> ClientCore<T> {
             if !wanted[i] {
                 continue;
             }
-            match copy_one(sock, &key, expected) {
+            let copied = copy_one(sock, &key, expected);
+            // The calls never wait, so an async listing of a big table
+            // would hold its runtime thread throughout without this (the
+            // kernel test `a_sync_of_a_big_table_lets_other_tasks_run`
+            // saw the other task run once in 1,000 services).
+            self.io.cooperate().await;
+            match copied {
                 Ok(Copied::Whole(list)) => {
                     entry.destinations = list;
                     filled[i] = true;

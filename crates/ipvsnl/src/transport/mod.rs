@@ -38,4 +38,10 @@ pub(crate) trait Transport {
         got: &mut [Received],
         wait: Wait,
     ) -> impl Future<Output = io::Result<usize>> + Send;
+
+    /// A point where a run of calls that never wait (the socket-option
+    /// calls beside this socket, each answered within the call) lets the
+    /// caller's other tasks run: a unit of tokio's budget for the tokio
+    /// transport, nothing for the blocking one.
+    fn cooperate(&mut self) -> impl Future<Output = ()> + Send;
 }

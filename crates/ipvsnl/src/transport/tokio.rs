@@ -1,6 +1,7 @@
 //! The tokio transport: the same socket, non-blocking, waited on through
 //! tokio's reactor ([`AsyncFd`]); a receive's wait is a tokio timer.
 
+use std::future::Future;
 use std::io;
 
 use tokio::io::unix::AsyncFd;
@@ -43,7 +44,9 @@ impl Tokio {
 /// listing of 10,000 services would hold its runtime thread for all of its
 /// 20,000 exchanges. With this, another task runs every 128 or so (the
 /// kernel test `a_sync_of_a_big_table_lets_other_tasks_run` fails without
-/// it). Cancel-safe: nothing has touched the socket yet.
+/// it). The socket-option listing's `GET_DESTS` calls, which never touch
+/// this socket, take it too, one a call ([`Transport::cooperate`]).
+/// Cancel-safe: nothing has touched the socket yet.
 async fn cooperate() {
     tokio::task::consume_budget().await;
 }
@@ -54,6 +57,10 @@ fn timed_out() -> io::Error {
 }
 
 impl Transport for Tokio {
+    fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
+        cooperate()
+    }
+
     async fn send(&mut self, datagram: &[u8]) -> io::Result<()> {
         cooperate().await;
         // A netlink send is processed in the sender's system call; it
