@@ -8,6 +8,7 @@
 mod common;
 
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -113,34 +114,59 @@ fn exclusive_sync_a_namespace_under_a_freed_ones_inode_number_is_another() {
     })
     .join()
     .unwrap();
-    // New namespaces until one gets that number (the freed namespace's
-    // teardown runs in the background); those that do not are held, so
-    // their numbers are not handed out again.
-    let mut held: Vec<File> = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    // New namespaces until one gets that number. Namespace inode numbers
+    // come from the one allocator the proc entries use too, lowest free
+    // number first, and the freed namespace's teardown runs in the
+    // background. Making network namespaces while it runs lost the number
+    // to a `/proc/net` entry of a namespace being made (CI: 403 made in
+    // 30 s, none got it). So a UTS namespace, which takes one number and
+    // nothing else, probes first: one under the freed number is held (a
+    // lower hole filled), one above it means the number is not free yet;
+    // the freed number itself is given back by leaving that namespace, and
+    // the network namespace is made at once, in the same thread, to take it.
+    let initial_uts = File::open("/proc/self/ns/uts").expect("open the initial UTS namespace");
     let want = desired(10, 1);
+    let mut held: Vec<File> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut tries = 0;
     loop {
-        let (ino, file, result) = std::thread::scope(|scope| {
+        tries += 1;
+        let got = std::thread::scope(|scope| {
             scope
                 .spawn(|| {
+                    // SAFETY: unshare only takes flags; it moves this thread
+                    // alone into a new UTS namespace.
+                    assert_eq!(
+                        unsafe { libc::unshare(libc::CLONE_NEWUTS) },
+                        0,
+                        "unshare UTS"
+                    );
+                    let uts = std::fs::metadata("/proc/thread-self/ns/uts").unwrap().ino();
+                    if uts != freed_ino {
+                        let file = File::open("/proc/thread-self/ns/uts").unwrap();
+                        return Err((uts, file));
+                    }
+                    // SAFETY: setns with an open namespace file of the type
+                    // named; it moves this thread alone.
+                    let rc = unsafe { libc::setns(initial_uts.as_raw_fd(), libc::CLONE_NEWUTS) };
+                    assert_eq!(rc, 0, "back to the initial UTS namespace");
                     fresh_netns();
-                    let file = File::open("/proc/thread-self/ns/net").unwrap();
                     let ino = netns_ino();
                     if ino != freed_ino {
-                        return (ino, file, None);
+                        return Ok((ino, None));
                     }
                     let mut c = Client::new().unwrap();
                     let r = s.sync_cached(&mut c, &want).unwrap();
                     let table = kernel_table(&mut c);
-                    (ino, file, Some((r.listed(), r.to_string(), table)))
+                    Ok((ino, Some((r.listed(), r.to_string(), table))))
                 })
                 .join()
                 .unwrap()
         });
-        match result {
-            Some((listed, report, table)) => {
+        match got {
+            Ok((ino, Some((listed, report, table)))) => {
                 eprintln!(
-                    "namespace inode {ino} given again, after {} others",
+                    "namespace inode {ino} given again after {tries} tries, {} holes held",
                     held.len()
                 );
                 assert!(
@@ -150,12 +176,16 @@ fn exclusive_sync_a_namespace_under_a_freed_ones_inode_number_is_another() {
                 assert!(table.same_settings(&want), "{report}");
                 break;
             }
-            None => {
-                held.push(file);
+            // Below the freed number: a hole, held so it is not given again.
+            Err((uts, file)) if uts < freed_ino => held.push(file),
+            // Not free yet; or the number went elsewhere between the probe
+            // and the network namespace (that namespace is let go: its
+            // numbers come back with its teardown).
+            Err(_) | Ok((_, None)) => {
                 assert!(
                     Instant::now() < deadline,
                     "no new namespace got the freed inode number {freed_ino} \
-                     ({} made, the last {ino})",
+                     ({tries} tries, {} holes held)",
                     held.len()
                 );
                 std::thread::sleep(Duration::from_millis(50));
