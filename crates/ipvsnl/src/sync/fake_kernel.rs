@@ -334,10 +334,6 @@ impl FakeKernel {
 }
 
 impl Transport for FakeKernel {
-    fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
-        std::future::ready(())
-    }
-
     fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send {
         let taken = self.take(datagram);
         async move {

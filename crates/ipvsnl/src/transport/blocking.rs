@@ -18,10 +18,6 @@ pub(crate) struct Blocking {
 }
 
 impl Transport for Blocking {
-    fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
-        ready(())
-    }
-
     fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send {
         ready(self.sock.send(datagram))
     }

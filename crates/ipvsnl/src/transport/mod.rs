@@ -42,6 +42,8 @@ pub(crate) trait Transport {
     /// A point where a run of calls that never wait (the socket-option
     /// calls beside this socket, each answered within the call) lets the
     /// caller's other tasks run: a unit of tokio's budget for the tokio
-    /// transport, nothing for the blocking one.
-    fn cooperate(&mut self) -> impl Future<Output = ()> + Send;
+    /// transport, nothing (this default) for the others.
+    fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
+        std::future::ready(())
+    }
 }
