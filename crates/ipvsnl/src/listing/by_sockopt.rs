@@ -38,7 +38,9 @@
 //!
 //! The calls are made inline, by both clients: a `getsockopt` never waits
 //! on the network (see [`crate::transport::sockopt`]), so the async client
-//! makes them on its task, as its netlink sends.
+//! makes them on its task, as its netlink sends, and like them each takes
+//! a unit of tokio's budget (`Transport::cooperate`), so that a listing of
+//! a big table lets the runtime's other tasks run.
 //!
 //! Cost, measured with `.ci/listing-cost --kernel 6.1 --before 59887ff`
 //! (qemu `-icount shift=0,sleep=off`, one boot; 10,000 TCP services x 5
