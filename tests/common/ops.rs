@@ -1,5 +1,5 @@
 //! One operation suite for both clients: the kernel tests in
-//! `kernel_operations.rs` are written once, as async functions generic over
+//! `kernel_api/operations.rs` are written once, as async functions generic over
 //! [`Ops`], and [`both!`] runs each with the blocking [`Client`] and with
 //! the tokio [`AsyncClient`]. The client's operations are the library's
 //! [`Operations`] trait (declared once, with the clients' methods); [`Ops`]

@@ -1,5 +1,5 @@
 //! The wire crate on bytes captured from real kernels (Debian 6.1 and 6.12,
-//! see data/extract.py and tests/kernel_capture.rs of the workspace): every
+//! see data/extract.py and tests/kernel_api/capture.rs of the workspace): every
 //! datagram parses, the typed values are the state ipvsadm created, and
 //! emitting what was parsed gives back the kernel's bytes exactly. Then
 //! arbitrary and mutated bytes, which must never panic.
