@@ -46,28 +46,9 @@ pub fn errno_from_message(message: &str) -> Option<i32> {
         .map(|(_, errno)| *errno)
 }
 
-/// The symbolic name of an errno the doctor reports (`ENOEXEC`).
-pub fn errno_name(errno: i32) -> Option<&'static str> {
-    let name = match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::ENOEXEC => "ENOEXEC",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EBUSY => "EBUSY",
-        libc::EEXIST => "EEXIST",
-        libc::EINVAL => "EINVAL",
-        libc::EROFS => "EROFS",
-        libc::ENOSYS => "ENOSYS",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::EPROTONOSUPPORT => "EPROTONOSUPPORT",
-        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
-        libc::ENOKEY => "ENOKEY",
-        libc::EKEYREJECTED => "EKEYREJECTED",
-        _ => return None,
-    };
-    Some(name)
-}
+/// The symbolic name of an errno the doctor reports (`ENOEXEC`): the
+/// library's table.
+pub use ipvsnl::errno_name;
 
 /// Whether a module name is safe to pass to modprobe (no option, no path).
 pub fn valid_module_name(name: &str) -> bool {

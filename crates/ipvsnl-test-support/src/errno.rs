@@ -14,20 +14,8 @@ pub fn errno_name(errno: Option<i32>) -> String {
     let Some(n) = errno else {
         return "no errno".to_owned();
     };
-    let name = match n {
-        libc::EEXIST => "EEXIST",
-        libc::ENOENT => "ENOENT",
-        libc::ESRCH => "ESRCH",
-        libc::ENOBUFS => "ENOBUFS",
-        libc::EINVAL => "EINVAL",
-        libc::EBUSY => "EBUSY",
-        libc::EAGAIN => "EAGAIN",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
-        libc::ERANGE => "ERANGE",
-        libc::EPERM => "EPERM",
-        libc::ENOMEM => "ENOMEM",
-        _ => return format!("errno {n}"),
-    };
-    name.to_owned()
+    match ipvsnl::errno_name(n) {
+        Some(name) => name.to_owned(),
+        None => format!("errno {n}"),
+    }
 }

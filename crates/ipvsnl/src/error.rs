@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::proto::{Cause, Failure, Outcome};
-use crate::reason::{errno_name, kernel_reason};
+use crate::reason::{errno_text, kernel_reason};
 use crate::{DecodeError, InvalidValue, RequestKind, Target};
 
 /// Everything that can go wrong, told apart by what is known: the kernel
@@ -38,7 +38,7 @@ pub enum Error {
     /// does not find in the listing it reads first is refused with
     /// `ENOENT`, the kernel's answer to an edit of it, and the edit is
     /// never sent.
-    #[error("{target}: {} ({})", kernel_reason(target, *errno), errno_name(*errno))]
+    #[error("{target}: {} ({})", kernel_reason(target, *errno), errno_text(*errno))]
     #[non_exhaustive]
     Refused {
         /// What was asked, of what.

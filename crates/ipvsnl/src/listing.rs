@@ -36,7 +36,7 @@ use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceK
 
 pub(crate) use checks::Checks;
 use parts::Parts;
-use replies::{write_service_dump, DestDump, ServiceDump};
+use replies::{write_service_dump, Destinations, Dump, Services};
 use visit::{Visit, Visiting};
 use whole::Listed;
 
@@ -155,11 +155,7 @@ impl<T: Transport> ClientCore<T> {
         let mut call = self.session.call(
             CallKind::Dump,
             write_service_dump,
-            ServiceDump {
-                out: Vec::new(),
-                detail,
-                parts: Parts::default(),
-            },
+            Dump::new(Services(detail)),
         );
         drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
         let result = call.result();
@@ -186,12 +182,7 @@ impl<T: Transport> ClientCore<T> {
                 push_service_nest(out, key, None);
                 end_message(out, msg);
             },
-            DestDump {
-                out: Vec::new(),
-                family,
-                detail,
-                parts: Parts::default(),
-            },
+            Dump::new(Destinations(family, detail)),
         );
         drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
         let result = call.result();

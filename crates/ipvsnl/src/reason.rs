@@ -70,25 +70,10 @@ fn scheduler_hint(target: &Target) -> String {
     }
 }
 
-/// The symbolic name of an errno.
-pub(crate) fn errno_name(errno: i32) -> String {
-    let name = match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::ESRCH => "ESRCH",
-        libc::EEXIST => "EEXIST",
-        libc::EINVAL => "EINVAL",
-        libc::ERANGE => "ERANGE",
-        libc::ENODEV => "ENODEV",
-        libc::ENOMEM => "ENOMEM",
-        libc::EBUSY => "EBUSY",
-        libc::ENOBUFS => "ENOBUFS",
-        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ENOPROTOOPT => "ENOPROTOOPT",
-        libc::EMSGSIZE => "EMSGSIZE",
-        libc::EFAULT => "EFAULT",
-        _ => return format!("errno {errno}"),
-    };
-    name.to_owned()
+/// The symbolic name of an errno, or its number.
+pub(crate) fn errno_text(errno: i32) -> String {
+    match crate::errno_name(errno) {
+        Some(name) => name.to_owned(),
+        None => format!("errno {errno}"),
+    }
 }

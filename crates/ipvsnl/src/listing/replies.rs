@@ -15,19 +15,61 @@ pub(super) fn write_service_dump(out: &mut Vec<u8>, family: u16, seq: u32, flags
     end_message(out, msg);
 }
 
-/// The replies of a destination dump, collected, and how they came.
-pub(super) struct DestDump {
-    pub(super) out: Vec<DestinationEntry>,
-    pub(super) family: AddressFamily,
-    pub(super) detail: Detail,
-    pub(super) parts: Parts,
+/// How one dump's entries are decoded: a service dump's, or one
+/// service's destination dump's.
+pub(super) trait Decoder {
+    /// What an entry becomes.
+    type Entry;
+    /// Appends the entry of one reply's attribute bytes to `out`
+    /// (nothing on error).
+    fn push(&self, attrs: &[u8], out: &mut Vec<Self::Entry>) -> DecodeResult<()>;
 }
 
-impl Replies for DestDump {
+/// The entries of a service dump.
+pub(super) struct Services(pub(super) Detail);
+
+impl Decoder for Services {
+    type Entry = ServiceEntry;
+    #[inline]
+    fn push(&self, attrs: &[u8], out: &mut Vec<ServiceEntry>) -> DecodeResult<()> {
+        push_service(attrs, self.0, out)
+    }
+}
+
+/// The entries of a destination dump of a service of this family.
+pub(super) struct Destinations(pub(super) AddressFamily, pub(super) Detail);
+
+impl Decoder for Destinations {
+    type Entry = DestinationEntry;
+    #[inline]
+    fn push(&self, attrs: &[u8], out: &mut Vec<DestinationEntry>) -> DecodeResult<()> {
+        decode::push_destination(attrs, self.0, self.1, out)
+    }
+}
+
+/// The replies of one dump, collected, and how they came.
+pub(super) struct Dump<D: Decoder> {
+    pub(super) out: Vec<D::Entry>,
+    pub(super) parts: Parts,
+    decoder: D,
+}
+
+impl<D: Decoder> Dump<D> {
+    /// Nothing collected yet.
+    pub(super) fn new(decoder: D) -> Self {
+        Dump {
+            out: Vec::new(),
+            parts: Parts::default(),
+            decoder,
+        }
+    }
+}
+
+impl<D: Decoder> Replies for Dump<D> {
     #[inline]
     fn message(&mut self, _command: u8, attrs: &[u8]) -> DecodeResult<()> {
         self.parts.entry();
-        decode::push_destination(attrs, self.family, self.detail, &mut self.out)
+        self.decoder.push(attrs, &mut self.out)
     }
 
     fn restart(&mut self) {
@@ -38,34 +80,7 @@ impl Replies for DestDump {
     #[inline]
     fn datagram(&mut self, datagram: &[u8]) {
         self.parts.datagram(datagram.len());
-        // Room for every destination of the part at once.
-        self.out.reserve(frame::data_message_count(datagram));
-    }
-}
-
-/// The replies of a service dump, collected, and how they came.
-pub(super) struct ServiceDump {
-    pub(super) out: Vec<ServiceEntry>,
-    pub(super) detail: Detail,
-    pub(super) parts: Parts,
-}
-
-impl Replies for ServiceDump {
-    #[inline]
-    fn message(&mut self, _command: u8, attrs: &[u8]) -> DecodeResult<()> {
-        self.parts.entry();
-        push_service(attrs, self.detail, &mut self.out)
-    }
-
-    fn restart(&mut self) {
-        self.out.clear();
-        self.parts.restart();
-    }
-
-    #[inline]
-    fn datagram(&mut self, datagram: &[u8]) {
-        self.parts.datagram(datagram.len());
-        // Room for every service of the part at once.
+        // Room for every entry of the part at once.
         self.out.reserve(frame::data_message_count(datagram));
     }
 }
