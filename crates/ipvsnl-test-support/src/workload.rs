@@ -5,10 +5,10 @@
 //! or, for the kernel's worst case, every service in one hash bucket
 //! (10.A.B.1:80).
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipvsnl::sync::Table;
-use ipvsnl::{Destination, Scheduler, Service, ServiceKey};
+use ipvsnl::{Destination, Forward, Scheduler, Service, ServiceKey, Tunnel};
 
 /// How the service addresses are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,48 @@ pub fn desired(layout: Layout, services: u32, dests: u32) -> Table {
         t.insert(
             Service::new(key).with_scheduler(Scheduler::RoundRobin),
             (first..first + dests).map(|j| Destination::new(dest_addr(j), 80)),
+        );
+    }
+    t
+}
+
+/// [`desired`] (spread) made mixed, as the listing issue asks: of every
+/// ten services, the tenth is IPv6 (`[2001:db8::I]:80`, real servers
+/// `2001:db8:1::J`), the fifth sends to its real servers through GUE
+/// tunnels (port 6080); the rest are as [`desired`] has them. The older
+/// socket-option interface can express neither: a listing meets them
+/// where it must fall back to netlink.
+pub fn mixed(services: u32, dests: u32) -> Table {
+    let mut t = Table::new();
+    for i in 1..=services {
+        let first = (i - 1) * dests + 1;
+        let reals = first..first + dests;
+        if i % 10 == 0 {
+            let key = ServiceKey::tcp(
+                IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, (i >> 16) as u16, i as u16)),
+                80,
+            );
+            t.insert(
+                Service::new(key).with_scheduler(Scheduler::RoundRobin),
+                reals.map(|j| {
+                    let a = Ipv6Addr::new(0x2001, 0xdb8, 1, 0, 0, 0, (j >> 16) as u16, j as u16);
+                    Destination::new(IpAddr::V6(a), 80)
+                }),
+            );
+            continue;
+        }
+        let key = ServiceKey::tcp(service_addr(Layout::Spread, i), 80);
+        let tunnelled = i % 10 == 5;
+        t.insert(
+            Service::new(key).with_scheduler(Scheduler::RoundRobin),
+            reals.map(|j| {
+                let d = Destination::new(dest_addr(j), 80);
+                if tunnelled {
+                    d.with_forward(Forward::Tunnel(Tunnel::gue(6080)))
+                } else {
+                    d
+                }
+            }),
         );
     }
     t
