@@ -161,9 +161,61 @@ pub fn assert_ok(what: &str, out: Output) -> String {
     String::from_utf8(out.stdout).expect("stdout is UTF-8")
 }
 
-/// Runs `ipvsadm args`, asserts it succeeded, returns its stdout.
+/// Runs `ipvsadm args`, asserts it succeeded, returns its stdout. A
+/// listing of the services (`-S`, `-L`/`-l` without `--stats`, `--rate`,
+/// `--timeout` or `--daemon`) is read as [`ipvsadm_listing`] reads it.
 pub fn ipvsadm_ok(args: &[&str]) -> String {
+    if is_service_listing(args) {
+        return ipvsadm_listing(args);
+    }
     assert_ok(&format!("ipvsadm {}", args.join(" ")), ipvsadm(args))
+}
+
+/// Whether `args` make the reference list the service table, and nothing
+/// that changes from one run to the next (counters, rates).
+pub fn is_service_listing(args: &[&str]) -> bool {
+    let listing = matches!(
+        args.first(),
+        Some(&("-S" | "-L" | "-l" | "--save" | "--list"))
+    );
+    let varying = ["--stats", "--rate", "--timeout", "--daemon"];
+    listing && !args.iter().any(|a| varying.contains(a))
+}
+
+/// How many runs [`ipvsadm_listing`] makes at the most.
+const LISTING_RUNS: usize = 8;
+
+/// The reference ipvsadm's listing `args` of this namespace's table, run
+/// until two runs in a row print the same.
+///
+/// The kernel resumes a service dump at the position, counted over the
+/// services of *every* namespace, where the previous part ended; the
+/// reference reads each part as the kernel makes it (the last, with
+/// `NLMSG_DONE`, made at its next read). A service another namespace adds
+/// or deletes between two parts shifts the count: this namespace's
+/// services come out twice, or not at all. Kernel tests run in parallel,
+/// each changing its own table, so the reference's listing of a table
+/// nobody changes can repeat a service (seen on 6.12: `-S -n` of one
+/// service printed it three times). The library's own listings are whole
+/// (`crates/ipvsnl/src/listing/whole.rs`); the reference has no guard, so
+/// a test reads it until it says the same twice.
+pub fn ipvsadm_listing(args: &[&str]) -> String {
+    stable_listing(&format!("ipvsadm {}", args.join(" ")), || ipvsadm(args))
+}
+
+/// The stdout of the listing command `run` (named `what`), which must
+/// succeed, run until two runs in a row print the same (why:
+/// [`ipvsadm_listing`]).
+pub fn stable_listing(what: &str, mut run: impl FnMut() -> Output) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    while seen.len() < LISTING_RUNS {
+        let out = assert_ok(what, run());
+        if seen.last() == Some(&out) {
+            return out;
+        }
+        seen.push(out);
+    }
+    panic!("{what}: no two runs in a row agreed in {LISTING_RUNS}: {seen:#?}")
 }
 
 /// A `Command` for `program` that runs as the unprivileged user nobody/nogroup

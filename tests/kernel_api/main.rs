@@ -5,7 +5,7 @@
 //! run in the VM by `.ci/kernel-tests` (see `tests/common/mod.rs`). One
 //! binary per group of topics, a module per topic: a test's full name
 //! (`module::test`) is what a filter selects, e.g.
-//! `.ci/kernel-tests -- listing_whole::`.
+//! `.ci/kernel-tests -- smoke::`.
 
 #[macro_use]
 #[path = "../common/mod.rs"]
@@ -19,8 +19,6 @@ mod client_smoke;
 mod destinations;
 mod faults;
 mod listing_facts;
-mod listing_sockopt;
-mod listing_whole;
 mod misc;
 mod namespace_fd;
 mod operations;

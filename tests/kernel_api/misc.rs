@@ -208,10 +208,10 @@ fn client_bound_to_another_namespace_by_path() {
         named.add_service(&Service::new(key)).unwrap();
         assert_eq!(named.services().unwrap().len(), 1);
         assert_eq!(
-            assert_ok(
-                "ip netns exec ipvsadm",
-                run("ip", &["netns", "exec", &name, "ipvsadm", "-S", "-n"])
-            ),
+            stable_listing("ip netns exec ipvsadm -S -n", || run(
+                "ip",
+                &["netns", "exec", &name, "ipvsadm", "-S", "-n"]
+            )),
             "-A -t 10.7.0.1:80 -s wlc\n"
         );
         drop(named);

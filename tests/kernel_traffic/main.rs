@@ -5,7 +5,7 @@
 //! run in the VM by `.ci/kernel-tests` (see `tests/common/mod.rs`). One
 //! binary per group of topics, a module per topic: a test's full name
 //! (`module::test`) is what a filter selects, e.g.
-//! `.ci/kernel-tests -- listing_whole::`.
+//! `.ci/kernel-tests -- smoke::`.
 
 #[macro_use]
 #[path = "../common/mod.rs"]

@@ -59,7 +59,16 @@ pub fn mixed(services: u32, dests: u32) -> Table {
         let reals = first..first + dests;
         if i % 10 == 0 {
             let key = ServiceKey::tcp(
-                IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, (i >> 16) as u16, i as u16)),
+                IpAddr::V6(Ipv6Addr::new(
+                    0x2001,
+                    0xdb8,
+                    0,
+                    0,
+                    0,
+                    0,
+                    (i >> 16) as u16,
+                    i as u16,
+                )),
                 80,
             );
             t.insert(

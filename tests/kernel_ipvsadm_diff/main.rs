@@ -24,8 +24,9 @@
 //!
 //! Arguments are split on white space; '...' quotes a word (possibly empty).
 
-use crate::common;
 mod cases;
+#[path = "../common/mod.rs"]
+mod common;
 mod runner;
 
 use std::thread;

@@ -1,7 +1,7 @@
 //! The case file (tests/ipvsadm_cases/cases.txt) and its parser.
 
 /// The cases, grouped by "=== group" lines.
-pub const CASES: &str = include_str!("../../ipvsadm_cases/cases.txt");
+pub const CASES: &str = include_str!("../ipvsadm_cases/cases.txt");
 
 #[derive(Debug, Clone, Default)]
 pub struct Case {
