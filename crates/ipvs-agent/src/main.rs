@@ -8,9 +8,11 @@ use std::process::ExitCode;
 use ipvs_agent::config::{self, LoadError};
 use ipvs_agent::render::render;
 
-const USAGE: &str = "usage: ipvs-agent check FILE\n\
-  check FILE   validate the configuration FILE and print what it would configure\n\
-               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)";
+const USAGE: &str = concat!(
+    "usage: ipvs-agent check FILE\n",
+    "  check FILE   validate the configuration FILE and print what it would configure\n",
+    "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)"
+);
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

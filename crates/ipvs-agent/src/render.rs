@@ -129,7 +129,9 @@ fn port_of(port: Option<u16>) -> String {
 
 fn show(t: Duration) -> String {
     let ms = t.as_millis();
-    if ms % 1000 == 0 {
+    if ms % 60_000 == 0 && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms % 1000 == 0 {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")

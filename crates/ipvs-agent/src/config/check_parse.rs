@@ -118,7 +118,7 @@ pub(crate) fn health_check(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<Hea
             if let Some(v) = f.get(key) {
                 d.error(
                     &v.span(),
-                    format!("`{key}` is not a key of a {} check", k.name()),
+                    format!("`{key}` is not a key of a `kind = \"{}\"` check", k.name()),
                 );
             }
         }
@@ -199,7 +199,9 @@ pub(crate) fn health_check(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<Hea
 /// A duration as the file would write it.
 fn show(t: Duration) -> String {
     let ms = t.as_millis();
-    if ms % 1000 == 0 {
+    if ms % 60_000 == 0 && ms > 0 {
+        format!("{}m", ms / 60_000)
+    } else if ms % 1000 == 0 {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")

@@ -23,6 +23,9 @@ pub(crate) struct ServiceSpans {
     pub(crate) sorry: Option<Range<usize>>,
     /// The quorum's `min_weight`.
     pub(crate) quorum: Option<Range<usize>>,
+    /// Whether every part of the service read well (the checks of totals,
+    /// such as the quorum's, are made only then).
+    pub(crate) clean: bool,
 }
 
 const TOP: &[&str] = &["agent", "service"];
@@ -62,7 +65,7 @@ pub(crate) fn document(
     let mut spans = Vec::new();
     match top.get("service") {
         Some(v) => {
-            for s in read::tables(d, "service", v) {
+            for s in read::tables(d, "service", "service", v) {
                 if let Some((svc, sp)) = service(d, s) {
                     services.push(svc);
                     spans.push(sp);
@@ -74,9 +77,11 @@ pub(crate) fn document(
             "the file has no `[[service]]`: nothing to configure",
         ),
     }
+    // Settings that could not be read have their errors recorded: the
+    // defaults stand in, so the services are still checked.
     Some((
         Config {
-            agent: agent?,
+            agent: agent.unwrap_or_default(),
             services,
         },
         spans,
@@ -229,35 +234,48 @@ fn scheduler_flags(
     v: &Value<'_>,
     sched: Option<&Scheduler>,
 ) -> Option<ServiceFlags> {
-    let names = read::strings(d, "scheduler_flags", v)?;
+    let toml::de::DeValue::Array(items) = v.get_ref() else {
+        d.error(
+            &v.span(),
+            format!(
+                "`scheduler_flags` must be an array of strings, found {}",
+                read::kind(v)
+            ),
+        );
+        return None;
+    };
     let mut flags = ServiceFlags::empty();
     let mut ok = true;
-    for n in &names {
-        let (flag, owner) = match n.as_str() {
+    for item in items.iter() {
+        let Some(n) = read::string(d, "scheduler_flags", item) else {
+            ok = false;
+            continue;
+        };
+        let (flag, owner) = match n {
             "sh-fallback" => (ServiceFlags::SH_FALLBACK, Scheduler::SourceHashing),
             "sh-port" => (ServiceFlags::SH_PORT, Scheduler::SourceHashing),
             "mh-fallback" => (ServiceFlags::MH_FALLBACK, Scheduler::Maglev),
             "mh-port" => (ServiceFlags::MH_PORT, Scheduler::Maglev),
             _ => {
                 d.error(
-                    &v.span(),
+                    &item.span(),
                     format!("`scheduler_flags`: unknown flag \"{n}\" (known: sh-fallback, sh-port, mh-fallback, mh-port)"),
                 );
                 ok = false;
                 continue;
             }
         };
-        if let Some(s) = sched {
-            if *s != owner {
-                d.error(
-                    &v.span(),
-                    format!(
-                        "`scheduler_flags`: \"{n}\" is a flag of the {} scheduler, not of {s}",
-                        owner.name()
-                    ),
-                );
-                ok = false;
-            }
+        // Without `scheduler` the service gets the library's default (wlc).
+        let sched = sched.cloned().unwrap_or_default();
+        if sched != owner {
+            d.error(
+                &item.span(),
+                format!(
+                    "`scheduler_flags`: \"{n}\" is a flag of the {} scheduler, not of {sched}",
+                    owner.name()
+                ),
+            );
+            ok = false;
         }
         flags |= flag;
     }
@@ -341,20 +359,26 @@ fn quorum(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(Quorum, Range<usize
     let f = Fields::open(d, v, "`quorum`", QUORUM)?;
     let mut q = Quorum::default();
     let mut span = v.span();
-    let min = f.required(d, "min_weight", "`quorum`");
-    if let Some(m) = min {
+    let mut ok = true;
+    if let Some(m) = f.get("min_weight") {
         span = m.span();
-        q.min_weight = read::integer(d, "min_weight", m, 1, u64::from(u32::MAX))?;
+        match read::integer(d, "min_weight", m, 1, u64::from(u32::MAX)) {
+            Some(n) => q.min_weight = n,
+            None => ok = false,
+        }
     }
     if let Some(b) = f.get("below") {
-        q.below = read::word(
+        match read::word(
             d,
             "below",
             b,
             &[("keep", Below::Keep), ("withdraw", Below::Withdraw)],
-        )?;
+        ) {
+            Some(below) => q.below = below,
+            None => ok = false,
+        }
     }
-    min.map(|_| (q, span))
+    ok.then_some((q, span))
 }
 
 fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, ServiceSpans)> {
@@ -367,9 +391,13 @@ fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, Se
     let persistent = f.get("persistence").is_some();
     let key = service_key(d, &f, persistent);
     let sched = f.get("scheduler").map(|v| scheduler(d, v));
-    let flags = f
-        .get("scheduler_flags")
-        .map(|v| scheduler_flags(d, v, sched.as_ref().and_then(Option::as_ref)));
+    // A wrong scheduler's flags are not judged against it.
+    let flags = match &sched {
+        Some(None) => None,
+        _ => f
+            .get("scheduler_flags")
+            .map(|v| scheduler_flags(d, v, sched.as_ref().and_then(Option::as_ref))),
+    };
     let one_packet = f
         .get("one_packet")
         .map(|v| read::boolean(d, "one_packet", v));
@@ -379,27 +407,17 @@ fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, Se
     let default_check: Option<Option<HealthCheck>> = f.get("check").map(|v| health_check(d, v));
     let quorum = f.get("quorum").map(|v| quorum(d, v));
 
-    let (key, key_span) = key?;
-    let mut svc = Service::new(key);
-    if let Some(s) = sched {
-        svc = svc.with_scheduler(s?);
-    }
-    if let Some(fl) = flags {
-        svc = svc.with_flags(fl?);
-    }
-    if one_packet == Some(Some(true)) {
-        svc = svc.with_flags(ServiceFlags::ONE_PACKET);
-    }
-    if let Some(p) = f.get("persistence") {
-        svc = persistence(d, p, svc)?;
-    }
+    let (key, key_span) = match &key {
+        Some((k, span)) => (Some(*k), span.clone()),
+        None => (None, f.span()),
+    };
     let inherited = default_check.clone().unwrap_or(None);
     let mut servers = Vec::new();
     let mut server_spans = Vec::new();
     match f.get("server") {
         Some(list) => {
-            for s in read::tables(d, "server", list) {
-                if let Some((server, span)) = real_server(d, s, &key, inherited.as_ref()) {
+            for s in read::tables(d, "server", "service.server", list) {
+                if let Some((server, span)) = real_server(d, s, key.as_ref(), inherited.as_ref()) {
                     servers.push(server);
                     server_spans.push(span);
                 }
@@ -410,25 +428,35 @@ fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, Se
             "a service needs at least one `[[service.server]]`",
         ),
     }
-    let sorry = match f.get("sorry_server") {
-        Some(v) => Some(sorry_server(d, v, &key)),
-        None => None,
-    };
-    let (quorum, quorum_span) = match quorum {
-        Some(q) => {
-            let (q, s) = q?;
-            (q, Some(s))
+    let sorry = f
+        .get("sorry_server")
+        .and_then(|v| sorry_server(d, v, key.as_ref()));
+    // A service whose key is wrong is not kept (the file is refused
+    // anyway); one whose other parts are wrong is, with defaults in their
+    // place, so that the checks across services still see it.
+    let key = key?;
+    let mut svc = Service::new(key);
+    if let Some(Some(s)) = sched {
+        svc = svc.with_scheduler(s);
+    }
+    if let Some(Some(fl)) = flags {
+        svc = svc.with_flags(fl);
+    }
+    if one_packet == Some(Some(true)) {
+        svc = svc.with_flags(ServiceFlags::ONE_PACKET);
+    }
+    if let Some(p) = f.get("persistence") {
+        if let Some(with) = persistence(d, p, svc.clone()) {
+            svc = with;
         }
+    }
+    let (quorum, quorum_span) = match quorum.flatten() {
+        Some((q, s)) => (q, Some(s)),
         None => (Quorum::default(), None),
     };
-    if d.count() != errors_before {
-        return None;
-    }
+    let clean = d.count() == errors_before;
     let (sorry, sorry_span) = match sorry {
-        Some(s) => {
-            let (dest, span) = s?;
-            (Some(dest), Some(span))
-        }
+        Some((dest, span)) => (Some(dest), Some(span)),
         None => (None, None),
     };
     let vs = VirtualService {
@@ -444,6 +472,7 @@ fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, Se
         servers: server_spans,
         sorry: sorry_span,
         quorum: quorum_span,
+        clean,
     };
     Some((vs, spans))
 }

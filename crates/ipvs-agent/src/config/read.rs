@@ -242,10 +242,12 @@ pub(crate) fn strings(d: &mut Diagnostics<'_>, key: &str, v: &Value<'_>) -> Opti
     ok.then_some(out)
 }
 
-/// The tables of an array of tables (`[[service]]`), or a report.
+/// The tables of an array of tables (`[[service]]`), or a report;
+/// `header` is how the file writes one (`service`, `service.server`).
 pub(crate) fn tables<'t, 'i>(
     d: &mut Diagnostics<'_>,
     key: &str,
+    header: &str,
     v: &'t Value<'i>,
 ) -> &'t [Value<'i>] {
     match v.get_ref() {
@@ -254,7 +256,7 @@ pub(crate) fn tables<'t, 'i>(
             d.error(
                 &v.span(),
                 format!(
-                    "`{key}` must be an array of tables (`[[{key}]]`), found {}",
+                    "`{key}` must be an array of tables (`[[{header}]]`), found {}",
                     kind(v)
                 ),
             );

@@ -31,13 +31,14 @@ enum Method {
     Local,
 }
 
-/// A real server of the service `key`; its check is its own, else
+/// A real server of the service `key` (`None`: the service's key is
+/// wrong, so only what does not depend on it is checked); its check is its own, else
 /// `inherited` (the service's). Gives the destination and the span of its
 /// address.
 pub(crate) fn real_server(
     d: &mut Diagnostics<'_>,
     v: &Value<'_>,
-    key: &ServiceKey,
+    key: Option<&ServiceKey>,
     inherited: Option<&HealthCheck>,
 ) -> Option<(RealServer, Range<usize>)> {
     let f = Fields::open(d, v, "a `[[service.server]]`", SERVER)?;
@@ -64,7 +65,7 @@ pub(crate) fn real_server(
 pub(crate) fn sorry_server(
     d: &mut Diagnostics<'_>,
     v: &Value<'_>,
-    key: &ServiceKey,
+    key: Option<&ServiceKey>,
 ) -> Option<(Destination, Range<usize>)> {
     let f = Fields::open(d, v, "`sorry_server`", SORRY)?;
     destination(d, &f, key, "`sorry_server`")
@@ -73,7 +74,7 @@ pub(crate) fn sorry_server(
 fn destination(
     d: &mut Diagnostics<'_>,
     f: &Fields<'_, '_>,
-    key: &ServiceKey,
+    key: Option<&ServiceKey>,
     what: &str,
 ) -> Option<(Destination, Range<usize>)> {
     let addr_v = f.required(d, "address", what);
@@ -82,7 +83,10 @@ fn destination(
     // kernel keeps the client's destination port).
     let port = match f.get("port") {
         Some(v) => read::port(d, "port", v, false),
-        None => Some(key.socket_addr().map_or(0, |a| a.port())),
+        None => Some(
+            key.and_then(ServiceKey::socket_addr)
+                .map_or(0, |a| a.port()),
+        ),
     };
     let weight = match f.get("weight") {
         Some(v) => read::integer(d, "weight", v, 0, u64::from(WEIGHT_MAX)),
@@ -134,7 +138,11 @@ fn destination(
     // What the kernel would refuse, in the library's words: a family that
     // differs from the service's without a tunnel, a multicast address,
     // thresholds out of order.
-    if let Err(e) = dest.validate_for(key) {
+    let checked = match key {
+        Some(k) => dest.validate_for(k),
+        None => Ok(()),
+    };
+    if let Err(e) = checked {
         let at = match e.field() {
             "thresholds" => f
                 .get("lower_threshold")

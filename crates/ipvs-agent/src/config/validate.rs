@@ -59,7 +59,7 @@ pub(crate) fn cross_checks(
             .iter()
             .map(|s| u64::from(s.destination.weight))
             .sum();
-        if let Some(at) = &sp.quorum {
+        if let (Some(at), true) = (&sp.quorum, sp.clean) {
             if vs.quorum.min_weight > total {
                 d.error(
                     at,
