@@ -23,7 +23,7 @@ use crate::config::{Below, CheckKind, Config, HealthCheck, StartState};
 /// "#).unwrap();
 /// let text = ipvs_agent::render::render(&config);
 /// assert!(text.contains("-A -t 192.0.2.1:80 -s rr\n"));
-/// assert!(text.contains("-a -t 192.0.2.1:80 -r 10.0.0.2:80 -m -w 1\n"));
+/// assert!(text.contains("-a -t 192.0.2.1:80 -r 10.0.0.2:80 -m -w 1  # no check: always up\n"));
 /// ```
 pub fn render(config: &Config) -> String {
     let mut out = String::new();

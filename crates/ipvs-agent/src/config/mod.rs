@@ -14,13 +14,13 @@
 //! let config = ipvs_agent::config::parse_str("agent.toml", text).unwrap();
 //! assert_eq!(config.services[0].servers.len(), 1);
 //!
-//! let e = ipvs_agent::config::parse_str("agent.toml", "[[service]]\nport = 70000\n").unwrap_err();
+//! let bad = "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 70000\n\
+//!            [[service.server]]\naddress = \"10.0.0.2\"\nweight = -1\n";
+//! let e = ipvs_agent::config::parse_str("agent.toml", bad).unwrap_err();
 //! assert_eq!(
 //!     e.to_string(),
-//!     "agent.toml:1:1: a service needs `address` (with `protocol` and `port`) or `fwmark`\n\
-//!      agent.toml:2:8: `port` is for an address service, not a `fwmark` one"
-//!         .replace("`port` is for an address service, not a `fwmark` one", "`port` must be an integer from 0 to 65535, found 70000")
-//!         .as_str()
+//!     "agent.toml:4:8: `port` must be an integer from 0 to 65535, found 70000\n\
+//!      agent.toml:7:10: `weight` must be an integer from 0 to 2147483647, found -1"
 //! );
 //! ```
 

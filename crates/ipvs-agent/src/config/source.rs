@@ -37,7 +37,7 @@ impl<'a> Diagnostics<'a> {
         if self.found.is_empty() {
             return Ok(());
         }
-        self.found.sort_by(|a, b| a.0.cmp(&b.0));
+        self.found.sort_by_key(|f| f.0);
         self.found.dedup();
         let errors = self
             .found
