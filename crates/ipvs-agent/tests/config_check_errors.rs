@@ -175,3 +175,33 @@ check = { kind = "command", command = "/bin/true" }
         ]
     );
 }
+
+#[test]
+fn a_server_without_a_port_needs_a_check_that_names_one() {
+    let text = r#"[[service]]
+fwmark = 7
+check = { kind = "tcp" }
+[[service.server]]
+address = "10.0.0.1"
+[[service.server]]
+address = "10.0.0.2"
+check = { kind = "http", port = 8080 }
+[[service.server]]
+address = "10.0.0.3"
+check = { kind = "command", command = ["/bin/true"] }
+[[service.server]]
+address = "10.0.0.4"
+port = 53
+check = { kind = "dns", query = "example.org" }
+[[service.server]]
+address = "10.0.0.5"
+check = { kind = "dns", query = "example.org" }
+"#;
+    assert_eq!(
+        errors(text),
+        [
+            "t.toml:5:11: the check of server 10.0.0.1 needs `port`: the server has none (port 0)",
+            "t.toml:18:9: the check of server 10.0.0.5 needs `port`: the server has none (port 0)",
+        ]
+    );
+}

@@ -6,7 +6,7 @@ use std::ops::Range;
 use ipvsnl::{Destination, Forward, ServiceKey, Tunnel, TunnelFlags, THRESHOLD_MAX, WEIGHT_MAX};
 
 use crate::config::check_parse::health_check;
-use crate::config::model::{HealthCheck, RealServer};
+use crate::config::model::{CheckKind, HealthCheck, RealServer};
 use crate::config::read::{self, Fields, Value};
 use crate::config::source::Diagnostics;
 
@@ -49,6 +49,26 @@ pub(crate) fn real_server(
         None => inherited.cloned(),
     };
     let (dest, span) = dest?;
+    // A server of port 0 (a firewall-mark service's default) has no port
+    // for a network check to probe: the check must name one.
+    if let Some(c) = &check {
+        let probed = match &c.kind {
+            CheckKind::Tcp { port } => Some(*port),
+            CheckKind::Http(h) => Some(h.port),
+            CheckKind::Dns(q) => Some(q.port),
+            _ => None,
+        };
+        if dest.port == 0 && probed == Some(None) {
+            let at = f.get("check").map_or(span.clone(), |v| v.span());
+            d.error(
+                &at,
+                format!(
+                    "the check of server {} needs `port`: the server has none (port 0)",
+                    dest.addr
+                ),
+            );
+        }
+    }
     if d.count() != before {
         return None;
     }
