@@ -464,3 +464,30 @@ agents = 2
         ]
     );
 }
+
+#[test]
+fn service_names_are_unique_and_not_empty() {
+    let text = r#"[[service]]
+name = "web"
+fwmark = 1
+[[service.server]]
+address = "10.0.0.1"
+[[service]]
+name = "web"
+fwmark = 2
+[[service.server]]
+address = "10.0.0.1"
+[[service]]
+name = ""
+fwmark = 3
+[[service.server]]
+address = "10.0.0.1"
+"#;
+    assert_eq!(
+        errors(text),
+        [
+            "t.toml:7:8: service name \"web\" is used twice (first at line 2)",
+            "t.toml:12:8: `name` must not be empty (leave it out for no name)",
+        ]
+    );
+}

@@ -17,6 +17,8 @@ use crate::config::source::Diagnostics;
 pub(crate) struct ServiceSpans {
     /// The service's key (its address, or its mark).
     pub(crate) key: Range<usize>,
+    /// Its `name`, if it has one.
+    pub(crate) name: Option<Range<usize>>,
     /// Each server's address, in the order of `servers`.
     pub(crate) servers: Vec<Range<usize>>,
     /// The sorry server's address.
@@ -384,10 +386,20 @@ fn quorum(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(Quorum, Range<usize
 fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, ServiceSpans)> {
     let f = Fields::open(d, v, "a `[[service]]`", SERVICE)?;
     let errors_before = d.count();
-    let name = f
-        .get("name")
-        .and_then(|v| read::string(d, "name", v))
-        .map(str::to_string);
+    let name = match f.get("name") {
+        Some(v) => match read::string(d, "name", v) {
+            Some("") => {
+                d.error(
+                    &v.span(),
+                    "`name` must not be empty (leave it out for no name)",
+                );
+                None
+            }
+            other => other.map(str::to_string),
+        },
+        None => None,
+    };
+    let name_span = f.get("name").map(|v| v.span());
     let persistent = f.get("persistence").is_some();
     let key = service_key(d, &f, persistent);
     let sched = f.get("scheduler").map(|v| scheduler(d, v));
@@ -469,6 +481,7 @@ fn service(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<(VirtualService, Se
     };
     let spans = ServiceSpans {
         key: key_span,
+        name: name_span,
         servers: server_spans,
         sorry: sorry_span,
         quorum: quorum_span,

@@ -1,6 +1,6 @@
 //! The checks across items of a file, once each item reads well: no
-//! service twice, no server twice in a service, a sorry server that is not
-//! also a server, a quorum the servers can meet.
+//! service (or service name) twice, no server twice in a service, a sorry
+//! server that is not also a server, a quorum the servers can meet.
 
 use std::collections::HashMap;
 
@@ -16,7 +16,19 @@ pub(crate) fn cross_checks(
     spans: &[ServiceSpans],
 ) {
     let mut seen = HashMap::new();
+    let mut names = HashMap::new();
     for (vs, sp) in config.services.iter().zip(spans) {
+        if let (Some(name), Some(at)) = (&vs.name, &sp.name) {
+            if let Some(first) = names.get(name) {
+                let (line, _) = line_column(text, *first);
+                d.error(
+                    at,
+                    format!("service name \"{name}\" is used twice (first at line {line})"),
+                );
+            } else {
+                names.insert(name.clone(), at.start);
+            }
+        }
         let key = vs.service.key;
         if let Some(first) = seen.insert(key, sp.key.start) {
             seen.insert(key, first);
