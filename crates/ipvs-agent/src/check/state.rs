@@ -152,6 +152,18 @@ impl ServerHealth {
         self.streak
     }
 
+    /// The same health under new thresholds (a reload changed the check):
+    /// the count of consecutive results starts again.
+    #[must_use]
+    pub fn retuned(&self, rise: u32, fall: u32) -> Self {
+        ServerHealth {
+            streak: 0,
+            rise: rise.max(1),
+            fall: fall.max(1),
+            ..self.clone()
+        }
+    }
+
     /// Takes one result; gives the transition it causes, if any.
     pub fn record(&mut self, outcome: &Outcome) -> Option<Transition> {
         let failure = match outcome {
