@@ -1,0 +1,20 @@
+//! ipvs-agent: a director daemon for the Linux IPVS load balancer, on the
+//! ipvsnl library's public API.
+//!
+//! This crate's library is the daemon's pure parts, tested on the host:
+//!
+//! - [`config`]: the TOML file of virtual services and real servers with
+//!   their health checks, every error at its line and column;
+//! - [`check`]: a server's health from its check results (rise/fall
+//!   hysteresis) and when its checks run (interval and jitter against a
+//!   clock the caller passes in);
+//! - [`desired`]: from the configuration and every server's health, the
+//!   table the kernel should hold ([`ipvsnl::sync::Table`]) and the
+//!   syncer's options.
+//!
+//! The checkers' I/O, the daemon loop, signals and metrics come later.
+
+pub mod check;
+pub mod config;
+pub mod desired;
+pub mod render;

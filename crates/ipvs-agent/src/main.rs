@@ -1,0 +1,69 @@
+//! `ipvs-agent`: the director daemon's command line. This session: only
+//! `ipvs-agent check FILE`, which validates a configuration file and
+//! prints what it would configure.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use ipvs_agent::config::{self, LoadError};
+use ipvs_agent::render::render;
+
+const USAGE: &str = concat!(
+    "usage: ipvs-agent check FILE\n",
+    "  check FILE   validate the configuration FILE and print what it would configure\n",
+    "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)"
+);
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["check", file] => check(Path::new(file)),
+        ["-h" | "--help"] => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        ["-V" | "--version"] => {
+            println!("ipvs-agent {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn check(path: &Path) -> ExitCode {
+    match config::load(path) {
+        Ok(c) => {
+            print!("{}", render(&c));
+            let servers: usize = c.services.iter().map(|s| s.servers.len()).sum();
+            eprintln!(
+                "{}: valid: {} services, {servers} real servers",
+                path.display(),
+                c.services.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(LoadError::Invalid(errors)) => {
+            for line in errors.lines() {
+                eprintln!("{line}");
+            }
+            eprintln!(
+                "{}: {} errors, nothing accepted",
+                path.display(),
+                errors.len()
+            );
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("ipvs-agent: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

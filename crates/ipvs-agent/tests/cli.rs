@@ -1,0 +1,82 @@
+//! `ipvs-agent check FILE`: exit 0 with what it would configure, 1 with
+//! every error at its line and column, 2 on a usage error.
+
+use std::process::{Command, Output};
+
+const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
+
+fn agent(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ipvs-agent"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn check_accepts_the_example_and_prints_the_rules() {
+    let out = agent(&["check", EXAMPLE]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("-A -t 192.0.2.10:80 -s wrr\n"), "{stdout}");
+    assert!(stdout.contains("-a -t 192.0.2.10:80 -r 10.0.0.1:8080 -m -w 10  # http GET /healthz -> 200 with \"ok\" every 2s (timeout 1s, jitter 200ms), rise 2 fall 3, starts up\n"), "{stdout}");
+    assert!(
+        stdout.contains("-A -f 7 -s mh -b mh-fallback\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("# sorry server, added below the quorum: -a -t 192.0.2.10:80 -r 10.0.9.1:8080 -m -w 1\n"), "{stdout}");
+    assert!(text(&out.stderr).ends_with("valid: 4 services, 10 real servers\n"));
+}
+
+#[test]
+fn check_prints_every_error_and_exits_1() {
+    let dir = std::env::temp_dir().join(format!("ipvs-agent-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(
+        &file,
+        "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\nscheduler = \"wrrr\"\n\
+         [[service.server]]\naddress = \"10.0.0.1\"\nweight = -1\n",
+    )
+    .unwrap();
+    let out = agent(&["check", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing printed as accepted");
+    let f = file.display();
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{f}:5:13: `scheduler`: unknown scheduler \"wrrr\" (known: rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos, none)\n\
+             {f}:8:10: `weight` must be an integer from 0 to 2147483647, found -1\n\
+             {f}: 2 errors, nothing accepted\n"
+        )
+    );
+}
+
+#[test]
+fn an_unreadable_file_exits_1_and_usage_errors_exit_2() {
+    let out = agent(&["check", "/nonexistent/agent.toml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("ipvs-agent: /nonexistent/agent.toml: cannot read: "));
+    for args in [
+        &[][..],
+        &["check"],
+        &["check", "a", "b"],
+        &["run", "x"],
+        &["--bogus"],
+    ] {
+        let out = agent(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).starts_with("usage: ipvs-agent check FILE\n"),
+            "{args:?}"
+        );
+    }
+    let out = agent(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).starts_with("usage: ipvs-agent check FILE\n"));
+}
