@@ -3,7 +3,7 @@
 
 use ipvs_agent::config::parse_str;
 
-const EXAMPLE: &str = include_str!("../examples/agent.toml");
+const EXAMPLE: &str = include_str!("../../examples/agent.toml");
 
 #[test]
 fn the_example_cut_anywhere_never_panics_and_errors_are_located_in_the_file() {

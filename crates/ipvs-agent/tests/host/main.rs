@@ -1,0 +1,14 @@
+//! The agent on the host, no kernel: its configuration (every bad input
+//! with its exact error), the check state machine and schedule, the
+//! decision layer, reloads and the `check` command. One test binary, a
+//! module per topic.
+
+mod cli;
+mod config_check_errors;
+mod config_errors;
+mod config_ok;
+mod config_robust;
+mod desired;
+mod health_book;
+mod health_state;
+mod schedule;
