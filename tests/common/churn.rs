@@ -1,7 +1,7 @@
 //! A writer in a namespace of its own that adds and deletes services in
 //! pipelined batches: the churn that made the kernel's service dumps of
-//! other namespaces skip services (`kernel_listing/whole.rs`,
-//! `kernel_listing/sockopt.rs`).
+//! other namespaces skip services (`kernel_listing_whole/whole.rs`,
+//! `kernel_listing_sockopt/sockopt.rs`).
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};

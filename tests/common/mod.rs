@@ -122,6 +122,20 @@ pub fn read_proc_net(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
+/// The name libtest gives the test `name` of the module `module_path`
+/// (`module_path!()` there): its path without the binary's crate name,
+/// for a test that runs its own binary with `--exact` to make a child.
+///
+/// ```ignore
+/// assert_eq!(test_name("kernel_tools::doctor", "child"), "doctor::child");
+/// ```
+pub fn test_name(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_, module)) => format!("{module}::{name}"),
+        None => name.to_owned(),
+    }
+}
+
 /// Runs the reference `ipvsadm` (Debian's, from PATH) in the current thread's
 /// network namespace.
 pub fn ipvsadm(args: &[&str]) -> Output {

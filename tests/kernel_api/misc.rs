@@ -256,7 +256,12 @@ fn unprivileged_caller_gets_eperm() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = command_as_nobody(copy.to_str().unwrap())
-        .args(["--ignored", "--exact", "child_as_nobody", "--nocapture"])
+        .args([
+            "--ignored",
+            "--exact",
+            &test_name(module_path!(), "child_as_nobody"),
+            "--nocapture",
+        ])
         .env("IPVSNL_NOBODY_CHILD", "1")
         .current_dir("/")
         .output()

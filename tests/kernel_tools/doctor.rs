@@ -246,7 +246,7 @@ fn doctor_unprivileged() {
         .args([
             "--ignored",
             "--exact",
-            "doctor_child_process",
+            &test_name(module_path!(), "doctor_child_process"),
             "--nocapture",
             "--test-threads=1",
         ])

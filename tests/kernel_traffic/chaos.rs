@@ -217,7 +217,10 @@ fn exclusive_chaos_sigkill_mid_apply() {
     require_root();
     let ns = NamedNetns::add(&format!("ipvsnl-chaos-kill-{}", std::process::id()));
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "exclusive_chaos_sigkill_mid_apply"])
+        .args([
+            "--exact",
+            &test_name(module_path!(), "exclusive_chaos_sigkill_mid_apply"),
+        ])
         .args(["--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_NETNS, ns.path())
         .stdout(Stdio::null())

@@ -26,7 +26,7 @@ use ipvsnl::{AddressFamily, Client, ServiceFlags, ServiceKey};
 
 /// The kernel's table as a [`Table`]: `Client::table` is whole while
 /// other namespaces change theirs (the regression tests of that are in
-/// `tests/kernel_listing/whole.rs`), so one listing is the oracle.
+/// `tests/kernel_listing_whole/whole.rs`), so one listing is the oracle.
 pub fn kernel_table(c: &mut Client) -> Table {
     Table::from_entries(c.table().expect("list the table"))
 }

@@ -286,7 +286,7 @@ client_ops! {
     /// ours. Measured before this check: with another namespace adding and
     /// deleting 40 services in pipelined batches, 25 of 483 listings of an
     /// unchanged namespace of 300 services came back short (in the kernel
-    /// test `kernel_listing::whole`, with a harder churn, 449 of 450). So:
+    /// test `kernel_listing_whole::whole`, with a harder churn, 449 of 450). So:
     ///
     /// - A dump whose services came in one part (about six services or
     ///   fewer) is one consistent snapshot: nothing more is done.
