@@ -265,9 +265,7 @@ pub fn plan(
                     services.push(Request::edit_service(w.service.clone()));
                 }
                 diff_destinations(c, w, options, ledger, now, &mut diff, &mut draining);
-                for r in diff.drain(..) {
-                    destinations.push(r);
-                }
+                destinations.append_written(&mut diff);
                 if services.len() + destinations.len() == before {
                     unchanged += 1;
                 }

@@ -62,6 +62,20 @@ impl Steps {
         }
     }
 
+    /// Appends these requests written out (emptying `more`).
+    pub(crate) fn append_written(&mut self, more: &mut Vec<Request>) {
+        let n = more.len();
+        if n == 0 {
+            return;
+        }
+        self.written.append(more);
+        self.len += n;
+        match self.steps.last_mut() {
+            Some(Step::Written(m)) => *m += n,
+            _ => self.steps.push(Step::Written(n)),
+        }
+    }
+
     /// Appends the add of this service (shared, not copied).
     pub(crate) fn add_service(&mut self, s: &Arc<TableService>) {
         self.steps.push(Step::AddService(Arc::clone(s)));
