@@ -32,10 +32,10 @@ impl Plan {
     /// assert_eq!(p.to_string(), p.to_rules());
     /// ```
     pub fn to_rules(&self) -> String {
-        let requests = self.requests();
-        let mut out = String::with_capacity(requests.len() * 48);
-        for r in requests {
-            out.push_str(&request_rule(r, &Numeric));
+        // Each request made as it is printed: none kept (`Plan::iter`).
+        let mut out = String::with_capacity(self.len() * 48);
+        for r in self {
+            out.push_str(&request_rule(&r, &Numeric));
             out.push('\n');
         }
         out

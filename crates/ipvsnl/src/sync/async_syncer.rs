@@ -2,7 +2,7 @@
 //! [`Syncer::sync`], its listing and batches awaited on an [`AsyncClient`]
 //! (the planning between them is CPU work of the calling task).
 
-use crate::sync::plan::Plan;
+use crate::sync::planned::Plan;
 use crate::sync::report::Report;
 use crate::sync::syncer::Syncer;
 use crate::sync::table::Table;

@@ -24,6 +24,7 @@ mod journal;
 mod ledger;
 mod namespace;
 mod plan;
+mod planned;
 mod report;
 mod settle;
 mod syncer;
@@ -35,7 +36,8 @@ mod view;
 
 pub use fates::Fate;
 pub use ledger::{DestinationId, DrainLedger};
-pub use plan::{plan, Drain, Plan, PlanOptions, Scope};
+pub use plan::{plan, Drain, PlanOptions, Scope};
+pub use planned::{Plan, PlanRequests};
 pub use report::{Found, Report, Unknown};
 pub use syncer::Syncer;
 pub use table::{Table, TableDestination, TableService};
@@ -47,5 +49,7 @@ mod drain_tests;
 mod engine_tests;
 #[cfg(test)]
 mod fake_kernel;
+#[cfg(test)]
+mod planned_tests;
 #[cfg(test)]
 mod tests;

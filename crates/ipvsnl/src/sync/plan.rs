@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::sync::ledger::DrainLedger;
+use crate::sync::planned::{Plan, Steps};
 use crate::sync::table::{
     dest_id, dest_matches, service_matches, Table, TableDestination, TableService,
 };
@@ -158,64 +159,6 @@ impl PlanOptions {
     }
 }
 
-/// The ordered requests that take the current table to the desired one.
-///
-/// Requests come in two phases: first service-level requests (delete,
-/// add, edit services), then destination requests. The applier sends the
-/// second phase only for services whose first-phase request succeeded.
-#[derive(Debug, Clone, Default)]
-#[must_use = "a plan changes nothing until applied"]
-#[non_exhaustive]
-pub struct Plan {
-    requests: Vec<Request>,
-    service_phase: usize,
-    conflicts: Vec<ServiceKey>,
-    draining: DrainLedger,
-    unchanged: usize,
-}
-
-impl Plan {
-    /// The requests, in the order they must be sent.
-    pub fn requests(&self) -> &[Request] {
-        &self.requests
-    }
-
-    /// How many of the first requests are service-level (phase one).
-    pub fn service_phase(&self) -> usize {
-        self.service_phase
-    }
-
-    /// How many requests.
-    pub fn len(&self) -> usize {
-        self.requests.len()
-    }
-
-    /// True when nothing needs to change.
-    pub fn is_empty(&self) -> bool {
-        self.requests.is_empty()
-    }
-
-    /// Wanted services outside the scope: refused, not touched.
-    pub fn conflicts(&self) -> &[ServiceKey] {
-        &self.conflicts
-    }
-
-    /// Destinations still draining once this plan is applied, with the time
-    /// their drain began.
-    pub fn draining(&self) -> &DrainLedger {
-        &self.draining
-    }
-
-    /// Wanted services already exactly as wanted (no request at all).
-    pub fn unchanged(&self) -> usize {
-        self.unchanged
-    }
-
-    pub(crate) fn into_parts(self) -> (Vec<Request>, usize, DrainLedger) {
-        (self.requests, self.service_phase, self.draining)
-    }
-}
-
 fn drains_protocol(key: &ServiceKey, drain: &Drain) -> bool {
     match key {
         ServiceKey::Inet {
@@ -257,21 +200,25 @@ pub fn plan(
     ledger: &DrainLedger,
     now: Instant,
 ) -> Plan {
-    let mut p = Plan::default();
-    // Destination requests come after every service request, in service
-    // order: those of changed services are collected here; those of added
-    // services (all of them adds, most of a cold start) are written
-    // straight into the plan at the end, without a copy.
-    let mut dest_ops: Vec<Request> = Vec::new();
-    let mut dest_work: Vec<DestWork<'_>> = Vec::new();
-    if current.is_empty() {
-        // From empty, everything is added: size the list once.
-        p.requests
-            .reserve(desired.len() + desired.destination_count());
-    }
+    // Phase one, the service requests; phase two, the destination
+    // requests, in service order. A service added (all of a cold start)
+    // is two steps referring to its entry in `desired`, not a request
+    // for it and each of its destinations.
+    let (mut services, mut destinations) = if current.is_empty() {
+        (
+            Steps::with_capacity(desired.len()),
+            Steps::with_capacity(desired.len()),
+        )
+    } else {
+        (Steps::default(), Steps::default())
+    };
+    let mut conflicts = Vec::new();
+    let mut draining = DrainLedger::default();
+    let mut unchanged = 0;
+    let mut diff: Vec<Request> = Vec::new();
     let scope = &options.scope;
-    let mut cur = current.iter().peekable();
-    let mut want = desired.iter().peekable();
+    let mut cur = current.entries().peekable();
+    let mut want = desired.entries().peekable();
     loop {
         let order = match (cur.peek(), want.peek()) {
             (None, None) => break,
@@ -284,7 +231,7 @@ pub fn plan(
                 // Found, not wanted.
                 if let Some(c) = cur.next() {
                     if scope.contains(&c.service.key) {
-                        p.requests.push(Request::DeleteService(c.service.key));
+                        services.push(Request::DeleteService(c.service.key));
                     }
                 }
             }
@@ -292,13 +239,11 @@ pub fn plan(
                 // Wanted, not found.
                 if let Some(w) = want.next() {
                     if !scope.contains(&w.service.key) {
-                        p.conflicts.push(w.service.key);
+                        conflicts.push(w.service.key);
                         continue;
                     }
-                    p.requests.push(Request::add_service(w.service.clone()));
-                    if !w.destinations.is_empty() {
-                        dest_work.push(DestWork::AddAll(w));
-                    }
+                    services.add_service(w);
+                    destinations.add_destinations(w);
                 }
             }
             std::cmp::Ordering::Equal => {
@@ -306,63 +251,28 @@ pub fn plan(
                     break;
                 };
                 if !scope.contains(&w.service.key) {
-                    p.conflicts.push(w.service.key);
+                    conflicts.push(w.service.key);
                     continue;
                 }
-                if std::ptr::eq(c, w) {
+                if Arc::ptr_eq(c, w) {
                     // One shared entry (the cached view was cloned from
                     // this desired table): the same, without comparing.
-                    p.unchanged += 1;
+                    unchanged += 1;
                     continue;
                 }
-                let before = p.requests.len() + dest_ops.len();
+                let before = services.len() + destinations.len();
                 if !service_matches(&c.service, &w.service) {
-                    p.requests.push(Request::edit_service(w.service.clone()));
+                    services.push(Request::edit_service(w.service.clone()));
                 }
-                let from = dest_ops.len();
-                diff_destinations(c, w, options, ledger, now, &mut dest_ops, &mut p.draining);
-                if dest_ops.len() > from {
-                    dest_work.push(DestWork::Planned(dest_ops.len() - from));
-                }
-                if p.requests.len() + dest_ops.len() == before {
-                    p.unchanged += 1;
+                diff_destinations(c, w, options, ledger, now, &mut diff, &mut draining);
+                destinations.append_written(&mut diff);
+                if services.len() + destinations.len() == before {
+                    unchanged += 1;
                 }
             }
         }
     }
-    p.service_phase = p.requests.len();
-    let adds: usize = dest_work
-        .iter()
-        .map(|w| match w {
-            DestWork::AddAll(t) => t.destinations.len(),
-            DestWork::Planned(_) => 0,
-        })
-        .sum();
-    p.requests.reserve(adds + dest_ops.len());
-    let mut planned = dest_ops.into_iter();
-    for work in dest_work {
-        match work {
-            DestWork::AddAll(w) => {
-                let key = w.service.key;
-                p.requests.extend(
-                    w.destinations
-                        .iter()
-                        .map(|d| Request::AddDestination(key, d.destination)),
-                );
-            }
-            // The counts come in order and cover the list: take each in turn.
-            DestWork::Planned(n) => p.requests.extend(planned.by_ref().take(n)),
-        }
-    }
-    p
-}
-
-/// The destination requests of one service, in plan order.
-enum DestWork<'a> {
-    /// A service being added: every destination of it, added.
-    AddAll(&'a TableService),
-    /// A service being changed: the next this many requests of the diff.
-    Planned(usize),
+    Plan::new(services, destinations, conflicts, draining, unchanged)
 }
 
 /// Whether a destination leaving a service still has clients to drain:

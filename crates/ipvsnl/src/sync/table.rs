@@ -259,6 +259,11 @@ impl Table {
         self.services.values().map(|e| &**e)
     }
 
+    /// Every entry, shared, in key order (what a plan refers to).
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &Arc<TableService>> + '_ {
+        self.services.values()
+    }
+
     /// Every key, in order.
     pub fn keys(
         &self,
