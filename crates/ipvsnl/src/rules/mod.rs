@@ -50,6 +50,7 @@ use std::net::{IpAddr, Ipv4Addr};
 mod ntop;
 mod parse;
 mod plan;
+mod push;
 #[cfg(test)]
 mod plan_tests;
 mod requests;
@@ -61,7 +62,7 @@ pub use parse::{
     DEFAULT_SYNC_INTERFACE,
 };
 pub use requests::request_rule;
-pub use save::{destination_rule, service_rule, table_rules};
+pub use save::{destination_rule, push_service_rules, service_rule, table_rules};
 
 /// Name resolution for the rules format: host and service names to
 /// addresses and ports (for a parser of rules text), and addresses and
