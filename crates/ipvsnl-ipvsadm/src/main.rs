@@ -16,12 +16,14 @@ use ipvsnl::rules::{self, Names, Numeric};
 use ipvsnl::{Client, Info, Request, RequestKind};
 
 mod c_text;
+mod columns;
 mod conn;
 mod grammar;
 mod kernel;
 mod list;
 mod names;
 mod restore;
+mod sort;
 
 use grammar::{ArgError, Command, ListFormat, ListWhat};
 use names::LibcNames;
@@ -128,55 +130,61 @@ impl Ctx {
         self.out.die(&msg, 1)
     }
 
-    fn sorted_services(&mut self, f: &ListFormat) -> Vec<ipvsnl::ServiceEntry> {
-        let mut services = match self.client.services() {
-            Ok(s) => s,
-            Err(e) => self.list_error(RequestKind::ListServices, &e),
+    /// The whole table for `-L` and `-S`: its settings and connection
+    /// counts only (the library's cheaper listing, which reads the
+    /// destinations of IPv4 services through the socket-option interface
+    /// where that gives every field) unless the listing shows counters.
+    fn listed_table(&mut self, f: &ListFormat) -> Vec<ipvsnl::ServiceEntry> {
+        let listed = if f.stats || f.rate {
+            self.client.table()
+        } else {
+            self.client.table_settings()
         };
-        if !f.nosort {
-            list::glibc_msort(&mut services, &|a, b| {
-                list::cmp_services(&a.service.key, &b.service.key)
-            });
+        match listed {
+            Ok(t) => t,
+            Err(e) => self.list_error(RequestKind::ListServices, &e),
         }
-        services
     }
 
-    fn dests(&mut self, key: &ipvsnl::ServiceKey, f: &ListFormat) -> Vec<ipvsnl::DestinationEntry> {
-        let mut dests = match self.client.destinations(key) {
-            Ok(d) => d,
-            Err(e) => self.list_error(RequestKind::ListDestinations, &e),
-        };
-        if !f.nosort {
-            list::glibc_msort(&mut dests, &|a, b| list::cmp_dests(a, b));
-        }
-        dests
+    /// Room for a listing of `table` (about 60 bytes a line).
+    fn reserve(&mut self, table: &[ipvsnl::ServiceEntry]) {
+        let lines: usize = table.iter().map(|s| 1 + s.destinations.len()).sum();
+        self.out.buf.reserve(lines * 60);
     }
 
     fn print_service(&mut self, se: &ipvsnl::ServiceEntry, f: &ListFormat) {
         let names = self.names(f.numeric);
         list::service_line(&mut self.out.buf, se, f, names);
-        let dests = self.dests(&se.service.key, f);
-        for d in &dests {
-            list::dest_line(&mut self.out.buf, &se.service.key, d, f, names);
+        let dests = match self.client.destinations(&se.service.key) {
+            Ok(d) => d,
+            Err(e) => self.list_error(RequestKind::ListDestinations, &e),
+        };
+        let mut sorter = sort::DestSorter::default();
+        for &j in sorter.order(&dests, f.nosort) {
+            list::dest_line(
+                &mut self.out.buf,
+                &se.service.key,
+                &dests[j as usize],
+                f,
+                names,
+            );
         }
     }
 
     fn list_all(&mut self, f: &ListFormat) {
         self.header();
         list::title(&mut self.out.buf, f);
-        let services = self.sorted_services(f);
-        for se in &services {
-            self.print_service(se, f);
-        }
+        let table = self.listed_table(f);
+        self.reserve(&table);
+        let names = self.names(f.numeric);
+        list::list_table(&mut self.out.buf, &table, f, names);
     }
 
     fn save(&mut self, f: &ListFormat) {
-        let services = self.sorted_services(f);
+        let table = self.listed_table(f);
+        self.reserve(&table);
         let names = self.names(f.numeric);
-        for se in &services {
-            let dests = self.dests(&se.service.key, f);
-            list::save_service(&mut self.out.buf, se, &dests, names);
-        }
+        list::save_table(&mut self.out.buf, &table, f, names);
     }
 
     fn list(&mut self, what: ListWhat, f: &ListFormat) {
@@ -366,3 +374,5 @@ fn main() {
 }
 #[cfg(test)]
 mod restore_bad_input;
+#[cfg(test)]
+mod text_cost;

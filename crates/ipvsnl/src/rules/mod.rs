@@ -50,9 +50,9 @@ use std::net::{IpAddr, Ipv4Addr};
 mod ntop;
 mod parse;
 mod plan;
-mod push;
 #[cfg(test)]
 mod plan_tests;
+mod push;
 mod requests;
 mod save;
 pub mod style;

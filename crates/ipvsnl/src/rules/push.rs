@@ -22,8 +22,9 @@ pub(crate) fn push_u64(out: &mut String, mut n: u64) {
             break;
         }
     }
-    // The digits are ASCII.
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+    for &d in &buf[i..] {
+        out.push(char::from(d));
+    }
 }
 
 /// Appends `n` in decimal (`%d`).
@@ -36,26 +37,19 @@ pub(crate) fn push_i64(out: &mut String, n: i64) {
 
 /// Appends an IPv4 address dotted (`inet_ntop`).
 pub(crate) fn push_ipv4(out: &mut String, a: &Ipv4Addr) {
-    let mut buf = [0u8; 15];
-    let mut len = 0;
+    out.reserve(15);
     for (n, o) in a.octets().into_iter().enumerate() {
         if n > 0 {
-            buf[len] = b'.';
-            len += 1;
+            out.push('.');
         }
         if o >= 100 {
-            buf[len] = b'0' + o / 100;
-            len += 1;
+            out.push(char::from(b'0' + o / 100));
         }
         if o >= 10 {
-            buf[len] = b'0' + o / 10 % 10;
-            len += 1;
+            out.push(char::from(b'0' + o / 10 % 10));
         }
-        buf[len] = b'0' + o % 10;
-        len += 1;
+        out.push(char::from(b'0' + o % 10));
     }
-    // Digits and dots are ASCII.
-    out.push_str(std::str::from_utf8(&buf[..len]).unwrap_or_default());
 }
 
 /// Appends a 16-bit group in lower-case hex without leading zeros.
