@@ -65,9 +65,9 @@ pub(crate) fn parse_args(argv: &[&str], names: &dyn Names) -> Result<Command, Ar
     parse_rest(Entry::new(cmd), sc, program, names)
 }
 
-fn parse_rest(
-    mut e: Entry,
-    mut sc: Scanner<'_>,
+fn parse_rest<'a>(
+    mut e: Entry<'a>,
+    mut sc: Scanner<'a>,
     _program: &str,
     names: &dyn Names,
 ) -> Result<Command, ArgError> {
@@ -230,7 +230,7 @@ fn parse_rest(
             }
             Opt::SchedFlags => {
                 e.set_option(SCHED_FLAGS)?;
-                e.sched_flags = Some(val.to_owned());
+                e.sched_flags = Some(val);
             }
             Opt::McastGroup => {
                 e.set_option(MCAST_GROUP)?;
