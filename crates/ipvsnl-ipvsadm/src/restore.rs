@@ -34,6 +34,20 @@ impl fmt::Display for RuleError {
 
 impl std::error::Error for RuleError {}
 
+/// A byte of a rules text: part of a token, a separator, or the end of a
+/// line.
+const ORDINARY: u8 = 0;
+const SEPARATOR: u8 = 1;
+const NEWLINE: u8 = 2;
+const CLASS: [u8; 256] = {
+    let mut c = [ORDINARY; 256];
+    c[b' ' as usize] = SEPARATOR;
+    c[b'\t' as usize] = SEPARATOR;
+    c[b'\r' as usize] = SEPARATOR;
+    c[b'\n' as usize] = NEWLINE;
+    c
+};
+
 /// Hands `each` every line of a rules text that has tokens, split the way
 /// `ipvsadm -R` splits them (`config_stream.c`): tokens are separated by
 /// spaces, tabs and carriage returns; a token that is exactly `ipvsadm` is
@@ -52,7 +66,8 @@ fn for_each_line<'a>(
     // about 350.)
     let mut argv: Vec<&'a str> = Vec::with_capacity(16);
     let b = text.as_bytes();
-    let separator = |c: u8| c == b' ' || c == b'\t' || c == b'\r';
+    let separator = |c: u8| CLASS[usize::from(c)] == SEPARATOR;
+    let ordinary = |c: u8| CLASS[usize::from(c)] == ORDINARY;
     let mut line = 0;
     let mut i = 0;
     while i < b.len() {
@@ -67,7 +82,7 @@ fn for_each_line<'a>(
                 break;
             }
             let start = i;
-            while i < b.len() && !separator(b[i]) && b[i] != b'\n' {
+            while i < b.len() && ordinary(b[i]) {
                 i += 1;
             }
             // Cut at ASCII bytes: on character boundaries.

@@ -73,6 +73,12 @@ impl<'a> Scanner<'a> {
             }
             let word = self.argv[self.next];
             self.next += 1;
+            // The usual word first: a short option (`-a`, `-t`), not after
+            // `--`.
+            let b = word.as_bytes();
+            if b.len() > 1 && b[0] == b'-' && b[1] != b'-' && !self.rest_are_args {
+                return self.short(&word[1..]);
+            }
             if self.rest_are_args {
                 self.leftovers.push(word);
                 continue;
