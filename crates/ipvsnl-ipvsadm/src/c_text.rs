@@ -18,10 +18,7 @@ pub(crate) fn strtol_full(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     // Up to 18 plain digits: no sign, no space, no overflow to check.
     if !b.is_empty() && b.len() <= 18 && b.iter().all(u8::is_ascii_digit) {
-        return Some(
-            b.iter()
-                .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0')),
-        );
+        return Some(b.iter().fold(0i64, |v, &d| v * 10 + i64::from(d - b'0')));
     }
     let mut i = 0;
     while i < b.len() && c_space(b[i]) {
@@ -248,7 +245,11 @@ mod tests {
                 .map(|k| {
                     let r = (seed >> (3 * k % 60)) as usize;
                     // Mostly digits and dots, as addresses are.
-                    let pick = if r % 4 == 0 { r / 4 % alphabet.len() } else { r / 4 % 11 };
+                    let pick = if r % 4 == 0 {
+                        r / 4 % alphabet.len()
+                    } else {
+                        r / 4 % 11
+                    };
                     char::from(alphabet[pick])
                 })
                 .collect();
@@ -260,7 +261,13 @@ mod tests {
             };
             assert_eq!(strtol_full(&text), general, "{text:?}");
         }
-        for text in ["255.255.255.255", "0.0.0.0", "10.0.0.1", "1.22.133.4", "999999999999999999"] {
+        for text in [
+            "255.255.255.255",
+            "0.0.0.0",
+            "10.0.0.1",
+            "1.22.133.4",
+            "999999999999999999",
+        ] {
             assert_eq!(inet_aton(text), inet_aton_any(text), "{text:?}");
         }
     }

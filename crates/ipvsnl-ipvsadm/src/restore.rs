@@ -55,11 +55,7 @@ const CLASS: [u8; 256] = {
 /// newline counts (even if it ends in white space). `each` gets the line
 /// number and `argv`: `first` then the line's tokens (one buffer for every
 /// line).
-fn for_each_line<'a>(
-    text: &'a str,
-    first: &'a str,
-    mut each: impl FnMut(usize, &[&'a str]),
-) {
+fn for_each_line<'a>(text: &'a str, first: &'a str, mut each: impl FnMut(usize, &[&'a str])) {
     // One pass over the bytes, lines and tokens together. (Measured on
     // the host with `.ci/ipvsadm-text-cost`: splitting lines first, then
     // each line into a new `Vec`, cost 1,900 instructions a line; this,

@@ -4,7 +4,8 @@
 //! netlink service dump for every service's settings, one
 //! `IP_VS_SO_GET_SERVICES` for the destination counts, then one
 //! `IP_VS_SO_GET_DESTS` per IPv4 service (a netlink destination dump per
-//! IPv6 one); sorted, printed with hand-written number formatting into one
+//! IPv6 one); sorted as ipvsadm sorts (its comparators, glibc's merge
+//! sort), printed with hand-written number formatting into one
 //! buffer, written once.
 //!
 //! Before (to 2026-12-02) it dumped every service's destinations by
@@ -180,6 +181,80 @@ fn put_dest(out: &mut Vec<u8>, name: &[u8], d: &Dest) {
     out.push(b'\n');
 }
 
+/// glibc's `qsort` on this platform: a top-down merge sort (left half of
+/// n/2 elements, ties from the left), `tmp` as its buffer.
+fn msort<T: Copy>(v: &mut [T], tmp: &mut [T], cmp: &impl Fn(&T, &T) -> i32) {
+    let n = v.len();
+    if n <= 1 {
+        return;
+    }
+    let n1 = n / 2;
+    msort(&mut v[..n1], tmp, cmp);
+    msort(&mut v[n1..], tmp, cmp);
+    let (mut i, mut j, mut k) = (0, n1, 0);
+    while i < n1 && j < n {
+        if cmp(&v[i], &v[j]) <= 0 {
+            tmp[k] = v[i];
+            i += 1;
+        } else {
+            tmp[k] = v[j];
+            j += 1;
+        }
+        k += 1;
+    }
+    while i < n1 {
+        tmp[k] = v[i];
+        i += 1;
+        k += 1;
+    }
+    v[..k].copy_from_slice(&tmp[..k]);
+}
+
+/// An address's first 32-bit word, or its four, in host order.
+fn words(af: u16, a: &[u8; 16]) -> ([u32; 4], usize) {
+    let w = |i: usize| u32::from_be_bytes([a[i], a[i + 1], a[i + 2], a[i + 3]]);
+    (
+        [w(0), w(4), w(8), w(12)],
+        if af == AF_INET6 { 4 } else { 1 },
+    )
+}
+
+/// ipvsadm's service comparator (differences as `int`).
+fn cmp_services(a: &PlainService, b: &PlainService) -> i32 {
+    let r = a.fwmark.wrapping_sub(b.fwmark) as i32;
+    if r != 0 {
+        return r;
+    }
+    let r = i32::from(a.af) - i32::from(b.af);
+    if r != 0 {
+        return r;
+    }
+    let r = i32::from(a.protocol) - i32::from(b.protocol);
+    if r != 0 {
+        return r;
+    }
+    let ((wa, n), (wb, _)) = (words(a.af, &a.addr), words(b.af, &b.addr));
+    for i in 0..n {
+        let r = wa[i].wrapping_sub(wb[i]) as i32;
+        if r != 0 {
+            return r;
+        }
+    }
+    i32::from(u16::from_be_bytes(a.port)) - i32::from(u16::from_be_bytes(b.port))
+}
+
+/// ipvsadm's destination comparator (the first one's family).
+fn cmp_dests(a: &Dest, b: &Dest) -> i32 {
+    let ((wa, n), (wb, _)) = (words(a.af, &a.addr), words(b.af, &b.addr));
+    for i in 0..n {
+        let r = wa[i].wrapping_sub(wb[i]) as i32;
+        if r != 0 {
+            return r;
+        }
+    }
+    i32::from(a.port) - i32::from(b.port)
+}
+
 /// The socket-option copy of service `k`: in the kernel's order, which a
 /// service dump of an unchanged table follows (`at`), else searched.
 fn copy_of<'a>(
@@ -228,11 +303,12 @@ pub(crate) fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write)
             c
         })
         .collect();
-    // ipvsadm's order: fwmark, family, protocol, address, port.
+    // ipvsadm's order: its comparator, by glibc's qsort (a merge sort),
+    // as a C client sorting for ipvsadm's output does.
     let mut order: Vec<u32> = (0..services.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| {
-        let k = &services[i as usize].key;
-        (k.fwmark, k.af, k.protocol, k.addr, k.port)
+    let mut tmp = order.clone();
+    msort(&mut order, &mut tmp, &|&a, &b| {
+        cmp_services(&services[a as usize].key, &services[b as usize].key)
     });
     let lines: usize = copies.iter().map(|c| 1 + c.num_dests as usize).sum();
     let mut text: Vec<u8> = Vec::with_capacity(lines * 56);
@@ -240,6 +316,7 @@ pub(crate) fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write)
     let mut buf = Vec::new();
     let mut raw = Vec::new();
     let mut dests: Vec<Dest> = Vec::new();
+    let mut dest_tmp: Vec<Dest> = Vec::new();
     for &i in &order {
         let s = &services[i as usize];
         name.clear();
@@ -277,7 +354,9 @@ pub(crate) fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write)
                 })
             })?,
         }
-        dests.sort_unstable_by_key(|d| (d.addr, d.port));
+        dest_tmp.clear();
+        dest_tmp.extend_from_slice(&dests);
+        msort(&mut dests, &mut dest_tmp, &cmp_dests);
         for dst in &dests {
             put_dest(&mut text, &name, dst);
         }
