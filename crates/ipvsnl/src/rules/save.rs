@@ -167,16 +167,16 @@ pub fn push_service_rules<'a>(
     destinations: impl IntoIterator<Item = &'a Destination>,
     names: &dyn Names,
 ) {
+    let mut label = String::with_capacity(32);
+    push_service_rule_label(&mut label, &service.key, names);
     out.push_str("-A ");
-    let label_start = out.len();
-    push_service_rule_label(out, &service.key, names);
-    let label_end = out.len();
+    out.push_str(&label);
     push_service_settings(out, service);
     out.push('\n');
     let protocol = lookup_protocol(&service.key);
     for dest in destinations {
         out.push_str("-a ");
-        out.extend_from_within(label_start..label_end);
+        out.push_str(&label);
         push_destination_settings(out, protocol, dest, names);
         out.push('\n');
     }
