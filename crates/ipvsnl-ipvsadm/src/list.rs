@@ -284,9 +284,10 @@ pub(crate) fn dest_line(
 }
 
 /// A listed table as `-S` prints it: services and each one's destinations
-/// in ipvsadm's order (the kernel's with `--nosort`), as rules.
+/// in ipvsadm's order (the kernel's with `--nosort`), as rules, appended
+/// to bytes (UTF-8) for stdout.
 pub(crate) fn save_table(
-    out: &mut String,
+    out: &mut Vec<u8>,
     table: &[ServiceEntry],
     f: &ListFormat,
     names: &dyn Names,
@@ -295,7 +296,7 @@ pub(crate) fn save_table(
     for &i in &sort::services(table, f.nosort) {
         let se = &table[i as usize];
         let order = dests.order(&se.destinations, f.nosort);
-        rules::push_service_rules(
+        rules::write_service_rules(
             out,
             &se.service,
             order

@@ -52,6 +52,14 @@ impl Out {
         self.buf.clear();
     }
 
+    /// Writes what was printed, then `bytes`.
+    fn write_bytes(&mut self, bytes: &[u8]) {
+        self.flush();
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(bytes);
+        let _ = so.flush();
+    }
+
     /// Writes what was printed, the message on stderr, and exits.
     fn die(&mut self, message: &str, status: i32) -> ! {
         self.flush();
@@ -182,9 +190,11 @@ impl Ctx {
 
     fn save(&mut self, f: &ListFormat) {
         let table = self.listed_table(f);
-        self.reserve(&table);
+        let lines: usize = table.iter().map(|s| 1 + s.destinations.len()).sum();
+        let mut text = Vec::with_capacity(lines * 60);
         let names = self.names(f.numeric);
-        list::save_table(&mut self.out.buf, &table, f, names);
+        list::save_table(&mut text, &table, f, names);
+        self.out.write_bytes(&text);
     }
 
     fn list(&mut self, what: ListWhat, f: &ListFormat) {

@@ -1,7 +1,7 @@
 //! Printing services and destinations as rules (`ipvsadm -S` lines).
 
-use super::push::{push_i64, push_ipv4, push_u64};
-use super::style::{lookup_protocol, push_addr_port, push_sched_flag_names};
+use super::push::{push_i64, push_ipv4, push_u64, Text};
+use super::style::{lookup_protocol, push_sched_flag_names, put_addr_port};
 use super::Names;
 use crate::sync::Table;
 use crate::{
@@ -19,13 +19,13 @@ pub(crate) fn service_rule_label(key: &ServiceKey, names: &dyn Names) -> String 
 }
 
 /// [`service_rule_label`] appended to `out`.
-pub(crate) fn push_service_rule_label(out: &mut String, key: &ServiceKey, names: &dyn Names) {
+pub(crate) fn push_service_rule_label(out: &mut impl Text, key: &ServiceKey, names: &dyn Names) {
     match key {
         ServiceKey::Fwmark { mark, family } => {
-            out.push_str("-f ");
+            out.text("-f ");
             push_i64(out, i64::from(*mark as i32));
             if *family == AddressFamily::Inet6 {
-                out.push_str(" -6");
+                out.text(" -6");
             }
         }
         ServiceKey::Inet {
@@ -33,13 +33,13 @@ pub(crate) fn push_service_rule_label(out: &mut String, key: &ServiceKey, names:
             addr,
             port,
         } => {
-            out.push_str(match protocol {
+            out.text(match protocol {
                 Protocol::Tcp => "-t ",
                 Protocol::Udp => "-u ",
                 Protocol::Sctp => "--sctp-service ",
                 _ => "--xxx-service ",
             });
-            push_addr_port(out, addr, *port, lookup_protocol(key), names);
+            put_addr_port(out, addr, *port, lookup_protocol(key), names);
         }
     }
 }
@@ -71,34 +71,34 @@ pub(crate) fn service_line(cmd: &str, svc: &Service, names: &dyn Names) -> Strin
 
 /// What a service rule says after its label: ` -s rr`, then persistence,
 /// engine, one-packet and scheduler flags in ipvsadm's order.
-fn push_service_settings(s: &mut String, svc: &Service) {
-    s.push_str(" -s ");
-    s.push_str(svc.scheduler.name());
+fn push_service_settings(s: &mut impl Text, svc: &Service) {
+    s.text(" -s ");
+    s.text(svc.scheduler.name());
     if svc.flags.contains(ServiceFlags::PERSISTENT) {
-        s.push_str(" -p ");
+        s.text(" -p ");
         push_u64(s, u64::from(svc.timeout));
         match svc.netmask {
             Netmask::V4(m) if u32::from(m) != u32::MAX => {
-                s.push_str(" -M ");
+                s.text(" -M ");
                 push_ipv4(s, &m);
             }
             Netmask::V6(p) if p != 128 => {
-                s.push_str(" -M ");
+                s.text(" -M ");
                 push_u64(s, u64::from(p));
             }
             _ => {}
         }
     }
     if let Some(pe) = &svc.persistence_engine {
-        s.push_str(" --pe ");
-        s.push_str(pe);
+        s.text(" --pe ");
+        s.text(pe);
     }
     if svc.flags.contains(ServiceFlags::ONE_PACKET) {
-        s.push_str(" -o");
+        s.text(" -o");
     }
     let sched = ServiceFlags::SCHED1 | ServiceFlags::SCHED2 | ServiceFlags::SCHED3;
     if svc.flags.intersects(sched) {
-        s.push_str(" -b ");
+        s.text(" -b ");
         push_sched_flag_names(s, &svc.scheduler, svc.flags);
     }
 }
@@ -167,18 +167,49 @@ pub fn push_service_rules<'a>(
     destinations: impl IntoIterator<Item = &'a Destination>,
     names: &dyn Names,
 ) {
+    service_rules(out, service, destinations, names);
+}
+
+/// [`push_service_rules`] appended to bytes (UTF-8): for a program that
+/// writes a large rules text out as bytes (each character appended costs
+/// less than into a `String`).
+///
+/// ```
+/// use ipvsnl::rules::{write_service_rules, Numeric};
+/// use ipvsnl::{Service, ServiceKey};
+/// let svc = Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80));
+/// let mut out = Vec::new();
+/// write_service_rules(&mut out, &svc, [], &Numeric);
+/// assert_eq!(out, b"-A -t 10.0.0.1:80 -s wlc\n");
+/// ```
+pub fn write_service_rules<'a>(
+    out: &mut Vec<u8>,
+    service: &Service,
+    destinations: impl IntoIterator<Item = &'a Destination>,
+    names: &dyn Names,
+) {
+    service_rules(out, service, destinations, names);
+}
+
+/// [`push_service_rules`] into any [`Text`].
+fn service_rules<'a>(
+    out: &mut impl Text,
+    service: &Service,
+    destinations: impl IntoIterator<Item = &'a Destination>,
+    names: &dyn Names,
+) {
     let mut label = String::with_capacity(32);
     push_service_rule_label(&mut label, &service.key, names);
-    out.push_str("-A ");
-    out.push_str(&label);
+    out.text("-A ");
+    out.text(&label);
     push_service_settings(out, service);
-    out.push('\n');
+    out.ascii(b'\n');
     let protocol = lookup_protocol(&service.key);
     for dest in destinations {
-        out.push_str("-a ");
-        out.push_str(&label);
+        out.text("-a ");
+        out.text(&label);
         push_destination_settings(out, protocol, dest, names);
-        out.push('\n');
+        out.ascii(b'\n');
     }
 }
 
@@ -201,14 +232,14 @@ pub(crate) fn destination_line(
 /// What a destination rule says after its service's label:
 /// ` -r addr:port -m -w 1`, then the tunnel options.
 fn push_destination_settings(
-    s: &mut String,
+    s: &mut impl Text,
     protocol: Option<&str>,
     dest: &Destination,
     names: &dyn Names,
 ) {
-    s.push_str(" -r ");
-    push_addr_port(s, &dest.addr, dest.port, protocol, names);
-    s.push_str(match dest.forward {
+    s.text(" -r ");
+    put_addr_port(s, &dest.addr, dest.port, protocol, names);
+    s.text(match dest.forward {
         Forward::Masquerade => " -m -w ",
         Forward::Tunnel(_) => " -i -w ",
         _ => " -g -w ",
@@ -223,15 +254,15 @@ fn push_destination_settings(
             " --tun-nocsum"
         };
         match t.kind {
-            TunnelKind::Ipip => s.push_str(" --tun-type ipip"),
+            TunnelKind::Ipip => s.text(" --tun-type ipip"),
             TunnelKind::Gue => {
-                s.push_str(" --tun-type gue --tun-port ");
+                s.text(" --tun-type gue --tun-port ");
                 push_u64(s, u64::from(t.port));
-                s.push_str(flag);
+                s.text(flag);
             }
             TunnelKind::Gre => {
-                s.push_str(" --tun-type gre");
-                s.push_str(flag);
+                s.text(" --tun-type gre");
+                s.text(flag);
             }
             TunnelKind::Other(_) => {}
         }

@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 
 pub use super::ntop::ntop;
-use super::push::{cut_after, push_ntop, push_u64};
+use super::push::{push_ipv4_port, push_ntop, push_u64, Text};
 use super::Names;
 use crate::{Protocol, Scheduler, ServiceFlags, ServiceKey};
 
@@ -66,20 +66,38 @@ pub fn push_addr_port(
     protocol: Option<&str>,
     names: &dyn Names,
 ) {
-    let start = out.len();
-    if addr.is_ipv6() {
-        out.push('[');
+    put_addr_port(out, addr, port, protocol, names);
+}
+
+/// [`push_addr_port`] into any [`Text`].
+pub(crate) fn put_addr_port(
+    out: &mut impl Text,
+    addr: &IpAddr,
+    port: u16,
+    protocol: Option<&str>,
+    names: &dyn Names,
+) {
+    let host = names.host_name(addr);
+    let port_name = protocol.and_then(|p| names.port_name(port, p));
+    if let (IpAddr::V4(a), None, None) = (addr, &host, &port_name) {
+        // Never longer than 21 bytes: nothing to cut.
+        push_ipv4_port(out, a, port);
+        return;
     }
-    match names.host_name(addr) {
-        Some(host) => out.push_str(&host),
+    let start = out.len_bytes();
+    if addr.is_ipv6() {
+        out.ascii(b'[');
+    }
+    match host {
+        Some(host) => out.text(&host),
         None => push_ntop(out, addr),
     }
-    out.push_str(if addr.is_ipv6() { "]:" } else { ":" });
-    match protocol.and_then(|p| names.port_name(port, p)) {
-        Some(name) => out.push_str(&name),
+    out.text(if addr.is_ipv6() { "]:" } else { ":" });
+    match port_name {
+        Some(name) => out.text(&name),
         None => push_u64(out, u64::from(port)),
     }
-    cut_after(out, start, 59);
+    out.cut_after(start, 59);
 }
 
 /// The scheduler flags as ipvsadm names them for a scheduler:
@@ -99,7 +117,11 @@ pub fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
 }
 
 /// [`sched_flag_names`] appended to `out`.
-pub(crate) fn push_sched_flag_names(out: &mut String, scheduler: &Scheduler, flags: ServiceFlags) {
+pub(crate) fn push_sched_flag_names(
+    out: &mut impl Text,
+    scheduler: &Scheduler,
+    flags: ServiceFlags,
+) {
     let names: [&str; 3] = match scheduler.name() {
         "sh" => ["sh-fallback", "sh-port", ""],
         "mh" => ["mh-fallback", "mh-port", ""],
@@ -114,9 +136,9 @@ pub(crate) fn push_sched_flag_names(out: &mut String, scheduler: &Scheduler, fla
     for (bit, name) in bits.iter().zip(names) {
         if flags.contains(*bit) && !name.is_empty() {
             if !first {
-                out.push(',');
+                out.ascii(b',');
             }
-            out.push_str(name);
+            out.text(name);
             first = false;
         }
     }
