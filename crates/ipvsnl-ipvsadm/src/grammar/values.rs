@@ -107,7 +107,7 @@ fn parse_service_any(text: &str, protocol: u16, names: &dyn Names) -> Option<Par
 /// the same: the unit test `the_common_form_reads_as_the_general_one`).
 /// Measured on the host (`.ci/ipvsadm-text-cost`): the general reading of
 /// this form cost about 540 instructions an address of a restore.
-fn dotted_quad_port(b: &[u8]) -> Option<Parsed> {
+pub(super) fn dotted_quad_port(b: &[u8]) -> Option<Parsed> {
     let mut octets = [0u8; 4];
     let mut i = 0;
     let mut n = 0;
