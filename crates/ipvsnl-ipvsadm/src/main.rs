@@ -294,9 +294,9 @@ impl Ctx {
         let _ = std::io::stdin().read_to_end(&mut raw);
         let text = String::from_utf8_lossy(&raw);
         let program = self.program.clone();
-        let parsed = restore::parse_rules(&text, &program, &LibcNames);
-        let rules = match parsed {
-            Ok(r) => r,
+        let parsed = restore::parse_script(&text, &program, &LibcNames);
+        let script = match parsed {
+            Ok(s) => s,
             Err(errors) => {
                 self.out.flush();
                 for e in &errors {
@@ -306,22 +306,34 @@ impl Ctx {
                 exit(status);
             }
         };
+        let restore::Script { changes, others } = script;
         let mut status = 0;
-        let mut batch: Vec<Request> = Vec::new();
-        let mut rules = rules.into_iter().peekable();
-        while let Some(rule) = rules.next() {
-            match rule.command {
-                Command::Apply(req) => {
-                    batch.push(req);
-                    let next_is_apply =
-                        matches!(rules.peek(), Some(r) if matches!(r.command, Command::Apply(_)));
-                    if !next_is_apply {
-                        status = self.apply_batch(&batch);
-                        batch.clear();
-                    }
-                }
-                other => status = self.run(other),
+        let mut done = 0;
+        for (at, other) in others {
+            if at > done {
+                // Its status is the next command's to replace.
+                self.apply_changes(&changes[done..at]);
+                done = at;
             }
+            status = self.run(other);
+        }
+        if done < changes.len() {
+            status = self.apply_changes(&changes[done..]);
+        }
+        status
+    }
+
+    /// A run of changes, in chunks of [`CHUNK`] requests: each chunk's
+    /// outcomes (a `Result` of the library's `Error` a request) are made,
+    /// reported and freed before the next, so that a restore of 60,000
+    /// changes holds the outcomes of 8,192 at a time (the memory is used
+    /// again rather than faulted in: page faults are kernel time). Returns
+    /// the status of the last change.
+    fn apply_changes(&mut self, changes: &[Request]) -> i32 {
+        const CHUNK: usize = 8192;
+        let mut status = 0;
+        for chunk in changes.chunks(CHUNK) {
+            status = self.apply_batch(chunk);
         }
         status
     }

@@ -5,10 +5,12 @@
 use std::fmt;
 
 use ipvsnl::rules::Names;
+use ipvsnl::Request;
 
 use crate::grammar::{parse_args, ArgError, Command};
 
 /// One command of a rules text, with its 1-based line number.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Rule {
     /// Line number in the text (1-based).
@@ -104,26 +106,74 @@ pub(crate) fn tokenize(text: &str) -> Vec<(usize, Vec<&str>)> {
     out
 }
 
+/// What a rules text asks for, in its order: every change
+/// (`Command::Apply`) in one list, and each other command (a listing, a
+/// save...) with the number of changes before it. Kept this way, a
+/// restore of 60,000 lines holds 60,000 requests and nothing more (a list
+/// of every line's command, then the changes copied out of it, made the
+/// process touch twice the memory: page faults are the kernel's time).
+#[derive(Debug, Default)]
+pub(crate) struct Script {
+    /// The changes, in order.
+    pub(crate) changes: Vec<Request>,
+    /// The other commands, each after as many changes as it says.
+    pub(crate) others: Vec<(usize, Command)>,
+}
+
 /// Parses a whole rules text (what `ipvsadm -R` reads) with ipvsadm's
-/// grammar. `program` stands for argv\[0\] in messages that name it.
+/// grammar into a [`Script`]. `program` stands for argv\[0\] in messages
+/// that name it.
 ///
-/// Returns every command with its line number, or, if any line is bad,
-/// every bad line with its number and ipvsadm's message. A restore inside
-/// a restore (`-R` on a line) is a bad line, as it is for ipvsadm.
-pub(crate) fn parse_rules(
+/// Returns the script, or, if any line is bad, every bad line with its
+/// number and ipvsadm's message. A restore inside a restore (`-R` on a
+/// line) is a bad line, as it is for ipvsadm.
+pub(crate) fn parse_script(
     text: &str,
     program: &str,
     names: &dyn Names,
-) -> Result<Vec<Rule>, Vec<RuleError>> {
-    let mut rules = Vec::new();
+) -> Result<Script, Vec<RuleError>> {
+    let mut script = Script::default();
+    let errors = parse_each(text, program, names, |_, command| match command {
+        Command::Apply(req) => script.changes.push(req),
+        other => script.others.push((script.changes.len(), other)),
+    });
+    if errors.is_empty() {
+        Ok(script)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Hands `each` every good line's command with its line number; returns
+/// the bad lines.
+fn parse_each(
+    text: &str,
+    program: &str,
+    names: &dyn Names,
+    mut each: impl FnMut(usize, Command),
+) -> Vec<RuleError> {
     let mut errors = Vec::new();
     for_each_line(text, program, |line, argv| match parse_args(argv, names) {
         Ok(Command::Restore) => errors.push(RuleError {
             line,
             error: ArgError::try_help(program),
         }),
-        Ok(command) => rules.push(Rule { line, command }),
+        Ok(command) => each(line, command),
         Err(error) => errors.push(RuleError { line, error }),
+    });
+    errors
+}
+
+/// [`parse_script`] as one list of commands with their line numbers.
+#[cfg(test)]
+pub(crate) fn parse_rules(
+    text: &str,
+    program: &str,
+    names: &dyn Names,
+) -> Result<Vec<Rule>, Vec<RuleError>> {
+    let mut rules = Vec::new();
+    let errors = parse_each(text, program, names, |line, command| {
+        rules.push(Rule { line, command })
     });
     if errors.is_empty() {
         Ok(rules)

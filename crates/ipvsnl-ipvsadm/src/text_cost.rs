@@ -21,8 +21,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use ipvsnl::rules::Numeric;
 use ipvsnl::{Destination, DestinationEntry, Scheduler, Service, ServiceEntry, ServiceKey};
 
-use crate::grammar::{Command, ListFormat};
-use crate::restore::parse_rules;
+use crate::grammar::ListFormat;
+use crate::restore::parse_script;
 
 /// Services and destinations per service of the workload.
 fn size() -> (u32, u32) {
@@ -70,18 +70,12 @@ fn measured_save(table: &[ServiceEntry]) -> Vec<u8> {
 }
 
 /// `-R`'s text work up to the library: every line parsed, the requests
-/// gathered in one batch.
+/// gathered in one list (`restore::parse_script`).
 #[inline(never)]
 fn measured_restore(text: &str) -> usize {
-    let rules = parse_rules(text, "ipvsadm", &Numeric).expect("the saved text reads back");
-    let mut batch = Vec::new();
-    for rule in rules {
-        if let Command::Apply(req) = rule.command {
-            batch.push(req);
-        }
-    }
-    black_box(&batch);
-    batch.len()
+    let script = parse_script(text, "ipvsadm", &Numeric).expect("the saved text reads back");
+    black_box(&script);
+    script.changes.len()
 }
 
 #[test]
