@@ -154,12 +154,9 @@ mod tests {
         let mut check = |argv: &[&str]| {
             let fast = common_line(argv);
             let general = parse_any(argv, &Numeric);
-            match fast {
-                Some(c) => {
-                    assert_eq!(Ok(c), general, "{argv:?}");
-                    taken += 1;
-                }
-                None => {}
+            if let Some(c) = fast {
+                assert_eq!(Ok(c), general, "{argv:?}");
+                taken += 1;
             }
         };
         for p in protocols {
