@@ -301,7 +301,11 @@ fn main() {
         bench.scale_run(&kernel, memory_only);
         return;
     }
-    println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
+    if cli_only {
+        println!("# ipvsadm as a process: ours vs a plain client vs Debian's\n");
+    } else {
+        println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
+    }
     println!("Kernel {kernel}, one boot. Method (see crates/ipvsnl-bench/src/bin/bulk-compare/main.rs):\n");
     // How the VM keeps time, as .ci/bench says (instruction counting or not).
     if let Some(clock) = std::env::var("IPVSNL_BENCH_CLOCK")
@@ -310,15 +314,9 @@ fn main() {
     {
         println!("- Clock: {clock}.");
     }
-    println!(
-        "- Cold create: {rounds} rounds; in each, `Syncer::sync`, `Client::apply` of the planned requests and the plain client each create the table in a fresh network namespace, in a rotated order (round r starts at contestant r mod 3)."
-    );
-    println!(
-        "- Full listing: the plain listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) and `Client::table` alternate over {rounds} rounds in one namespace holding the table."
-    );
-    println!(
-        "- A row with several runs shows the run with the median wall time (its user and sys) and the wall range over the runs. The 16/32 KiB buffer listings and the resyncs run once."
-    );
+    if !cli_only {
+        print_method_of_the_rounds(rounds);
+    }
     println!(
         "- Whole-process rows: `plain-client restore` / `save` (the plain client as a process of its own: its own parse of the rules, family lookup, hand-encoded requests in 64 KiB datagrams with one ACK each; for `-S -n` the kernel work of our settings listing: one netlink service dump, one `IP_VS_SO_GET_SERVICES`, one `IP_VS_SO_GET_DESTS` per IPv4 service, printed with hand-written number formatting and written once), our ipvsadm (`{}`) and Debian's (`{}`) `-R` and `-S -n`, each timed from spawn to exit (start-up included), over {cli_rounds} rounds in a rotated order; each `-R` in a fresh namespace (checked to leave the desired table), each `-S -n` in the namespace holding it (outputs checked byte-identical).",
         bench.programs.ours.display(),
@@ -391,4 +389,17 @@ fn plan_from_empty(want: &Table) -> ipvsnl::sync::Plan {
         &DrainLedger::new(),
         Instant::now(),
     )
+}
+
+/// The method lines of the cold-create, listing and resync rows.
+fn print_method_of_the_rounds(rounds: usize) {
+    println!(
+        "- Cold create: {rounds} rounds; in each, `Syncer::sync`, `Client::apply` of the planned requests and the plain client each create the table in a fresh network namespace, in a rotated order (round r starts at contestant r mod 3)."
+    );
+    println!(
+        "- Full listing: the plain listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) and `Client::table` alternate over {rounds} rounds in one namespace holding the table."
+    );
+    println!(
+        "- A row with several runs shows the run with the median wall time (its user and sys) and the wall range over the runs. The 16/32 KiB buffer listings and the resyncs run once."
+    );
 }
