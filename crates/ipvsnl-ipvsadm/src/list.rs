@@ -1,12 +1,13 @@
 //! ipvsadm's listings, byte for byte.
 
 use std::fmt::Write as _;
-use std::net::IpAddr;
 
-use ipvsnl::rules::style::{addr_port, lookup_protocol, sched_flag_names};
+use ipvsnl::rules::style::{lookup_protocol, push_addr_port, sched_flag_names};
 use ipvsnl::rules::{self, Names};
 
+use crate::columns::{pad_from, push_i64, push_left};
 use crate::grammar::ListFormat;
+use crate::sort::{self, DestSorter};
 use ipvsnl::{
     AddressFamily, DestinationEntry, Forward, Netmask, Protocol, ServiceEntry, ServiceFlags,
     ServiceKey, TunnelKind,
@@ -74,49 +75,47 @@ pub(crate) fn title(out: &mut String, f: &ListFormat) {
     }
 }
 
-fn cut(s: &mut String, n: usize) {
-    if s.len() > n {
-        let mut end = n;
-        while !s.is_char_boundary(end) {
+/// Cuts what was appended since `start` to at most `max` bytes, never
+/// inside a character (C's fixed buffers).
+fn cut_from(out: &mut String, start: usize, max: usize) {
+    if out.len() > start + max {
+        let mut end = start + max;
+        while !out.is_char_boundary(end) {
             end -= 1;
         }
-        s.truncate(end);
+        out.truncate(end);
     }
 }
 
-/// The service label of listings (`svc_name`): `TCP  addr:port` (IPv4 cut
-/// at 33 bytes), `FWM  5`, `FWM  5 IPv6`.
-pub(crate) fn service_label(key: &ServiceKey, names: &dyn Names) -> String {
+/// The service label of listings (`svc_name`), appended: `TCP  addr:port`
+/// (IPv4 cut at 33 bytes), `FWM  5`, `FWM  5 IPv6`.
+pub(crate) fn push_service_label(out: &mut String, key: &ServiceKey, names: &dyn Names) {
+    let start = out.len();
     match key {
         ServiceKey::Fwmark { mark, family } => {
-            let six = if *family == AddressFamily::Inet6 {
-                " IPv6"
-            } else {
-                ""
-            };
-            format!("FWM  {}{six}", *mark as i32)
+            out.push_str("FWM  ");
+            push_i64(out, i64::from(*mark as i32));
+            if *family == AddressFamily::Inet6 {
+                out.push_str(" IPv6");
+            }
         }
         ServiceKey::Inet {
             protocol,
             addr,
             port,
         } => {
-            let proto = match protocol {
-                Protocol::Tcp => "TCP",
-                Protocol::Udp => "UDP",
-                Protocol::Sctp => "SCTP",
-                _ => "?",
-            };
-            let mut s = format!(
-                "{proto:<4} {}",
-                addr_port(addr, *port, lookup_protocol(key), names)
-            );
+            out.push_str(match protocol {
+                Protocol::Tcp => "TCP  ",
+                Protocol::Udp => "UDP  ",
+                Protocol::Sctp => "SCTP ",
+                _ => "?    ",
+            });
+            push_addr_port(out, addr, *port, lookup_protocol(key), names);
             if addr.is_ipv4() {
-                cut(&mut s, 33);
+                cut_from(out, start, 33);
             }
-            s
         }
-        _ => String::from("?"),
+        _ => out.push('?'),
     }
 }
 
@@ -133,7 +132,8 @@ fn fwd_name(f: &Forward) -> &'static str {
 /// One service line.
 pub(crate) fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, names: &dyn Names) {
     let svc = &se.service;
-    let label = service_label(&svc.key, names);
+    let start = out.len();
+    push_service_label(out, &svc.key, names);
     if f.stats || f.rate {
         let st = &se.stats;
         let v = if f.stats {
@@ -147,14 +147,15 @@ pub(crate) fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, 
         } else {
             [st.cps, st.in_pps, st.out_pps, st.in_bps, st.out_bps]
         };
-        let _ = write!(out, "{label:<33}");
+        pad_from(out, start, 33);
         for n in v {
             largenum(out, n, f.exact);
         }
         out.push('\n');
         return;
     }
-    let _ = write!(out, "{label} {}", svc.scheduler.name());
+    out.push(' ');
+    out.push_str(svc.scheduler.name());
     let sched = ServiceFlags::SCHED1 | ServiceFlags::SCHED2 | ServiceFlags::SCHED3;
     if svc.flags.intersects(sched) {
         let _ = write!(out, " ({})", sched_flag_names(&svc.scheduler, svc.flags));
@@ -180,6 +181,31 @@ pub(crate) fn service_line(out: &mut String, se: &ServiceEntry, f: &ListFormat, 
     out.push('\n');
 }
 
+/// Appends `  -> addr:port` padded to its column (IPv4 cut at 28 bytes).
+fn push_dest_name(out: &mut String, key: &ServiceKey, d: &ipvsnl::Destination, names: &dyn Names) {
+    out.push_str("  -> ");
+    let start = out.len();
+    push_addr_port(out, &d.addr, d.port, lookup_protocol(key), names);
+    if d.addr.is_ipv4() {
+        cut_from(out, start, 28);
+    }
+    pad_from(out, start, 28);
+}
+
+/// Appends ` text` left-aligned in `width` characters.
+fn push_field(out: &mut String, text: &str, width: usize) {
+    out.push(' ');
+    let start = out.len();
+    out.push_str(text);
+    pad_from(out, start, width);
+}
+
+/// Appends ` n` left-aligned in `width` characters.
+fn push_number(out: &mut String, n: i64, width: usize) {
+    out.push(' ');
+    push_left(out, n, width);
+}
+
 /// One destination line.
 pub(crate) fn dest_line(
     out: &mut String,
@@ -189,15 +215,13 @@ pub(crate) fn dest_line(
     names: &dyn Names,
 ) {
     let d = &de.destination;
-    let mut dname = addr_port(&d.addr, d.port, lookup_protocol(key), names);
-    if d.addr.is_ipv4() {
-        cut(&mut dname, 28);
-    }
+    push_dest_name(out, key, d, names);
     // libipvs reads the destination counters as 32-bit values, except bytes.
     let lo = |v: u64| u64::from(v as u32);
     let st = &de.stats;
+    let active = i64::from(de.active_conns);
+    let inactive = i64::from(de.inactive_conns);
     if f.stats {
-        let _ = write!(out, "  -> {dname:<28}");
         for n in [
             lo(st.conns),
             lo(st.in_packets),
@@ -207,30 +231,26 @@ pub(crate) fn dest_line(
         ] {
             largenum(out, n, f.exact);
         }
-        out.push('\n');
     } else if f.rate {
         let _ = write!(
             out,
-            "  -> {dname:<28} {:>8} {:>8} {:>8}",
+            " {:>8} {:>8} {:>8}",
             lo(st.cps),
             lo(st.in_pps),
             lo(st.out_pps)
         );
         largenum(out, lo(st.in_bps), f.exact);
         largenum(out, lo(st.out_bps), f.exact);
-        out.push('\n');
     } else if f.thresholds {
-        let _ = writeln!(
-            out,
-            "  -> {dname:<28} {:<10} {:<10} {:<10} {:<10}",
-            d.upper_threshold, d.lower_threshold, de.active_conns, de.inactive_conns
-        );
+        push_number(out, i64::from(d.upper_threshold), 10);
+        push_number(out, i64::from(d.lower_threshold), 10);
+        push_number(out, active, 10);
+        push_number(out, inactive, 10);
     } else if f.persistent_conn {
-        let _ = writeln!(
-            out,
-            "  -> {dname:<28} {:<9} {:<11} {:<10} {:<10}",
-            d.weight, de.persistent_conns, de.active_conns, de.inactive_conns
-        );
+        push_number(out, i64::from(d.weight), 9);
+        push_number(out, i64::from(de.persistent_conns), 11);
+        push_number(out, active, 10);
+        push_number(out, inactive, 10);
     } else if f.tun_info {
         let info = match &d.forward {
             Forward::Tunnel(t) => {
@@ -249,171 +269,61 @@ pub(crate) fn dest_line(
             }
             _ => "n/a".to_owned(),
         };
-        let _ = writeln!(
-            out,
-            "  -> {dname:<28} {:<7} {info:<13} {:<6} {:<10} {:<10}",
-            fwd_name(&d.forward),
-            d.weight as i32,
-            de.active_conns,
-            de.inactive_conns
-        );
+        push_field(out, fwd_name(&d.forward), 7);
+        push_field(out, &info, 13);
+        push_number(out, i64::from(d.weight as i32), 6);
+        push_number(out, active, 10);
+        push_number(out, inactive, 10);
     } else {
-        let _ = writeln!(
-            out,
-            "  -> {dname:<28} {:<7} {:<6} {:<10} {:<10}",
-            fwd_name(&d.forward),
-            d.weight as i32,
-            de.active_conns,
-            de.inactive_conns
-        );
+        push_field(out, fwd_name(&d.forward), 7);
+        push_number(out, i64::from(d.weight as i32), 6);
+        push_number(out, active, 10);
+        push_number(out, inactive, 10);
     }
+    out.push('\n');
 }
 
-/// A service and its destinations as rules (`-S`).
-pub(crate) fn save_service(
-    out: &mut String,
-    se: &ServiceEntry,
-    dests: &[DestinationEntry],
+/// A listed table as `-S` prints it: services and each one's destinations
+/// in ipvsadm's order (the kernel's with `--nosort`), as rules, appended
+/// to bytes (UTF-8) for stdout.
+pub(crate) fn save_table(
+    out: &mut Vec<u8>,
+    table: &[ServiceEntry],
+    f: &ListFormat,
     names: &dyn Names,
 ) {
-    out.push_str(&rules::service_rule(&se.service, names));
-    out.push('\n');
-    for d in dests {
-        out.push_str(&rules::destination_rule(
-            &se.service.key,
-            &d.destination,
+    let mut dests = DestSorter::default();
+    for &i in &sort::services(table, f.nosort) {
+        let se = &table[i as usize];
+        let order = dests.order(&se.destinations, f.nosort);
+        rules::write_service_rules(
+            out,
+            &se.service,
+            order
+                .iter()
+                .map(|&j| &se.destinations[j as usize].destination),
             names,
-        ));
-        out.push('\n');
+        );
     }
 }
 
-/// glibc's `qsort` on this platform: a top-down merge sort (left half of
-/// n/2 elements, ties taken from the left). Reproduced because ipvsadm's
-/// comparators are not a consistent order.
-pub(crate) fn glibc_msort<T: Clone>(v: &mut [T], cmp: &dyn Fn(&T, &T) -> i32) {
-    let n = v.len();
-    if n <= 1 {
-        return;
-    }
-    let n1 = n / 2;
-    glibc_msort(&mut v[..n1], cmp);
-    glibc_msort(&mut v[n1..], cmp);
-    let mut merged = Vec::with_capacity(n);
-    let (mut i, mut j) = (0, n1);
-    while i < n1 && j < n {
-        if cmp(&v[i], &v[j]) <= 0 {
-            merged.push(v[i].clone());
-            i += 1;
-        } else {
-            merged.push(v[j].clone());
-            j += 1;
+/// A listed table as `-L` prints it after its titles: each service line
+/// and its destination lines, in ipvsadm's order (the kernel's with
+/// `--nosort`).
+pub(crate) fn list_table(
+    out: &mut String,
+    table: &[ServiceEntry],
+    f: &ListFormat,
+    names: &dyn Names,
+) {
+    let mut dests = DestSorter::default();
+    for &i in &sort::services(table, f.nosort) {
+        let se = &table[i as usize];
+        service_line(out, se, f, names);
+        for &j in dests.order(&se.destinations, f.nosort) {
+            dest_line(out, &se.service.key, &se.destinations[j as usize], f, names);
         }
     }
-    merged.extend_from_slice(&v[i..n1]);
-    merged.extend_from_slice(&v[j..n]);
-    v.clone_from_slice(&merged);
-}
-
-fn addr_words(a: &IpAddr) -> [u32; 4] {
-    match a {
-        IpAddr::V4(a) => [u32::from(*a), 0, 0, 0],
-        IpAddr::V6(a) => {
-            let o = a.octets();
-            let w = |i: usize| u32::from_be_bytes([o[i], o[i + 1], o[i + 2], o[i + 3]]);
-            [w(0), w(4), w(8), w(12)]
-        }
-    }
-}
-
-fn addr_cmp(a: &IpAddr, b: &IpAddr) -> i32 {
-    let (wa, wb) = (addr_words(a), addr_words(b));
-    let n = if a.is_ipv6() { 4 } else { 1 };
-    for i in 0..n {
-        let r = wa[i].wrapping_sub(wb[i]) as i32;
-        if r != 0 {
-            return r;
-        }
-    }
-    0
-}
-
-struct SvcSortKey {
-    fwmark: u32,
-    af: i32,
-    protocol: i32,
-    addr: IpAddr,
-    port: i32,
-}
-
-fn svc_sort_key(k: &ServiceKey) -> SvcSortKey {
-    match k {
-        ServiceKey::Fwmark { mark, family } => SvcSortKey {
-            fwmark: *mark,
-            af: i32::from(family.to_raw()),
-            protocol: 0,
-            addr: match family {
-                AddressFamily::Inet6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
-                _ => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
-            },
-            port: 0,
-        },
-        ServiceKey::Inet {
-            protocol,
-            addr,
-            port,
-        } => SvcSortKey {
-            fwmark: 0,
-            af: i32::from(AddressFamily::of(addr).to_raw()),
-            protocol: i32::from(protocol.to_raw()),
-            addr: *addr,
-            port: i32::from(*port),
-        },
-        _ => SvcSortKey {
-            fwmark: 0,
-            af: 0,
-            protocol: 0,
-            addr: IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
-            port: 0,
-        },
-    }
-}
-
-/// ipvsadm's `ipvs_cmp_services`.
-pub(crate) fn cmp_services(a: &ServiceKey, b: &ServiceKey) -> i32 {
-    let (a, b) = (svc_sort_key(a), svc_sort_key(b));
-    let r = a.fwmark.wrapping_sub(b.fwmark) as i32;
-    if r != 0 {
-        return r;
-    }
-    let r = a.af - b.af;
-    if r != 0 {
-        return r;
-    }
-    let r = a.protocol - b.protocol;
-    if r != 0 {
-        return r;
-    }
-    let r = if a.af == i32::from(AddressFamily::Inet6.to_raw()) {
-        addr_cmp(&a.addr, &b.addr)
-    } else {
-        (addr_words(&a.addr)[0].wrapping_sub(addr_words(&b.addr)[0])) as i32
-    };
-    if r != 0 {
-        return r;
-    }
-    a.port - b.port
-}
-
-/// ipvsadm's `ipvs_cmp_dests` (the first argument's family picks the
-/// address comparison).
-pub(crate) fn cmp_dests(a: &DestinationEntry, b: &DestinationEntry) -> i32 {
-    let (da, db) = (&a.destination, &b.destination);
-    let r = addr_cmp(&da.addr, &db.addr);
-    if r != 0 {
-        return r;
-    }
-    i32::from(da.port) - i32::from(db.port)
 }
 
 #[cfg(test)]

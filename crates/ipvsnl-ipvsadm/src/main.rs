@@ -16,12 +16,14 @@ use ipvsnl::rules::{self, Names, Numeric};
 use ipvsnl::{Client, Info, Request, RequestKind};
 
 mod c_text;
+mod columns;
 mod conn;
 mod grammar;
 mod kernel;
 mod list;
 mod names;
 mod restore;
+mod sort;
 
 use grammar::{ArgError, Command, ListFormat, ListWhat};
 use names::LibcNames;
@@ -48,6 +50,14 @@ impl Out {
         let _ = so.write_all(self.buf.as_bytes());
         let _ = so.flush();
         self.buf.clear();
+    }
+
+    /// Writes what was printed, then `bytes`.
+    fn write_bytes(&mut self, bytes: &[u8]) {
+        self.flush();
+        let mut so = std::io::stdout().lock();
+        let _ = so.write_all(bytes);
+        let _ = so.flush();
     }
 
     /// Writes what was printed, the message on stderr, and exits.
@@ -128,55 +138,63 @@ impl Ctx {
         self.out.die(&msg, 1)
     }
 
-    fn sorted_services(&mut self, f: &ListFormat) -> Vec<ipvsnl::ServiceEntry> {
-        let mut services = match self.client.services() {
-            Ok(s) => s,
-            Err(e) => self.list_error(RequestKind::ListServices, &e),
+    /// The whole table for `-L` and `-S`: its settings and connection
+    /// counts only (the library's cheaper listing, which reads the
+    /// destinations of IPv4 services through the socket-option interface
+    /// where that gives every field) unless the listing shows counters.
+    fn listed_table(&mut self, f: &ListFormat) -> Vec<ipvsnl::ServiceEntry> {
+        let listed = if f.stats || f.rate {
+            self.client.table()
+        } else {
+            self.client.table_settings()
         };
-        if !f.nosort {
-            list::glibc_msort(&mut services, &|a, b| {
-                list::cmp_services(&a.service.key, &b.service.key)
-            });
+        match listed {
+            Ok(t) => t,
+            Err(e) => self.list_error(RequestKind::ListServices, &e),
         }
-        services
     }
 
-    fn dests(&mut self, key: &ipvsnl::ServiceKey, f: &ListFormat) -> Vec<ipvsnl::DestinationEntry> {
-        let mut dests = match self.client.destinations(key) {
-            Ok(d) => d,
-            Err(e) => self.list_error(RequestKind::ListDestinations, &e),
-        };
-        if !f.nosort {
-            list::glibc_msort(&mut dests, &|a, b| list::cmp_dests(a, b));
-        }
-        dests
+    /// Room for a listing of `table` (about 60 bytes a line).
+    fn reserve(&mut self, table: &[ipvsnl::ServiceEntry]) {
+        let lines: usize = table.iter().map(|s| 1 + s.destinations.len()).sum();
+        self.out.buf.reserve(lines * 60);
     }
 
     fn print_service(&mut self, se: &ipvsnl::ServiceEntry, f: &ListFormat) {
         let names = self.names(f.numeric);
         list::service_line(&mut self.out.buf, se, f, names);
-        let dests = self.dests(&se.service.key, f);
-        for d in &dests {
-            list::dest_line(&mut self.out.buf, &se.service.key, d, f, names);
+        let dests = match self.client.destinations(&se.service.key) {
+            Ok(d) => d,
+            Err(e) => self.list_error(RequestKind::ListDestinations, &e),
+        };
+        let mut sorter = sort::DestSorter::default();
+        for &j in sorter.order(&dests, f.nosort) {
+            list::dest_line(
+                &mut self.out.buf,
+                &se.service.key,
+                &dests[j as usize],
+                f,
+                names,
+            );
         }
     }
 
     fn list_all(&mut self, f: &ListFormat) {
         self.header();
         list::title(&mut self.out.buf, f);
-        let services = self.sorted_services(f);
-        for se in &services {
-            self.print_service(se, f);
-        }
+        let table = self.listed_table(f);
+        self.reserve(&table);
+        let names = self.names(f.numeric);
+        list::list_table(&mut self.out.buf, &table, f, names);
     }
 
     fn save(&mut self, f: &ListFormat) {
-        let services = self.sorted_services(f);
+        let table = self.listed_table(f);
+        let lines: usize = table.iter().map(|s| 1 + s.destinations.len()).sum();
+        let mut text = Vec::with_capacity(lines * 60);
         let names = self.names(f.numeric);
-        for se in &services {
-            let dests = self.dests(&se.service.key, f);
-            list::save_service(&mut self.out.buf, se, &dests, names);
-        }
+        list::save_table(&mut text, &table, f, names);
+        self.out.write_bytes(&text);
     }
 
     fn list(&mut self, what: ListWhat, f: &ListFormat) {
@@ -276,9 +294,9 @@ impl Ctx {
         let _ = std::io::stdin().read_to_end(&mut raw);
         let text = String::from_utf8_lossy(&raw);
         let program = self.program.clone();
-        let parsed = restore::parse_rules(&text, &program, &LibcNames);
-        let rules = match parsed {
-            Ok(r) => r,
+        let parsed = restore::parse_script(&text, &program, &LibcNames);
+        let script = match parsed {
+            Ok(s) => s,
             Err(errors) => {
                 self.out.flush();
                 for e in &errors {
@@ -288,22 +306,34 @@ impl Ctx {
                 exit(status);
             }
         };
+        let restore::Script { changes, others } = script;
         let mut status = 0;
-        let mut batch: Vec<Request> = Vec::new();
-        let mut rules = rules.into_iter().peekable();
-        while let Some(rule) = rules.next() {
-            match rule.command {
-                Command::Apply(req) => {
-                    batch.push(req);
-                    let next_is_apply =
-                        matches!(rules.peek(), Some(r) if matches!(r.command, Command::Apply(_)));
-                    if !next_is_apply {
-                        status = self.apply_batch(&batch);
-                        batch.clear();
-                    }
-                }
-                other => status = self.run(other),
+        let mut done = 0;
+        for (at, other) in others {
+            if at > done {
+                // Its status is the next command's to replace.
+                self.apply_changes(&changes[done..at]);
+                done = at;
             }
+            status = self.run(other);
+        }
+        if done < changes.len() {
+            status = self.apply_changes(&changes[done..]);
+        }
+        status
+    }
+
+    /// A run of changes, in chunks of [`CHUNK`] requests: each chunk's
+    /// outcomes (a `Result` of the library's `Error` a request) are made,
+    /// reported and freed before the next, so that a restore of 60,000
+    /// changes holds the outcomes of 8,192 at a time (the memory is used
+    /// again rather than faulted in: page faults are kernel time). Returns
+    /// the status of the last change.
+    fn apply_changes(&mut self, changes: &[Request]) -> i32 {
+        const CHUNK: usize = 8192;
+        let mut status = 0;
+        for chunk in changes.chunks(CHUNK) {
+            status = self.apply_batch(chunk);
         }
         status
     }
@@ -366,3 +396,5 @@ fn main() {
 }
 #[cfg(test)]
 mod restore_bad_input;
+#[cfg(test)]
+mod text_cost;

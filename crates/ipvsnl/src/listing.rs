@@ -112,14 +112,24 @@ impl<T: Transport> ClientCore<T> {
         detail: Detail,
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
-        let mut entries = self.list_services(detail).await?;
-        let wanted: Vec<bool> = entries.iter().map(|e| wanted(&e.service.key)).collect();
-        let copied = match detail {
-            Detail::Settings if self.opts.sockopt_listing => {
-                self.copy_destinations(&mut entries, &wanted).await
+        let copies = matches!(detail, Detail::Settings) && self.opts.sockopt_listing;
+        self.checks.keep_snapshot = copies;
+        let listed = self.list_services(detail).await;
+        self.checks.keep_snapshot = false;
+        let mut entries = match listed {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.checks.snapshot = None;
+                return Err(e);
             }
-            _ => Vec::new(),
         };
+        let wanted: Vec<bool> = entries.iter().map(|e| wanted(&e.service.key)).collect();
+        let copied = if copies {
+            self.copy_destinations(&mut entries, &wanted).await
+        } else {
+            Vec::new()
+        };
+        self.checks.snapshot = None;
         for (i, entry) in entries.iter_mut().enumerate() {
             if wanted[i] && !copied.get(i).copied().unwrap_or(false) {
                 let key = &entry.service.key;

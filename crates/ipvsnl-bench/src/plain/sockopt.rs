@@ -140,8 +140,9 @@ fn read<T: Copy>(buf: &[u8], at: usize) -> T {
     unsafe { buf.as_ptr().add(at).cast::<T>().read_unaligned() }
 }
 
-/// Lists every IPv4 service and its destinations.
-pub fn list(fd: &OwnedFd) -> io::Result<SockoptTable> {
+/// Every IPv4 service, as one `IP_VS_SO_GET_INFO` (for the count) and one
+/// `IP_VS_SO_GET_SERVICES` copy them, in the kernel's order.
+pub fn services(fd: &OwnedFd) -> io::Result<Vec<ServiceEntry>> {
     let mut info = [0u8; size_of::<GetInfo>()];
     get(fd, IP_VS_SO_GET_INFO, &mut info)?;
     let count = read::<GetInfo>(&info, 0).num_services as usize;
@@ -149,24 +150,45 @@ pub fn list(fd: &OwnedFd) -> io::Result<SockoptTable> {
     let mut buf = vec![0u8; head + count * size_of::<ServiceEntry>()];
     buf[..4].copy_from_slice(&(count as u32).to_ne_bytes());
     get(fd, IP_VS_SO_GET_SERVICES, &mut buf)?;
-    let services: Vec<ServiceEntry> = (0..count)
+    Ok((0..count)
         .map(|i| read::<ServiceEntry>(&buf, head + i * size_of::<ServiceEntry>()))
-        .collect();
-    let mut dests = Vec::with_capacity(services.iter().map(|s| s.num_dests as usize).sum());
+        .collect())
+}
+
+/// Appends the destinations of service `s` (its `num_dests` of them: the
+/// plain client's tables do not change while it lists) to `dests`, with one `IP_VS_SO_GET_DESTS` (`buf`: a buffer kept
+/// from one call to the next).
+pub fn dests(
+    fd: &OwnedFd,
+    s: &ServiceEntry,
+    buf: &mut Vec<u8>,
+    dests: &mut Vec<DestEntry>,
+) -> io::Result<()> {
+    let n = s.num_dests as usize;
     let head = offset_of!(GetDests, entrytable);
+    buf.clear();
+    buf.resize(head + n * size_of::<DestEntry>(), 0);
+    let mut put = |at: usize, b: &[u8]| buf[at..at + b.len()].copy_from_slice(b);
+    put(offset_of!(GetDests, protocol), &s.protocol.to_ne_bytes());
+    put(offset_of!(GetDests, addr), &s.addr.to_ne_bytes());
+    put(offset_of!(GetDests, port), &s.port.to_ne_bytes());
+    put(offset_of!(GetDests, fwmark), &s.fwmark.to_ne_bytes());
+    put(offset_of!(GetDests, num_dests), &(n as u32).to_ne_bytes());
+    get(fd, IP_VS_SO_GET_DESTS, buf)?;
+    dests.extend((0..n).map(|i| read::<DestEntry>(buf, head + i * size_of::<DestEntry>())));
+    Ok(())
+}
+
+/// Lists every IPv4 service and its destinations.
+pub fn list(fd: &OwnedFd) -> io::Result<SockoptTable> {
+    let services = services(fd)?;
+    let mut all = Vec::with_capacity(services.iter().map(|s| s.num_dests as usize).sum());
     let mut buf = Vec::new();
     for s in &services {
-        let n = s.num_dests as usize;
-        buf.clear();
-        buf.resize(head + n * size_of::<DestEntry>(), 0);
-        let mut put = |at: usize, b: &[u8]| buf[at..at + b.len()].copy_from_slice(b);
-        put(offset_of!(GetDests, protocol), &s.protocol.to_ne_bytes());
-        put(offset_of!(GetDests, addr), &s.addr.to_ne_bytes());
-        put(offset_of!(GetDests, port), &s.port.to_ne_bytes());
-        put(offset_of!(GetDests, fwmark), &s.fwmark.to_ne_bytes());
-        put(offset_of!(GetDests, num_dests), &(n as u32).to_ne_bytes());
-        get(fd, IP_VS_SO_GET_DESTS, &mut buf)?;
-        dests.extend((0..n).map(|i| read::<DestEntry>(&buf, head + i * size_of::<DestEntry>())));
+        dests(fd, s, &mut buf, &mut all)?;
     }
-    Ok(black_box(SockoptTable { services, dests }))
+    Ok(black_box(SockoptTable {
+        services,
+        dests: all,
+    }))
 }

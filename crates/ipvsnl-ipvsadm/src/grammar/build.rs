@@ -22,7 +22,7 @@ pub(super) fn netmask_of(e: &Entry) -> Netmask {
     }
 }
 
-pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
+pub(super) fn finish(mut e: Entry<'_>) -> Result<Command, ArgError> {
     match e.cmd {
         Cmd::Add | Cmd::Edit => {
             if e.fwmark == 0 && e.port == 0 && e.flags & ServiceFlags::PERSISTENT.bits() == 0 {
@@ -36,12 +36,12 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
                 ));
             }
             if e.sched.is_empty() {
-                e.sched = "wlc".to_owned();
+                e.sched = "wlc";
             }
-            if let Some(arg) = &e.sched_flags {
-                e.flags |= parse_sched_flags(&e.sched, arg)?;
+            if let Some(arg) = e.sched_flags {
+                e.flags |= parse_sched_flags(e.sched, arg)?;
             }
-            let scheduler = scheduler_of(&e.sched)?;
+            let scheduler = scheduler_of(e.sched)?;
             let mut svc = Service::new(e.key());
             svc.scheduler = scheduler;
             svc.flags = ServiceFlags::from_bits_retain(e.flags);
@@ -50,7 +50,7 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
             svc.persistence_engine = if e.pe.is_empty() {
                 None
             } else {
-                Some(e.pe.clone())
+                Some(e.pe.to_owned())
             };
             Ok(Command::Apply(if e.cmd == Cmd::Add {
                 Request::add_service(svc)
@@ -110,7 +110,7 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
             let ifn = if e.mcast_ifn.is_empty() {
                 "eth0".to_owned()
             } else {
-                e.mcast_ifn.clone()
+                e.mcast_ifn.to_owned()
             };
             let mut d = SyncDaemon::new(e.role, ifn).with_sync_id(e.syncid);
             d.max_len = (e.sync_maxlen != 0).then_some(e.sync_maxlen);
@@ -156,6 +156,9 @@ pub(super) fn finish(mut e: Entry) -> Result<Command, ArgError> {
 /// empty here (and a `/` is no longer than the character it stands for),
 /// so nothing else is refused.
 fn scheduler_of(name: &str) -> Result<Scheduler, ArgError> {
+    if name.bytes().all(|b| b.is_ascii_graphic()) {
+        return Scheduler::new(name).map_err(|e| ArgError::fail(format!("{e}")));
+    }
     let unknowable: String = name
         .chars()
         .map(|c| if c.is_ascii_graphic() { c } else { '/' })

@@ -9,7 +9,7 @@ use super::command::{ArgError, ListFormat};
 use super::options::{Cmd, OPT_NAMES};
 
 /// ipvsadm's command entry while options are read, field for field.
-pub(super) struct Entry {
+pub(super) struct Entry<'a> {
     pub(super) cmd: Cmd,
     pub(super) options: u64,
     // service
@@ -18,14 +18,14 @@ pub(super) struct Entry {
     pub(super) addr: IpAddr,
     pub(super) port: u16,
     pub(super) fwmark: u32,
-    pub(super) sched: String,
+    pub(super) sched: &'a str,
     pub(super) flags: u32,
     pub(super) timeout: u32,
     /// The netmask as ipvsadm keeps it: the IPv4 mask, or an IPv6 prefix
     /// length stored in the same 32 bits.
     pub(super) netmask: u32,
-    pub(super) pe: String,
-    pub(super) sched_flags: Option<String>,
+    pub(super) pe: &'a str,
+    pub(super) sched_flags: Option<&'a str>,
     // destination
     pub(super) dest_af: AddressFamily,
     pub(super) dest_addr: IpAddr,
@@ -39,7 +39,7 @@ pub(super) struct Entry {
     pub(super) tun_flags: u16,
     // daemon
     pub(super) role: DaemonRole,
-    pub(super) mcast_ifn: String,
+    pub(super) mcast_ifn: &'a str,
     pub(super) syncid: u32,
     pub(super) mcast_group: Option<IpAddr>,
     pub(super) mcast_port: u16,
@@ -53,7 +53,7 @@ pub(super) const FWD_MASQ: u32 = 0;
 pub(super) const FWD_TUNNEL: u32 = 2;
 pub(super) const FWD_DROUTE: u32 = 3;
 
-impl Entry {
+impl Entry<'_> {
     pub(super) fn new(cmd: Cmd) -> Self {
         Entry {
             cmd,
@@ -63,11 +63,11 @@ impl Entry {
             addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             port: 0,
             fwmark: 0,
-            sched: String::new(),
+            sched: "",
             flags: 0,
             timeout: 0,
             netmask: 0xffff_ffff,
-            pe: String::new(),
+            pe: "",
             sched_flags: None,
             dest_af: AddressFamily::Inet,
             dest_addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
@@ -80,7 +80,7 @@ impl Entry {
             tun_port: 0,
             tun_flags: 0,
             role: DaemonRole::Master,
-            mcast_ifn: String::new(),
+            mcast_ifn: "",
             syncid: 0,
             mcast_group: None,
             mcast_port: 0,

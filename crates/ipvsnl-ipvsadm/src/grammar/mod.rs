@@ -8,6 +8,7 @@
 mod build;
 mod checks;
 mod command;
+mod common;
 mod entry;
 mod options;
 mod parse;

@@ -178,6 +178,60 @@ pub(super) const ROW_STOPDAEMON: [u8; 34] = row(&[(SYNCID, b' ')]);
 pub(super) const ROW_SAVE: [u8; 34] = row(&[(NUMERIC, b' ')]);
 pub(super) const ROW_ZERO: [u8; 34] = row(&[(SERVICE, b' ')]);
 
+/// A row of the matrix as bit masks of option bits: those it requires
+/// (`+`), refuses (`x`), and of which it takes one at most (`1`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RowMasks {
+    pub(super) required: u64,
+    pub(super) refused: u64,
+    pub(super) one_of: u64,
+}
+
+const fn masks(row: &[u8; 34]) -> RowMasks {
+    let mut m = RowMasks {
+        required: 0,
+        refused: 0,
+        one_of: 0,
+    };
+    let mut j = 0;
+    while j < 34 {
+        match row[j] {
+            b'+' => m.required |= 1 << j,
+            b'x' => m.refused |= 1 << j,
+            b'1' => m.one_of |= 1 << j,
+            _ => {}
+        }
+        j += 1;
+    }
+    m
+}
+
+/// [`table_row`] as masks, made at compile time.
+pub(super) fn table_masks(cmd: Cmd) -> RowMasks {
+    const ADD: RowMasks = masks(&ROW_ADD);
+    const DEL: RowMasks = masks(&ROW_DEL);
+    const FLUSH: RowMasks = masks(&ROW_FLUSH);
+    const LIST: RowMasks = masks(&ROW_LIST);
+    const ADDDEST: RowMasks = masks(&ROW_ADDDEST);
+    const DELDEST: RowMasks = masks(&ROW_DELDEST);
+    const STARTDAEMON: RowMasks = masks(&ROW_STARTDAEMON);
+    const STOPDAEMON: RowMasks = masks(&ROW_STOPDAEMON);
+    const SAVE: RowMasks = masks(&ROW_SAVE);
+    const ZERO: RowMasks = masks(&ROW_ZERO);
+    match cmd {
+        Cmd::Add | Cmd::Edit => ADD,
+        Cmd::Del => DEL,
+        Cmd::Flush | Cmd::Timeout | Cmd::Restore => FLUSH,
+        Cmd::List => LIST,
+        Cmd::AddDest | Cmd::EditDest => ADDDEST,
+        Cmd::DelDest => DELDEST,
+        Cmd::StartDaemon => STARTDAEMON,
+        Cmd::StopDaemon => STOPDAEMON,
+        Cmd::Save => SAVE,
+        Cmd::Zero => ZERO,
+    }
+}
+
 pub(super) fn table_row(cmd: Cmd) -> &'static [u8; 34] {
     match cmd {
         Cmd::Add | Cmd::Edit => &ROW_ADD,
@@ -323,3 +377,28 @@ pub(super) const OPTIONS: &[(&str, Option<u8>, Arg, Opt)] = &[
     ("tun-csum", None, Arg::None, Opt::TunCsum),
     ("tun-remcsum", None, Arg::None, Opt::TunRemcsum),
 ];
+
+/// For each ASCII letter, 1 + the index in [`OPTIONS`] of the first option
+/// with that short letter; 0 for none. A look-up instead of a search of
+/// the table (two short options a word of a restore line).
+const SHORT: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = OPTIONS.len();
+    // Backwards, so that the first option of a letter is the one kept.
+    while i > 0 {
+        i -= 1;
+        if let Some(c) = OPTIONS[i].1 {
+            t[c as usize] = (i + 1) as u8;
+        }
+    }
+    t
+};
+
+/// The option of short letter `c`, as a search of [`OPTIONS`] in order
+/// would find it.
+pub(super) fn short_option(c: u8) -> Option<&'static (&'static str, Option<u8>, Arg, Opt)> {
+    match SHORT.get(usize::from(c)) {
+        Some(&n) if n > 0 => Some(&OPTIONS[usize::from(n) - 1]),
+        _ => None,
+    }
+}

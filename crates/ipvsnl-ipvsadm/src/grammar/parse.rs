@@ -9,6 +9,7 @@ use ipvsnl::{AddressFamily, DaemonRole, ServiceFlags, Timeouts, TunnelFlags};
 use super::build::finish;
 use super::checks::check_options;
 use super::command::{ArgError, Command};
+use super::common::common_line;
 use super::entry::*;
 use super::options::*;
 use super::scanner::{scan_error, Scan, Scanner};
@@ -22,6 +23,14 @@ use crate::c_text::{atoi, inet_aton, inet_pton6, number_in};
 /// for none). The result is the command, or ipvsadm's message and exit
 /// status (see the unit tests in `grammar/tests.rs` for both).
 pub(crate) fn parse_args(argv: &[&str], names: &dyn Names) -> Result<Command, ArgError> {
+    if let Some(command) = common_line(argv) {
+        return Ok(command);
+    }
+    parse_any(argv, names)
+}
+
+/// [`parse_args`]'s general reading, of every line.
+pub(super) fn parse_any(argv: &[&str], names: &dyn Names) -> Result<Command, ArgError> {
     let program = argv.first().copied().unwrap_or("ipvsadm");
     let mut sc = Scanner::new(argv);
     let cmd = match sc.next_opt() {
@@ -65,9 +74,9 @@ pub(crate) fn parse_args(argv: &[&str], names: &dyn Names) -> Result<Command, Ar
     parse_rest(Entry::new(cmd), sc, program, names)
 }
 
-fn parse_rest(
-    mut e: Entry,
-    mut sc: Scanner<'_>,
+fn parse_rest<'a>(
+    mut e: Entry<'a>,
+    mut sc: Scanner<'a>,
     _program: &str,
     names: &dyn Names,
 ) -> Result<Command, ArgError> {
@@ -230,7 +239,7 @@ fn parse_rest(
             }
             Opt::SchedFlags => {
                 e.set_option(SCHED_FLAGS)?;
-                e.sched_flags = Some(val.to_owned());
+                e.sched_flags = Some(val);
             }
             Opt::McastGroup => {
                 e.set_option(MCAST_GROUP)?;

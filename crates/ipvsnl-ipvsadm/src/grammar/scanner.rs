@@ -1,7 +1,7 @@
 //! The popt-compatible scanner that reads options off a command line.
 
 use super::command::ArgError;
-use super::options::{Arg, Opt, OPTIONS};
+use super::options::{short_option, Arg, Opt, OPTIONS};
 
 /// What the popt-like scanner yields.
 pub(super) enum Scan<'a> {
@@ -73,6 +73,12 @@ impl<'a> Scanner<'a> {
             }
             let word = self.argv[self.next];
             self.next += 1;
+            // The usual word first: a short option (`-a`, `-t`), not after
+            // `--`.
+            let b = word.as_bytes();
+            if b.len() > 1 && b[0] == b'-' && b[1] != b'-' && !self.rest_are_args {
+                return self.short(&word[1..]);
+            }
             if self.rest_are_args {
                 self.leftovers.push(word);
                 continue;
@@ -107,7 +113,7 @@ impl<'a> Scanner<'a> {
 
     pub(super) fn short(&mut self, chars: &'a str) -> Scan<'a> {
         let c = chars.as_bytes()[0];
-        let Some(&(_, _, arg, opt)) = OPTIONS.iter().find(|o| o.1 == Some(c)) else {
+        let Some(&(_, _, arg, opt)) = short_option(c) else {
             return Scan::Error("unknown option");
         };
         // The rest of the bundle (c may be a multi-byte char only if it was

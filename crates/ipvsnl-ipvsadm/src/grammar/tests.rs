@@ -344,3 +344,12 @@ fn never_panics_on_odd_input() {
     let _ = parse_args(&[], &Numeric);
     let _ = parse_rules("\u{0}\n\r\n-A\t-t\r\n", "x", &Numeric);
 }
+
+#[test]
+fn short_letters_find_the_options_a_search_finds() {
+    use super::options::{short_option, OPTIONS};
+    for c in 0..=255u8 {
+        let searched = OPTIONS.iter().find(|o| o.1 == Some(c));
+        assert_eq!(short_option(c), searched, "letter {c}");
+    }
+}

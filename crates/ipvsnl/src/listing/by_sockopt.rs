@@ -168,7 +168,14 @@ impl<T: Transport> ClientCore<T> {
         let Ok(sock) = &self.checks.sockopt else {
             return filled;
         };
-        let snapshot = match sock.services() {
+        // The check's snapshot of this listing if it took one (taken just
+        // after the dump, as this one would be), else one of its own.
+        let snapshot = match self
+            .checks
+            .snapshot
+            .take()
+            .map_or_else(|| sock.services(), Ok)
+        {
             Ok(s) => s,
             Err(e) => {
                 self.checks.last_failure = Some(e);

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::io;
 
-use crate::transport::sockopt::SockoptSocket;
+use crate::transport::sockopt::{ServiceSnapshot, SockoptSocket};
 use crate::{AddressFamily, Error, ServiceKey};
 
 /// A client's means to make its listings whole.
@@ -19,6 +19,14 @@ pub(crate) struct Checks {
     pub(super) remembered: HashSet<ServiceKey>,
     /// The last socket-option call that failed (that listing did without).
     pub(super) last_failure: Option<Error>,
+    /// The IPv4 snapshot the check of the listing under way took, for its
+    /// copy of the destinations to count with ([`super::by_sockopt`]):
+    /// one `IP_VS_SO_GET_SERVICES` a settings listing rather than two.
+    /// Taken by that copy, and dropped when the listing ends; kept only
+    /// while `keep_snapshot` says a copy will follow.
+    pub(super) snapshot: Option<ServiceSnapshot>,
+    /// The listing under way copies destinations (a settings listing).
+    pub(super) keep_snapshot: bool,
 }
 
 impl std::fmt::Debug for Checks {
@@ -46,6 +54,8 @@ impl Checks {
             ipv6_seen: false,
             remembered: HashSet::new(),
             last_failure: None,
+            snapshot: None,
+            keep_snapshot: false,
         }
     }
 

@@ -185,7 +185,13 @@ impl<T: Transport> ClientCore<T> {
         };
         let every_family = match snapshot {
             Some(Ok(snapshot)) => {
-                if self.add_missing(&snapshot, found, detail).await?.is_break() {
+                let stop = self.add_missing(&snapshot, found, detail).await?;
+                // Kept for the listing's copy of the destinations, if it
+                // makes one (see `checks.rs`).
+                if self.checks.keep_snapshot {
+                    self.checks.snapshot = Some(snapshot);
+                }
+                if stop.is_break() {
                     return Ok(());
                 }
                 false

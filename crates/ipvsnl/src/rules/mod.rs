@@ -52,6 +52,7 @@ mod parse;
 mod plan;
 #[cfg(test)]
 mod plan_tests;
+mod push;
 mod requests;
 mod save;
 pub mod style;
@@ -61,7 +62,9 @@ pub use parse::{
     DEFAULT_SYNC_INTERFACE,
 };
 pub use requests::request_rule;
-pub use save::{destination_rule, service_rule, table_rules};
+pub use save::{
+    destination_rule, push_service_rules, service_rule, table_rules, write_service_rules,
+};
 
 /// Name resolution for the rules format: host and service names to
 /// addresses and ports (for a parser of rules text), and addresses and

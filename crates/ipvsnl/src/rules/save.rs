@@ -1,6 +1,7 @@
 //! Printing services and destinations as rules (`ipvsadm -S` lines).
 
-use super::style::{addr_port, lookup_protocol, sched_flag_names};
+use super::push::{push_i64, push_ipv4, push_u64, Text};
+use super::style::{lookup_protocol, push_sched_flag_names, put_addr_port};
 use super::Names;
 use crate::sync::Table;
 use crate::{
@@ -12,30 +13,33 @@ use crate::{
 /// `--sctp-service ...`, `-f 5` or `-f 5 -6` (fwmarks print as signed
 /// 32-bit numbers, as ipvsadm does).
 pub(crate) fn service_rule_label(key: &ServiceKey, names: &dyn Names) -> String {
+    let mut s = String::with_capacity(24);
+    push_service_rule_label(&mut s, key, names);
+    s
+}
+
+/// [`service_rule_label`] appended to `out`.
+pub(crate) fn push_service_rule_label(out: &mut impl Text, key: &ServiceKey, names: &dyn Names) {
     match key {
         ServiceKey::Fwmark { mark, family } => {
-            let six = if *family == AddressFamily::Inet6 {
-                " -6"
-            } else {
-                ""
-            };
-            format!("-f {}{six}", *mark as i32)
+            out.text("-f ");
+            push_i64(out, i64::from(*mark as i32));
+            if *family == AddressFamily::Inet6 {
+                out.text(" -6");
+            }
         }
         ServiceKey::Inet {
             protocol,
             addr,
             port,
         } => {
-            let switch = match protocol {
-                Protocol::Tcp => "-t",
-                Protocol::Udp => "-u",
-                Protocol::Sctp => "--sctp-service",
-                _ => "--xxx-service",
-            };
-            format!(
-                "{switch} {}",
-                addr_port(addr, *port, lookup_protocol(key), names)
-            )
+            out.text(match protocol {
+                Protocol::Tcp => "-t ",
+                Protocol::Udp => "-u ",
+                Protocol::Sctp => "--sctp-service ",
+                _ => "--xxx-service ",
+            });
+            put_addr_port(out, addr, *port, lookup_protocol(key), names);
         }
     }
 }
@@ -57,31 +61,46 @@ pub fn service_rule(svc: &Service, names: &dyn Names) -> String {
 /// A service as a rule of command `cmd` (`-A` or `-E`): the one printer of
 /// service settings, for `-S` and the dry run alike.
 pub(crate) fn service_line(cmd: &str, svc: &Service, names: &dyn Names) -> String {
-    let mut s = format!(
-        "{cmd} {} -s {}",
-        service_rule_label(&svc.key, names),
-        svc.scheduler.name()
-    );
+    let mut s = String::with_capacity(48);
+    s.push_str(cmd);
+    s.push(' ');
+    push_service_rule_label(&mut s, &svc.key, names);
+    push_service_settings(&mut s, svc);
+    s
+}
+
+/// What a service rule says after its label: ` -s rr`, then persistence,
+/// engine, one-packet and scheduler flags in ipvsadm's order.
+fn push_service_settings(s: &mut impl Text, svc: &Service) {
+    s.text(" -s ");
+    s.text(svc.scheduler.name());
     if svc.flags.contains(ServiceFlags::PERSISTENT) {
-        s.push_str(&format!(" -p {}", svc.timeout));
+        s.text(" -p ");
+        push_u64(s, u64::from(svc.timeout));
         match svc.netmask {
-            Netmask::V4(m) if u32::from(m) != u32::MAX => s.push_str(&format!(" -M {m}")),
-            Netmask::V6(p) if p != 128 => s.push_str(&format!(" -M {p}")),
+            Netmask::V4(m) if u32::from(m) != u32::MAX => {
+                s.text(" -M ");
+                push_ipv4(s, &m);
+            }
+            Netmask::V6(p) if p != 128 => {
+                s.text(" -M ");
+                push_u64(s, u64::from(p));
+            }
             _ => {}
         }
     }
     if let Some(pe) = &svc.persistence_engine {
-        s.push_str(&format!(" --pe {pe}"));
+        s.text(" --pe ");
+        s.text(pe);
     }
     if svc.flags.contains(ServiceFlags::ONE_PACKET) {
-        s.push_str(" -o");
+        s.text(" -o");
     }
     let sched = ServiceFlags::SCHED1 | ServiceFlags::SCHED2 | ServiceFlags::SCHED3;
     if svc.flags.intersects(sched) {
-        s.push_str(" -b ");
-        s.push_str(&sched_flag_names(&svc.scheduler, svc.flags));
+        s.text(" -b ");
+        push_sched_flag_names(s, &svc.scheduler, svc.flags);
     }
-    s
 }
 
 /// A destination of a service as an `-a` rule, as `ipvsadm -S` prints it
@@ -117,14 +136,81 @@ pub fn destination_rule(key: &ServiceKey, dest: &Destination, names: &dyn Names)
 pub fn table_rules(table: &Table, names: &dyn Names) -> String {
     let mut text = String::new();
     for entry in table.iter() {
-        text.push_str(&service_rule(&entry.service, names));
-        text.push('\n');
-        for d in &entry.destinations {
-            text.push_str(&destination_rule(&entry.service.key, &d.destination, names));
-            text.push('\n');
-        }
+        push_service_rules(
+            &mut text,
+            &entry.service,
+            entry.destinations.iter().map(|d| &d.destination),
+            names,
+        );
     }
     text
+}
+
+/// A service and its destinations as rules, appended to `out`: the
+/// service's `-A` line ([`service_rule`]), then one `-a` line per
+/// destination in the order given ([`destination_rule`]), each line ended.
+/// What `ipvsadm -S` prints for one service, with its label printed once
+/// for all its lines.
+///
+/// ```
+/// use ipvsnl::rules::{push_service_rules, Numeric};
+/// use ipvsnl::{Destination, Service, ServiceKey};
+/// let svc = Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80));
+/// let dests = [Destination::new("10.0.1.1".parse().unwrap(), 80).with_weight(2)];
+/// let mut text = String::new();
+/// push_service_rules(&mut text, &svc, &dests, &Numeric);
+/// assert_eq!(text, "-A -t 10.0.0.1:80 -s wlc\n-a -t 10.0.0.1:80 -r 10.0.1.1:80 -m -w 2\n");
+/// ```
+pub fn push_service_rules<'a>(
+    out: &mut String,
+    service: &Service,
+    destinations: impl IntoIterator<Item = &'a Destination>,
+    names: &dyn Names,
+) {
+    service_rules(out, service, destinations, names);
+}
+
+/// [`push_service_rules`] appended to bytes (UTF-8): for a program that
+/// writes a large rules text out as bytes (each character appended costs
+/// less than into a `String`).
+///
+/// ```
+/// use ipvsnl::rules::{write_service_rules, Numeric};
+/// use ipvsnl::{Service, ServiceKey};
+/// let svc = Service::new(ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80));
+/// let mut out = Vec::new();
+/// write_service_rules(&mut out, &svc, [], &Numeric);
+/// assert_eq!(out, b"-A -t 10.0.0.1:80 -s wlc\n");
+/// ```
+pub fn write_service_rules<'a>(
+    out: &mut Vec<u8>,
+    service: &Service,
+    destinations: impl IntoIterator<Item = &'a Destination>,
+    names: &dyn Names,
+) {
+    service_rules(out, service, destinations, names);
+}
+
+/// [`push_service_rules`] into any [`Text`].
+fn service_rules<'a>(
+    out: &mut impl Text,
+    service: &Service,
+    destinations: impl IntoIterator<Item = &'a Destination>,
+    names: &dyn Names,
+) {
+    let mut label = String::with_capacity(32);
+    push_service_rule_label(&mut label, &service.key, names);
+    out.text("-A ");
+    out.text(&label);
+    push_service_settings(out, service);
+    out.ascii(b'\n');
+    let protocol = lookup_protocol(&service.key);
+    for dest in destinations {
+        out.text("-a ");
+        out.text(&label);
+        push_destination_settings(out, protocol, dest, names);
+        out.ascii(b'\n');
+    }
 }
 
 /// A destination as a rule of command `cmd` (`-a` or `-e`): the one
@@ -135,31 +221,50 @@ pub(crate) fn destination_line(
     dest: &Destination,
     names: &dyn Names,
 ) -> String {
-    let switch = match dest.forward {
-        Forward::Masquerade => "-m",
-        Forward::Tunnel(_) => "-i",
-        _ => "-g",
-    };
-    let mut s = format!(
-        "{cmd} {} -r {} {switch} -w {}",
-        service_rule_label(key, names),
-        addr_port(&dest.addr, dest.port, lookup_protocol(key), names),
-        dest.weight as i32
-    );
+    let mut s = String::with_capacity(64);
+    s.push_str(cmd);
+    s.push(' ');
+    push_service_rule_label(&mut s, key, names);
+    push_destination_settings(&mut s, lookup_protocol(key), dest, names);
+    s
+}
+
+/// What a destination rule says after its service's label:
+/// ` -r addr:port -m -w 1`, then the tunnel options.
+fn push_destination_settings(
+    s: &mut impl Text,
+    protocol: Option<&str>,
+    dest: &Destination,
+    names: &dyn Names,
+) {
+    s.text(" -r ");
+    put_addr_port(s, &dest.addr, dest.port, protocol, names);
+    s.text(match dest.forward {
+        Forward::Masquerade => " -m -w ",
+        Forward::Tunnel(_) => " -i -w ",
+        _ => " -g -w ",
+    });
+    push_i64(s, i64::from(dest.weight as i32));
     if let Forward::Tunnel(t) = dest.forward {
         let flag = if t.flags.contains(TunnelFlags::REMCSUM) {
-            "--tun-remcsum"
+            " --tun-remcsum"
         } else if t.flags.contains(TunnelFlags::CSUM) {
-            "--tun-csum"
+            " --tun-csum"
         } else {
-            "--tun-nocsum"
+            " --tun-nocsum"
         };
         match t.kind {
-            TunnelKind::Ipip => s.push_str(" --tun-type ipip"),
-            TunnelKind::Gue => s.push_str(&format!(" --tun-type gue --tun-port {} {flag}", t.port)),
-            TunnelKind::Gre => s.push_str(&format!(" --tun-type gre {flag}")),
+            TunnelKind::Ipip => s.text(" --tun-type ipip"),
+            TunnelKind::Gue => {
+                s.text(" --tun-type gue --tun-port ");
+                push_u64(s, u64::from(t.port));
+                s.text(flag);
+            }
+            TunnelKind::Gre => {
+                s.text(" --tun-type gre");
+                s.text(flag);
+            }
             TunnelKind::Other(_) => {}
         }
     }
-    s
 }

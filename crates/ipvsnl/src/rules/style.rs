@@ -8,6 +8,7 @@
 use std::net::IpAddr;
 
 pub use super::ntop::ntop;
+use super::push::{push_ipv4_port, push_ntop, push_u64, Text};
 use super::Names;
 use crate::{Protocol, Scheduler, ServiceFlags, ServiceKey};
 
@@ -44,22 +45,59 @@ pub fn lookup_protocol(key: &ServiceKey) -> Option<&'static str> {
 /// assert_eq!(addr_port(&"2001:db8::1".parse().unwrap(), 443, None, &Numeric), "[2001:db8::1]:443");
 /// ```
 pub fn addr_port(addr: &IpAddr, port: u16, protocol: Option<&str>, names: &dyn Names) -> String {
-    let host = names.host_name(addr).unwrap_or_else(|| ntop(addr));
-    let port = protocol
-        .and_then(|p| names.port_name(port, p))
-        .unwrap_or_else(|| port.to_string());
-    let mut s = match addr {
-        IpAddr::V4(_) => format!("{host}:{port}"),
-        IpAddr::V6(_) => format!("[{host}]:{port}"),
-    };
-    if s.len() > 59 {
-        let mut end = 59;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
-        s.truncate(end);
-    }
+    let mut s = String::with_capacity(24);
+    push_addr_port(&mut s, addr, port, protocol, names);
     s
+}
+
+/// [`addr_port`] appended to `out` (no allocation when `names` names
+/// nothing, as [`Numeric`](super::Numeric) does).
+///
+/// ```
+/// use ipvsnl::rules::{style::push_addr_port, Numeric};
+/// let mut line = String::from("-r ");
+/// push_addr_port(&mut line, &"10.0.0.1".parse().unwrap(), 80, Some("tcp"), &Numeric);
+/// assert_eq!(line, "-r 10.0.0.1:80");
+/// ```
+pub fn push_addr_port(
+    out: &mut String,
+    addr: &IpAddr,
+    port: u16,
+    protocol: Option<&str>,
+    names: &dyn Names,
+) {
+    put_addr_port(out, addr, port, protocol, names);
+}
+
+/// [`push_addr_port`] into any [`Text`].
+pub(crate) fn put_addr_port(
+    out: &mut impl Text,
+    addr: &IpAddr,
+    port: u16,
+    protocol: Option<&str>,
+    names: &dyn Names,
+) {
+    let host = names.host_name(addr);
+    let port_name = protocol.and_then(|p| names.port_name(port, p));
+    if let (IpAddr::V4(a), None, None) = (addr, &host, &port_name) {
+        // Never longer than 21 bytes: nothing to cut.
+        push_ipv4_port(out, a, port);
+        return;
+    }
+    let start = out.len_bytes();
+    if addr.is_ipv6() {
+        out.ascii(b'[');
+    }
+    match host {
+        Some(host) => out.text(&host),
+        None => push_ntop(out, addr),
+    }
+    out.text(if addr.is_ipv6() { "]:" } else { ":" });
+    match port_name {
+        Some(name) => out.text(&name),
+        None => push_u64(out, u64::from(port)),
+    }
+    out.cut_after(start, 59);
 }
 
 /// The scheduler flags as ipvsadm names them for a scheduler:
@@ -73,6 +111,17 @@ pub fn addr_port(addr: &IpAddr, port: u16, protocol: Option<&str>, names: &dyn N
 /// assert_eq!(sched_flag_names(&Scheduler::RoundRobin, f), "flag-1,flag-2");
 /// ```
 pub fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
+    let mut out = String::new();
+    push_sched_flag_names(&mut out, scheduler, flags);
+    out
+}
+
+/// [`sched_flag_names`] appended to `out`.
+pub(crate) fn push_sched_flag_names(
+    out: &mut impl Text,
+    scheduler: &Scheduler,
+    flags: ServiceFlags,
+) {
     let names: [&str; 3] = match scheduler.name() {
         "sh" => ["sh-fallback", "sh-port", ""],
         "mh" => ["mh-fallback", "mh-port", ""],
@@ -83,11 +132,14 @@ pub fn sched_flag_names(scheduler: &Scheduler, flags: ServiceFlags) -> String {
         ServiceFlags::SCHED2,
         ServiceFlags::SCHED3,
     ];
-    let mut out: Vec<&str> = Vec::new();
+    let mut first = true;
     for (bit, name) in bits.iter().zip(names) {
         if flags.contains(*bit) && !name.is_empty() {
-            out.push(name);
+            if !first {
+                out.ascii(b',');
+            }
+            out.text(name);
+            first = false;
         }
     }
-    out.join(",")
 }

@@ -67,7 +67,8 @@
 //!
 //! Usage: `bulk-compare [--quick] [--memory-only] [--rounds N]
 //! [--sizes 10000x5,5000x4] [--no-bucket] [--pause-ms MS] [--no-flush]`
-//! [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]`
+//! [--cli-rounds N] [--cli-only] [--ours-ipvsadm PATH] [--plain-client PATH]`
+//! (`--cli-only`: the whole-process rows alone, `cli_only.rs`)
 //!
 //! The scale run (`scale.rs`, run by `.ci/bench --scale`): `bulk-compare
 //! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--resyncs-only]
@@ -97,6 +98,7 @@ use ipvsnl_test_support::netns;
 use ipvsnl_test_support::workload::{churn, churned, desired, Layout};
 
 mod cli;
+mod cli_only;
 mod contest;
 mod memory;
 mod namespaces;
@@ -126,6 +128,8 @@ struct Options {
     /// `--scale --resyncs-only`: no timed cold create nor listing (the
     /// table created once, untimed), only the resyncs.
     resyncs_only: bool,
+    /// `--cli-only`: the whole-process rows alone (`cli_only.rs`).
+    cli_only: bool,
 }
 
 /// The run: options, the programs of the whole-process rows, and what was
@@ -171,7 +175,7 @@ impl Bench {
 }
 fn usage() -> ! {
     eprintln!(
-        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--big-rounds N] [--resyncs-only] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
+        "usage: bulk-compare [--quick] [--memory-only] [--rounds N] [--sizes SxD,...] [--no-bucket] [--pause-ms MS] [--no-flush] [--cli-rounds N] [--cli-only] [--ours-ipvsadm PATH] [--plain-client PATH]\n       bulk-compare --scale [--sizes SxD,...] [--rounds N] [--big-rounds N] [--resyncs-only] [--memory-only]\n       bulk-compare --plot POINTS OUT.svg [CAPTION]"
     );
     std::process::exit(2)
 }
@@ -201,6 +205,7 @@ fn main() {
     let mut cli_rounds = 3;
     let mut big_rounds = 2;
     let mut resyncs_only = false;
+    let mut cli_only = false;
     let mut ours = None;
     let mut plain_client = None;
     while let Some(a) = args.next() {
@@ -217,6 +222,7 @@ fn main() {
             }
             "--scale" => scale = true,
             "--resyncs-only" => resyncs_only = true,
+            "--cli-only" => cli_only = true,
             "--big-rounds" => {
                 big_rounds = args
                     .next()
@@ -277,6 +283,7 @@ fn main() {
             cli_rounds,
             big_rounds,
             resyncs_only,
+            cli_only,
         },
         programs: cli::Programs::find(ours, plain_client),
         checks: Vec::new(),
@@ -294,7 +301,11 @@ fn main() {
         bench.scale_run(&kernel, memory_only);
         return;
     }
-    println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
+    if cli_only {
+        println!("# ipvsadm as a process: ours vs a plain client vs Debian's\n");
+    } else {
+        println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
+    }
     println!("Kernel {kernel}, one boot. Method (see crates/ipvsnl-bench/src/bin/bulk-compare/main.rs):\n");
     // How the VM keeps time, as .ci/bench says (instruction counting or not).
     if let Some(clock) = std::env::var("IPVSNL_BENCH_CLOCK")
@@ -303,17 +314,11 @@ fn main() {
     {
         println!("- Clock: {clock}.");
     }
+    if !cli_only {
+        print_method_of_the_rounds(rounds);
+    }
     println!(
-        "- Cold create: {rounds} rounds; in each, `Syncer::sync`, `Client::apply` of the planned requests and the plain client each create the table in a fresh network namespace, in a rotated order (round r starts at contestant r mod 3)."
-    );
-    println!(
-        "- Full listing: the plain listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) and `Client::table` alternate over {rounds} rounds in one namespace holding the table."
-    );
-    println!(
-        "- A row with several runs shows the run with the median wall time (its user and sys) and the wall range over the runs. The 16/32 KiB buffer listings and the resyncs run once."
-    );
-    println!(
-        "- Whole-process rows: `plain-client restore` / `save` (the plain client as a process of its own: its own parse of the rules, family lookup, hand-encoded requests in 64 KiB datagrams with one ACK each; one service dump and a destination dump per service, printed as `-S -n`), our ipvsadm (`{}`) and Debian's (`{}`) `-R` and `-S -n`, each timed from spawn to exit (start-up included), over {cli_rounds} rounds in a rotated order; each `-R` in a fresh namespace (checked to leave the desired table), each `-S -n` in the namespace holding it (outputs checked byte-identical).",
+        "- Whole-process rows: `plain-client restore` / `save` (the plain client as a process of its own: its own parse of the rules, family lookup, hand-encoded requests in 64 KiB datagrams with one ACK each; for `-S -n` the kernel work of our settings listing: one netlink service dump, one `IP_VS_SO_GET_SERVICES`, one `IP_VS_SO_GET_DESTS` per IPv4 service, printed with hand-written number formatting and written once), our ipvsadm (`{}`) and Debian's (`{}`) `-R` and `-S -n`, each timed from spawn to exit (start-up included), over {cli_rounds} rounds in a rotated order; each `-R` in a fresh namespace (checked to leave the desired table), each `-S -n` in the namespace holding it (outputs checked byte-identical).",
         bench.programs.ours.display(),
         bench.programs.debian.display()
     );
@@ -344,15 +349,25 @@ fn main() {
         "| workload | operation | contestant | wall s | user s | sys s | wall range s | ratio |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    for (s, d) in bench.opts.sizes.clone() {
-        bench.workload(Layout::Spread, s, d, true);
-    }
-    if let Some((s, d)) = bench.opts.bucket {
-        bench.workload(Layout::OneBucket, s, d, false);
+    if bench.opts.cli_only {
+        for (s, d) in bench.opts.sizes.clone() {
+            bench.cli_workload(Layout::Spread, s, d);
+        }
+    } else {
+        for (s, d) in bench.opts.sizes.clone() {
+            bench.workload(Layout::Spread, s, d, true);
+        }
+        if let Some((s, d)) = bench.opts.bucket {
+            bench.workload(Layout::OneBucket, s, d, false);
+        }
     }
     bench.teardown_line();
     println!();
-    bench.targets();
+    if bench.opts.cli_only {
+        bench.cli_targets();
+    } else {
+        bench.targets();
+    }
     println!();
     println!("Checks:");
     for c in &bench.checks {
@@ -374,4 +389,17 @@ fn plan_from_empty(want: &Table) -> ipvsnl::sync::Plan {
         &DrainLedger::new(),
         Instant::now(),
     )
+}
+
+/// The method lines of the cold-create, listing and resync rows.
+fn print_method_of_the_rounds(rounds: usize) {
+    println!(
+        "- Cold create: {rounds} rounds; in each, `Syncer::sync`, `Client::apply` of the planned requests and the plain client each create the table in a fresh network namespace, in a rotated order (round r starts at contestant r mod 3)."
+    );
+    println!(
+        "- Full listing: the plain listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) and `Client::table` alternate over {rounds} rounds in one namespace holding the table."
+    );
+    println!(
+        "- A row with several runs shows the run with the median wall time (its user and sys) and the wall range over the runs. The 16/32 KiB buffer listings and the resyncs run once."
+    );
 }

@@ -8,9 +8,11 @@
 //!   stdin, looks the family id up, encodes every request by hand and
 //!   sends them in datagrams of up to 64 KiB, one ACK asked for per
 //!   datagram.
-//! * `plain-client save`: dumps the services, then each one's
-//!   destinations, and prints them as `ipvsadm -S -n` does (services and
-//!   destinations sorted the way ipvsadm sorts them).
+//! * `plain-client save`: the kernel work of our `ipvsadm -S -n` (one
+//!   netlink service dump, one `IP_VS_SO_GET_SERVICES`, one
+//!   `IP_VS_SO_GET_DESTS` per IPv4 service), printed as `ipvsadm -S -n`
+//!   does (services and destinations sorted the way ipvsadm sorts them)
+//!   with hand-written number formatting, written once (`save.rs`).
 //!
 //! Exit status 1 on a refusal or a socket error, 2 on a usage or input
 //! error.

@@ -27,9 +27,9 @@ pub(crate) struct Key {
 
 /// One rule line.
 #[derive(Debug)]
-pub(crate) enum Rule {
+pub(crate) enum Rule<'a> {
     /// `-A`: a service with its scheduler.
-    Service { key: Key, scheduler: String },
+    Service { key: Key, scheduler: &'a str },
     /// `-a`: a destination of a service.
     Destination {
         key: Key,
@@ -40,10 +40,10 @@ pub(crate) enum Rule {
 }
 
 /// Parses the lines `ipvsadm -S -n` prints for the bench's tables.
-pub(crate) fn parse(text: &str) -> Result<Vec<Rule>, String> {
+pub(crate) fn parse(text: &str) -> Result<Vec<Rule<'_>>, String> {
     let mut rules = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
+        if line.bytes().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
         rules.push(parse_line(line).map_err(|e| format!("line {}: {e}: {line}", n + 1))?);
@@ -51,8 +51,8 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Rule>, String> {
     Ok(rules)
 }
 
-fn parse_line(line: &str) -> Result<Rule, String> {
-    let mut words = line.split_whitespace();
+fn parse_line(line: &str) -> Result<Rule<'_>, String> {
+    let mut words = line.split_ascii_whitespace();
     let command = words.next().unwrap_or_default();
     let (mut key, mut scheduler, mut dest, mut forward, mut weight) = (None, None, None, 0, 1);
     while let Some(w) = words.next() {
@@ -60,7 +60,7 @@ fn parse_line(line: &str) -> Result<Rule, String> {
         match w {
             "-t" => key = Some((6, value()?)),
             "-u" => key = Some((17, value()?)),
-            "-s" => scheduler = Some(value()?.to_owned()),
+            "-s" => scheduler = Some(value()?),
             "-r" => dest = Some(addr(value()?)?),
             "-w" => weight = value()?.parse().map_err(|_| "bad weight".to_owned())?,
             "-m" => forward = 0,
@@ -77,7 +77,7 @@ fn parse_line(line: &str) -> Result<Rule, String> {
     match command {
         "-A" => Ok(Rule::Service {
             key,
-            scheduler: scheduler.unwrap_or_else(|| "wlc".to_owned()),
+            scheduler: scheduler.unwrap_or("wlc"),
         }),
         "-a" => Ok(Rule::Destination {
             key,
@@ -121,9 +121,10 @@ fn encode(out: &mut Vec<u8>, family: u16, seq: u32, rule: &Rule) {
     let svc = begin_nest(out, IPVS_CMD_ATTR_SERVICE);
     put_key(out, key);
     if let Rule::Service { scheduler, .. } = rule {
-        let mut name = scheduler.as_bytes().to_vec();
-        name.push(0);
-        put_attr(out, IPVS_SVC_ATTR_SCHED_NAME, &name);
+        let mut name = [0u8; 17];
+        let n = scheduler.len().min(16);
+        name[..n].copy_from_slice(&scheduler.as_bytes()[..n]);
+        put_attr(out, IPVS_SVC_ATTR_SCHED_NAME, &name[..=n]);
         let mut flags = [0u8; 8];
         flags[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
         put_attr(out, IPVS_SVC_ATTR_FLAGS, &flags);
