@@ -284,6 +284,9 @@ mod decode;
 mod decode_error;
 mod destination_weight;
 mod drive;
+#[cfg(feature = "emulator")]
+#[cfg_attr(docsrs, doc(cfg(feature = "emulator")))]
+pub mod emulator;
 mod error;
 mod failures;
 mod fixed_attrs;

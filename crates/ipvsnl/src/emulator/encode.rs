@@ -1,0 +1,253 @@
+//! The kernel's replies as bytes: the attribute sets of
+//! `ip_vs_genl_fill_service`, `..._fill_dest`, `..._dump_daemon`, the
+//! info and config replies, the controller's family reply, errors, ACKs
+//! and `NLMSG_DONE`. Port ids are the requester's; every ACK and error is
+//! capped (the library's sockets set `NETLINK_CAP_ACK`).
+
+use ipvsnl_wire::netlink_packet_core::{NLMSG_DONE, NLMSG_ERROR, NLM_F_MULTIPART};
+use ipvsnl_wire::write::{begin_nest, end_nest, NestStart};
+use ipvsnl_wire::*;
+
+use super::table::{Daemon, Dest, Svc, Times, AF_INET};
+use crate::Stats;
+
+/// `NLM_F_CAPPED`: the error message carries the request's header only.
+const NLM_F_CAPPED: u16 = 0x100;
+/// `IP_VS_SVC_F_HASHED`, set on every service the kernel shows.
+pub(crate) const HASHED: u32 = 0x2;
+
+/// A message being written.
+pub(crate) struct Msg {
+    at: usize,
+}
+
+/// Starts a message (header, then for a generic one the family header).
+pub(crate) fn begin(
+    out: &mut Vec<u8>,
+    kind: u16,
+    flags: u16,
+    seq: u32,
+    pid: u32,
+    genl: Option<(u8, u8)>,
+) -> Msg {
+    let at = out.len();
+    out.extend_from_slice(&0u32.to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(&flags.to_ne_bytes());
+    out.extend_from_slice(&seq.to_ne_bytes());
+    out.extend_from_slice(&pid.to_ne_bytes());
+    if let Some((cmd, version)) = genl {
+        out.extend_from_slice(&[cmd, version, 0, 0]);
+    }
+    Msg { at }
+}
+
+/// Ends a message (writes its length).
+pub(crate) fn end(out: &mut [u8], m: Msg) {
+    let len = (out.len() - m.at) as u32;
+    out[m.at..m.at + 4].copy_from_slice(&len.to_ne_bytes());
+}
+
+/// One attribute.
+pub(crate) fn put(out: &mut Vec<u8>, kind: u16, value: &[u8]) {
+    out.extend_from_slice(&((4 + value.len()) as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(value);
+    let pad = (4 - value.len() % 4) % 4;
+    out.extend_from_slice(&[0; 3][..pad]);
+}
+
+fn put_u32(out: &mut Vec<u8>, kind: u16, v: u32) {
+    put(out, kind, &v.to_ne_bytes());
+}
+
+fn put_str(out: &mut Vec<u8>, kind: u16, s: &str) {
+    let mut v = Vec::with_capacity(s.len() + 1);
+    v.extend_from_slice(s.as_bytes());
+    v.push(0);
+    put(out, kind, &v);
+}
+
+fn nest(out: &mut Vec<u8>, kind: u16) -> NestStart {
+    begin_nest(out, kind)
+}
+
+/// An `NLMSG_ERROR` for the request headed `request` (16 bytes): an ACK
+/// when `errno` is 0.
+pub(crate) fn error(out: &mut Vec<u8>, request: &[u8], errno: i32, pid: u32) {
+    let seq = u32::from_ne_bytes(request[8..12].try_into().unwrap_or([0; 4]));
+    let m = begin(out, NLMSG_ERROR, NLM_F_CAPPED, seq, pid, None);
+    out.extend_from_slice(&(-errno).to_ne_bytes());
+    out.extend_from_slice(&request[..16]);
+    end(out, m);
+}
+
+/// A dump's `NLMSG_DONE` (its payload the int 0).
+pub(crate) fn done(out: &mut Vec<u8>, seq: u32, pid: u32) {
+    let m = begin(out, NLMSG_DONE, NLM_F_MULTIPART, seq, pid, None);
+    out.extend_from_slice(&0i32.to_ne_bytes());
+    end(out, m);
+}
+
+fn stats(out: &mut Vec<u8>, kind32: u16, kind64: u16, s: &Stats) {
+    let fields = [
+        s.conns,
+        s.in_packets,
+        s.out_packets,
+        s.in_bytes,
+        s.out_bytes,
+        s.cps,
+        s.in_pps,
+        s.out_pps,
+        s.in_bps,
+        s.out_bps,
+    ];
+    let n = nest(out, kind32);
+    for (i, v) in fields.iter().enumerate() {
+        let kind = i as u16 + 1;
+        if kind == IPVS_STATS_ATTR_INBYTES || kind == IPVS_STATS_ATTR_OUTBYTES {
+            put(out, kind, &v.to_ne_bytes());
+        } else {
+            put_u32(out, kind, *v as u32);
+        }
+    }
+    end_nest(out, n);
+    let n = nest(out, kind64);
+    for (i, v) in fields.iter().enumerate() {
+        put(out, i as u16 + 1, &v.to_ne_bytes());
+    }
+    end_nest(out, n);
+}
+
+/// A service message (`NEW_SERVICE`), as a dump part (`flags`
+/// `NLM_F_MULTI`) or a get's reply (0).
+pub(crate) fn service(out: &mut Vec<u8>, family: u16, flags: u16, seq: u32, pid: u32, s: &Svc) {
+    let m = begin(
+        out,
+        family,
+        flags,
+        seq,
+        pid,
+        Some((IpvsCommand::NewService.into(), 1)),
+    );
+    let n = nest(out, IPVS_CMD_ATTR_SERVICE);
+    put(out, IPVS_SVC_ATTR_AF, &s.id.af.to_ne_bytes());
+    if s.id.fwmark != 0 {
+        put_u32(out, IPVS_SVC_ATTR_FWMARK, s.id.fwmark);
+    } else {
+        put(out, IPVS_SVC_ATTR_PROTOCOL, &s.id.protocol.to_ne_bytes());
+        put(out, IPVS_SVC_ATTR_ADDR, &s.id.addr);
+        put(out, IPVS_SVC_ATTR_PORT, &s.id.port.to_be_bytes());
+    }
+    put_str(out, IPVS_SVC_ATTR_SCHED_NAME, &s.sched);
+    if let Some(pe) = &s.pe {
+        put_str(out, IPVS_SVC_ATTR_PE_NAME, pe);
+    }
+    let mut flags = [0u8; 8];
+    flags[..4].copy_from_slice(&(s.flags | HASHED).to_ne_bytes());
+    flags[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
+    put(out, IPVS_SVC_ATTR_FLAGS, &flags);
+    put_u32(out, IPVS_SVC_ATTR_TIMEOUT, s.timeout);
+    put(out, IPVS_SVC_ATTR_NETMASK, &s.netmask);
+    stats(out, IPVS_SVC_ATTR_STATS, IPVS_SVC_ATTR_STATS64, &s.stats);
+    end_nest(out, n);
+    end(out, m);
+}
+
+/// A destination dump part (`NEW_DEST`).
+pub(crate) fn dest(out: &mut Vec<u8>, family: u16, seq: u32, pid: u32, d: &Dest) {
+    let m = begin(
+        out,
+        family,
+        NLM_F_MULTIPART,
+        seq,
+        pid,
+        Some((IpvsCommand::NewDest.into(), 1)),
+    );
+    let n = nest(out, IPVS_CMD_ATTR_DEST);
+    put(out, IPVS_DEST_ATTR_ADDR, &d.addr);
+    put(out, IPVS_DEST_ATTR_PORT, &d.port.to_be_bytes());
+    put_u32(out, IPVS_DEST_ATTR_FWD_METHOD, d.fwd);
+    put_u32(out, IPVS_DEST_ATTR_WEIGHT, d.weight as u32);
+    put(out, IPVS_DEST_ATTR_TUN_TYPE, &[d.tun_type]);
+    put(out, IPVS_DEST_ATTR_TUN_PORT, &d.tun_port.to_be_bytes());
+    put(out, IPVS_DEST_ATTR_TUN_FLAGS, &d.tun_flags.to_ne_bytes());
+    put_u32(out, IPVS_DEST_ATTR_U_THRESH, d.u_thresh);
+    put_u32(out, IPVS_DEST_ATTR_L_THRESH, d.l_thresh);
+    put_u32(out, IPVS_DEST_ATTR_ACTIVE_CONNS, d.active);
+    put_u32(out, IPVS_DEST_ATTR_INACT_CONNS, d.inactive);
+    put_u32(out, IPVS_DEST_ATTR_PERSIST_CONNS, d.persistent);
+    stats(out, IPVS_DEST_ATTR_STATS, IPVS_DEST_ATTR_STATS64, &d.stats);
+    put(out, IPVS_DEST_ATTR_ADDR_FAMILY, &d.af.to_ne_bytes());
+    end_nest(out, n);
+    end(out, m);
+}
+
+/// A sync daemon dump part (`NEW_DAEMON`).
+pub(crate) fn daemon(out: &mut Vec<u8>, family: u16, seq: u32, pid: u32, d: &Daemon) {
+    let m = begin(
+        out,
+        family,
+        NLM_F_MULTIPART,
+        seq,
+        pid,
+        Some((IpvsCommand::NewDaemon.into(), 1)),
+    );
+    let n = nest(out, IPVS_CMD_ATTR_DAEMON);
+    put_u32(out, IPVS_DAEMON_ATTR_STATE, d.state);
+    put_str(out, IPVS_DAEMON_ATTR_MCAST_IFN, &d.ifname);
+    put_u32(out, IPVS_DAEMON_ATTR_SYNC_ID, d.sync_id);
+    put(out, IPVS_DAEMON_ATTR_SYNC_MAXLEN, &d.max_len.to_ne_bytes());
+    put(out, IPVS_DAEMON_ATTR_MCAST_PORT, &d.port.to_ne_bytes());
+    put(out, IPVS_DAEMON_ATTR_MCAST_TTL, &[d.ttl]);
+    if d.group_af == AF_INET {
+        put(out, IPVS_DAEMON_ATTR_MCAST_GROUP, &d.group[..4]);
+    } else {
+        put(out, IPVS_DAEMON_ATTR_MCAST_GROUP6, &d.group);
+    }
+    end_nest(out, n);
+    end(out, m);
+}
+
+/// `GET_INFO`'s reply (`SET_INFO`).
+pub(crate) fn info(out: &mut Vec<u8>, family: u16, seq: u32, pid: u32, conn_tab_size: u32) {
+    let m = begin(
+        out,
+        family,
+        0,
+        seq,
+        pid,
+        Some((IpvsCommand::SetInfo.into(), 1)),
+    );
+    put_u32(out, IPVS_INFO_ATTR_VERSION, 0x0001_0201);
+    put_u32(out, IPVS_INFO_ATTR_CONN_TAB_SIZE, conn_tab_size);
+    end(out, m);
+}
+
+/// `GET_CONFIG`'s reply (`SET_CONFIG`).
+pub(crate) fn config(out: &mut Vec<u8>, family: u16, seq: u32, pid: u32, t: &Times) {
+    let m = begin(
+        out,
+        family,
+        0,
+        seq,
+        pid,
+        Some((IpvsCommand::SetConfig.into(), 1)),
+    );
+    put_u32(out, IPVS_CMD_ATTR_TIMEOUT_TCP, t.tcp);
+    put_u32(out, IPVS_CMD_ATTR_TIMEOUT_TCP_FIN, t.tcp_fin);
+    put_u32(out, IPVS_CMD_ATTR_TIMEOUT_UDP, t.udp);
+    end(out, m);
+}
+
+/// The controller's `NEWFAMILY` reply for the IPVS family.
+pub(crate) fn family(out: &mut Vec<u8>, seq: u32, pid: u32, id: u16) {
+    const GENL_ID_CTRL: u16 = 0x10;
+    let m = begin(out, GENL_ID_CTRL, 0, seq, pid, Some((1, 2)));
+    put_str(out, 2, IPVS_GENL_NAME); // CTRL_ATTR_FAMILY_NAME
+    put(out, 1, &id.to_ne_bytes()); // CTRL_ATTR_FAMILY_ID
+    put_u32(out, 3, 1); // CTRL_ATTR_VERSION
+    put_u32(out, 4, 0); // CTRL_ATTR_HDRSIZE
+    put_u32(out, 5, 6); // CTRL_ATTR_MAXATTR
+    end(out, m);
+}

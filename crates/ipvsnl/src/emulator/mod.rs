@@ -1,0 +1,94 @@
+//! An emulated kernel (feature `emulator`): an in-process model of the
+//! Linux kernel's IPVS generic-netlink family, for unit tests of code
+//! that uses this library, without root, a VM or the `ip_vs` module.
+//!
+//! A [`Kernel`] holds one IPVS table per network namespace ([`Netns`])
+//! and a family id that changes when the test reloads the module.
+//! [`Client::emulated`](crate::Client::emulated) (and `AsyncClient::emulated`
+//! with `tokio`) connects the library's own clients to it, so the code
+//! under test runs unchanged: operations, pipelined batches, listings,
+//! the sync engine, the watcher.
+//!
+//! It answers the bytes the client sends as the kernel does (Linux 6.12,
+//! the behaviour of 6.1 where the two agree):
+//!
+//! - every command's checks in the kernel's order and with its errnos:
+//!   `EEXIST`, `ESRCH` for a missing service, `ENOENT` for a missing
+//!   destination or an unknown scheduler or persistence engine, `ERANGE`
+//!   for a negative weight or a lower threshold above the upper one,
+//!   `EINVAL` for a missing attribute, a destination address that is not
+//!   unicast or an IPv6 prefix out of 1..=128, `EAFNOSUPPORT`,
+//!   `EOPNOTSUPP` for a dump of a command that has none (or the reverse),
+//!   `EPERM` without `CAP_NET_ADMIN` ([`Kernel::set_privileged`]);
+//! - listings in the kernel's order: services by hash bucket (newest
+//!   first within one; the kernel's per-namespace pointer in the hash is
+//!   taken as 0), then the firewall-mark services; destinations newest
+//!   first;
+//! - dumps in parts of the size the kernel allocates (by the reader's
+//!   largest receive buffer), each written when the reader takes the one
+//!   before, then `NLMSG_DONE` alone; one dump per socket (`EBUSY`);
+//! - a datagram of many requests answered one by one: an error for each
+//!   failure, an ACK for each success that asked;
+//! - counters (zero, [`ZERO`](crate::Request::Zero)ed, or set by the test
+//!   with [`Netns::set_service_stats`] and
+//!   [`Netns::set_destination_state`]), timeouts, `GET_INFO`, sync
+//!   daemons (with the kernel's defaults; interfaces from
+//!   [`Netns::add_link`]).
+//!
+//! Faults ([`Kernel::inject`]) strike where a test says ([`When`]):
+//! [`Fault::Overrun`] (`ENOBUFS`), [`Fault::LoseReply`],
+//! [`Fault::Stall`], [`Fault::Truncate`], [`Fault::Hold`],
+//! [`Fault::Unload`], [`Fault::Reload`], [`Fault::Foreign`] (another
+//! writer, between two calls or two dump parts). Time is not real: a
+//! wait for a reply that never comes ends at once and is added to
+//! [`Kernel::waited`].
+//!
+//! For assertions: [`Netns::table`] (the library's
+//! [`ServiceEntry`](crate::ServiceEntry)s, as a client would list them),
+//! [`Netns::timeouts`], [`Netns::sync_daemons`], and
+//! [`Kernel::requests`], every request taken ([`Taken`]), with the
+//! library's [`Request`](crate::Request) for a change.
+//!
+//! Not emulated: the socket-option interface (listings check themselves
+//! by dumping again, as on a host without it), `/proc/net/ip_vs_conn`
+//! (no connections), and traffic (counters move only when a test sets
+//! them).
+//!
+//! ```
+//! use ipvsnl::emulator::{Fault, Kernel, When};
+//! use ipvsnl::{Client, Destination, RequestKind, Service, ServiceKey};
+//!
+//! let kernel = Kernel::new();
+//! let mut ipvs = Client::emulated(&kernel);
+//! let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+//! ipvs.add_service(&Service::new(key))?;
+//!
+//! // The next destination add is never answered: its outcome is unknown.
+//! kernel.inject(When::next(RequestKind::AddDestination), Fault::LoseReply);
+//! let e = ipvs
+//!     .add_destination(&key, &Destination::new("10.0.1.1".parse().unwrap(), 80))
+//!     .unwrap_err();
+//! assert!(e.is_unknown_outcome(), "{e}");
+//! // The kernel did apply it.
+//! assert_eq!(kernel.init_netns().table()[0].destinations.len(), 1);
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+
+mod attrs;
+mod commands;
+mod connect;
+mod dump;
+mod encode;
+mod faults;
+mod inspect;
+mod kernel;
+mod parse;
+mod record;
+mod socket;
+mod table;
+
+pub use faults::{Condition, Fault, Taken, When};
+pub use inspect::Connections;
+pub use kernel::{Kernel, Netns, INIT_NETNS};
+
+pub(crate) use socket::Port;
