@@ -38,7 +38,7 @@ pub(crate) struct ClientCore<T> {
     pub(crate) checks: Checks,
     /// The emulated namespace it talks to, if it does (its identity for
     /// the sync engine, in place of a namespace file).
-    #[cfg(feature = "emulator")]
+    #[cfg(any(test, feature = "emulator"))]
     pub(crate) emulated_ns: Option<u64>,
 }
 
@@ -84,7 +84,7 @@ impl<T: Transport> ClientCore<T> {
             rx: vec![0; opts.recv_buffer * DATAGRAMS],
             opts,
             netns,
-            #[cfg(feature = "emulator")]
+            #[cfg(any(test, feature = "emulator"))]
             emulated_ns: None,
         }
     }

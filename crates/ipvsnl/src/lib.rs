@@ -284,7 +284,8 @@ mod decode;
 mod decode_error;
 mod destination_weight;
 mod drive;
-#[cfg(feature = "emulator")]
+// Also in the crate's own tests, where the sync engine's tests run on it.
+#[cfg(any(test, feature = "emulator"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "emulator")))]
 pub mod emulator;
 mod error;

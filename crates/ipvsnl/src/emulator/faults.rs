@@ -6,7 +6,7 @@
 
 use ipvsnl_wire::IpvsCommand;
 
-use crate::{Request, RequestKind};
+use crate::{Request, RequestKind, ServiceKey};
 
 /// A request the emulated kernel took, as the library names it, with what
 /// the kernel answered.
@@ -24,6 +24,9 @@ pub struct Taken {
     /// The change it asks for, as the library's request, if it is one
     /// (decoded from the bytes the kernel received).
     pub request: Option<Request>,
+    /// The service it names, if it names one (a change's, a get's, a
+    /// destination listing's).
+    pub service: Option<ServiceKey>,
     /// The errno it was answered with: `Some(0)` done, `Some(e)` refused,
     /// `None` not answered (a dump, a fault, or not yet run when a fault's
     /// condition sees it).

@@ -76,6 +76,7 @@
 
 mod attrs;
 mod commands;
+#[cfg(feature = "emulator")]
 mod connect;
 mod dump;
 mod encode;

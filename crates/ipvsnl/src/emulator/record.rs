@@ -75,3 +75,13 @@ pub(crate) fn request(command: IpvsCommand, attrs: &[u8]) -> Option<Request> {
         _ => return None,
     })
 }
+
+/// The service a message names, if any.
+pub(crate) fn service(attrs: &[u8]) -> Option<crate::ServiceKey> {
+    match ipvsnl_wire::find_attr(attrs, IPVS_CMD_ATTR_SERVICE) {
+        Ok(Some(_)) => decode::service_reply(attrs, Detail::Settings)
+            .ok()
+            .map(|e| e.service.key),
+        _ => None,
+    }
+}

@@ -112,6 +112,7 @@ impl Port {
     }
 
     /// The totals of its namespace.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     pub(crate) fn totals(&self) -> crate::Stats {
         super::Netns {
             kernel: self.kernel.clone(),
@@ -155,17 +156,20 @@ impl Port {
     fn describe(&self, s: &State, m: &Message<'_>) -> Taken {
         let is_ipvs = s.family == Some(m.kind);
         let command = IpvsCommand::from(m.command());
-        let (kind, request) = if m.kind == GENL_ID_CTRL {
-            (Some(RequestKind::ResolveFamily), None)
-        } else if is_ipvs {
-            let request = if s.logging || !s.faults.is_empty() {
-                record::request(command, m.attrs())
-            } else {
-                None
+        let record = s.logging || !s.faults.is_empty();
+        let (kind, request, service) = if m.kind == GENL_ID_CTRL {
+            (Some(RequestKind::ResolveFamily), None, None)
+        } else if is_ipvs && record {
+            let request = record::request(command, m.attrs());
+            let service = match &request {
+                Some(r) => r.service_key(),
+                None => record::service(m.attrs()),
             };
-            (record::kind(command, m.is_dump()), request)
+            (record::kind(command, m.is_dump()), request, service)
+        } else if is_ipvs {
+            (record::kind(command, m.is_dump()), None, None)
         } else {
-            (None, None)
+            (None, None, None)
         };
         Taken {
             namespace: self.namespace.clone(),
@@ -177,6 +181,7 @@ impl Port {
             },
             dump: m.is_dump(),
             request,
+            service,
             errno: None,
         }
     }

@@ -32,7 +32,7 @@ impl NetnsId {
     pub(crate) fn of<T>(core: &ClientCore<T>) -> Option<NetnsId> {
         // An emulated namespace: no file, a number of its own on a device
         // no file system has.
-        #[cfg(feature = "emulator")]
+        #[cfg(any(test, feature = "emulator"))]
         if let Some(serial) = core.emulated_ns {
             return Some(NetnsId {
                 dev: u64::MAX,
