@@ -93,3 +93,5 @@ pub use inspect::Connections;
 pub use kernel::{Kernel, Netns, INIT_NETNS};
 
 pub(crate) use socket::Port;
+#[cfg(test)]
+mod tests;
