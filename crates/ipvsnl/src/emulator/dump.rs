@@ -6,12 +6,8 @@
 //! `cb->args[0]`: a change between two parts can make a dump skip or
 //! repeat entries, as it does on a real kernel.
 
-use ipvsnl_wire::IPVS_CMD_ATTR_SERVICE;
-
-use super::attrs;
 use super::encode;
-use super::parse;
-use super::table::{DumpPlace, NsTable};
+use super::table::{DumpPlace, NsTable, SvcId};
 
 /// `NLMSG_GOODSIZE` on x86-64 (a page less the `skb_shared_info`): the
 /// least a dump part's buffer holds.
@@ -23,9 +19,10 @@ const LARGEST: usize = 32768 - 320;
 #[derive(Debug, Clone)]
 pub(crate) enum Listing {
     Services,
-    /// The destinations of the service the request's attributes name
-    /// (looked up again at every part, as the kernel does).
-    Dests(Vec<u8>),
+    /// The destinations of the service the request named (looked up
+    /// again at every part, as the kernel does; `None`: a request that
+    /// named none, an empty dump).
+    Dests(Option<SvcId>),
     Daemons,
 }
 
@@ -81,9 +78,9 @@ impl Dump {
         let before = self.written;
         match &self.listing {
             Listing::Services => self.services(ns, room, out),
-            Listing::Dests(request) => {
-                let request = request.clone();
-                self.dests(ns, &request, room, out)
+            Listing::Dests(id) => {
+                let id = *id;
+                self.dests(ns, id, room, out)
             }
             Listing::Daemons => self.daemons(ns, out),
         }
@@ -116,14 +113,10 @@ impl Dump {
         }
     }
 
-    fn dests(&mut self, ns: &NsTable, request: &[u8], room: usize, out: &mut Vec<u8>) {
-        let Ok(top) = attrs::parse(request, &attrs::CMD) else {
+    fn dests(&mut self, ns: &NsTable, id: Option<SvcId>, room: usize, out: &mut Vec<u8>) {
+        let Some(svc) = id.and_then(|id| ns.get(&id)) else {
             return;
         };
-        let Ok((id, _)) = parse::service(top.get(IPVS_CMD_ATTR_SERVICE), false) else {
-            return;
-        };
-        let Some(svc) = ns.get(&id) else { return };
         for d in svc.dests.iter().rev().skip(self.written) {
             let at = out.len();
             encode::dest(out, self.family, self.seq, self.pid, d);

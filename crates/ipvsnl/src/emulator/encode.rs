@@ -6,6 +6,7 @@
 
 use ipvsnl_wire::netlink_packet_core::{NLMSG_DONE, NLMSG_ERROR, NLM_F_MULTIPART};
 use ipvsnl_wire::write::{begin_nest, end_nest, NestStart};
+
 use ipvsnl_wire::*;
 
 use super::table::{Daemon, Dest, Svc, Times, AF_INET};
@@ -62,10 +63,12 @@ fn put_u32(out: &mut Vec<u8>, kind: u16, v: u32) {
 }
 
 fn put_str(out: &mut Vec<u8>, kind: u16, s: &str) {
-    let mut v = Vec::with_capacity(s.len() + 1);
-    v.extend_from_slice(s.as_bytes());
-    v.push(0);
-    put(out, kind, &v);
+    let len = s.len() + 1;
+    out.extend_from_slice(&((4 + len) as u16).to_ne_bytes());
+    out.extend_from_slice(&kind.to_ne_bytes());
+    out.extend_from_slice(s.as_bytes());
+    let pad = (4 - len % 4) % 4;
+    out.extend_from_slice(&[0; 4][..1 + pad]);
 }
 
 fn nest(out: &mut Vec<u8>, kind: u16) -> NestStart {
@@ -89,98 +92,149 @@ pub(crate) fn done(out: &mut Vec<u8>, seq: u32, pid: u32) {
     end(out, m);
 }
 
-fn stats(out: &mut Vec<u8>, kind32: u16, kind64: u16, s: &Stats) {
-    let fields = [
-        s.conns,
-        s.in_packets,
-        s.out_packets,
-        s.in_bytes,
-        s.out_bytes,
-        s.cps,
-        s.in_pps,
-        s.out_pps,
-        s.in_bps,
-        s.out_bps,
-    ];
-    let n = nest(out, kind32);
-    for (i, v) in fields.iter().enumerate() {
-        let kind = i as u16 + 1;
-        if kind == IPVS_STATS_ATTR_INBYTES || kind == IPVS_STATS_ATTR_OUTBYTES {
-            put(out, kind, &v.to_ne_bytes());
-        } else {
-            put_u32(out, kind, *v as u32);
+/// A message written on the stack, appended at once: a listing writes
+/// tens of thousands, and small appends to a growing vector cost more
+/// than the writing.
+struct Stack {
+    buf: [u8; 512],
+    at: usize,
+}
+
+impl Stack {
+    fn new() -> Self {
+        Stack {
+            buf: [0; 512],
+            at: 0,
         }
     }
-    end_nest(out, n);
-    let n = nest(out, kind64);
-    for (i, v) in fields.iter().enumerate() {
-        put(out, i as u16 + 1, &v.to_ne_bytes());
+
+    fn bytes(&mut self, v: &[u8]) {
+        self.buf[self.at..self.at + v.len()].copy_from_slice(v);
+        self.at += v.len();
     }
-    end_nest(out, n);
+
+    /// An attribute of at most 16 bytes (padding is left zero).
+    fn put(&mut self, kind: u16, v: &[u8]) {
+        self.bytes(&((4 + v.len()) as u16).to_ne_bytes());
+        self.bytes(&kind.to_ne_bytes());
+        self.bytes(v);
+        self.at += (4 - v.len() % 4) % 4;
+    }
+
+    fn u32(&mut self, kind: u16, v: u32) {
+        self.put(kind, &v.to_ne_bytes());
+    }
+
+    /// Starts a nest; [`end_nest`](Self::end_nest) writes its length.
+    fn nest(&mut self, kind: u16) -> usize {
+        let at = self.at;
+        self.put(kind, &[]);
+        at
+    }
+
+    fn end_nest(&mut self, at: usize) {
+        let len = (self.at - at) as u16;
+        self.buf[at..at + 2].copy_from_slice(&len.to_ne_bytes());
+    }
+
+    /// The two stats nests: `STATS` (32-bit counters but the byte
+    /// counts) and `STATS64`.
+    fn stats(&mut self, kind32: u16, kind64: u16, s: &Stats) {
+        let fields = [
+            s.conns, s.in_packets, s.out_packets, s.in_bytes, s.out_bytes, s.cps, s.in_pps,
+            s.out_pps, s.in_bps, s.out_bps,
+        ];
+        let n = self.nest(kind32);
+        for (i, v) in fields.iter().enumerate() {
+            let kind = i as u16 + 1;
+            if kind == IPVS_STATS_ATTR_INBYTES || kind == IPVS_STATS_ATTR_OUTBYTES {
+                self.put(kind, &v.to_ne_bytes());
+            } else {
+                self.u32(kind, *v as u32);
+            }
+        }
+        self.end_nest(n);
+        let n = self.nest(kind64);
+        for (i, v) in fields.iter().enumerate() {
+            self.put(i as u16 + 1, &v.to_ne_bytes());
+        }
+        self.end_nest(n);
+    }
+
+    /// Appends the message (its length written first).
+    fn finish(mut self, out: &mut Vec<u8>) {
+        let len = self.at as u32;
+        self.buf[..4].copy_from_slice(&len.to_ne_bytes());
+        out.extend_from_slice(&self.buf[..self.at]);
+    }
+
+    fn header(&mut self, kind: u16, flags: u16, seq: u32, pid: u32, cmd: u8) {
+        self.bytes(&0u32.to_ne_bytes());
+        self.bytes(&kind.to_ne_bytes());
+        self.bytes(&flags.to_ne_bytes());
+        self.bytes(&seq.to_ne_bytes());
+        self.bytes(&pid.to_ne_bytes());
+        self.bytes(&[cmd, 1, 0, 0]);
+    }
 }
 
 /// A service message (`NEW_SERVICE`), as a dump part (`flags`
 /// `NLM_F_MULTI`) or a get's reply (0).
 pub(crate) fn service(out: &mut Vec<u8>, family: u16, flags: u16, seq: u32, pid: u32, s: &Svc) {
-    let m = begin(
-        out,
-        family,
-        flags,
-        seq,
-        pid,
-        Some((IpvsCommand::NewService.into(), 1)),
-    );
-    let n = nest(out, IPVS_CMD_ATTR_SERVICE);
-    put(out, IPVS_SVC_ATTR_AF, &s.id.af.to_ne_bytes());
+    let mut m = Stack::new();
+    m.header(family, flags, seq, pid, IpvsCommand::NewService.into());
+    let n = m.nest(IPVS_CMD_ATTR_SERVICE);
+    m.put(IPVS_SVC_ATTR_AF, &s.id.af.to_ne_bytes());
     if s.id.fwmark != 0 {
-        put_u32(out, IPVS_SVC_ATTR_FWMARK, s.id.fwmark);
+        m.u32(IPVS_SVC_ATTR_FWMARK, s.id.fwmark);
     } else {
-        put(out, IPVS_SVC_ATTR_PROTOCOL, &s.id.protocol.to_ne_bytes());
-        put(out, IPVS_SVC_ATTR_ADDR, &s.id.addr);
-        put(out, IPVS_SVC_ATTR_PORT, &s.id.port.to_be_bytes());
+        m.put(IPVS_SVC_ATTR_PROTOCOL, &s.id.protocol.to_ne_bytes());
+        m.put(IPVS_SVC_ATTR_ADDR, &s.id.addr);
+        m.put(IPVS_SVC_ATTR_PORT, &s.id.port.to_be_bytes());
     }
-    put_str(out, IPVS_SVC_ATTR_SCHED_NAME, &s.sched);
+    // Names are at most 15 characters (the policy): with their NUL, 16.
+    let mut name = [0u8; 16];
+    let sched = &s.sched.as_bytes()[..s.sched.len().min(15)];
+    name[..sched.len()].copy_from_slice(sched);
+    m.put(IPVS_SVC_ATTR_SCHED_NAME, &name[..sched.len() + 1]);
     if let Some(pe) = &s.pe {
-        put_str(out, IPVS_SVC_ATTR_PE_NAME, pe);
+        let mut name = [0u8; 16];
+        let pe = &pe.as_bytes()[..pe.len().min(15)];
+        name[..pe.len()].copy_from_slice(pe);
+        m.put(IPVS_SVC_ATTR_PE_NAME, &name[..pe.len() + 1]);
     }
     let mut flags = [0u8; 8];
     flags[..4].copy_from_slice(&(s.flags | HASHED).to_ne_bytes());
     flags[4..].copy_from_slice(&u32::MAX.to_ne_bytes());
-    put(out, IPVS_SVC_ATTR_FLAGS, &flags);
-    put_u32(out, IPVS_SVC_ATTR_TIMEOUT, s.timeout);
-    put(out, IPVS_SVC_ATTR_NETMASK, &s.netmask);
-    stats(out, IPVS_SVC_ATTR_STATS, IPVS_SVC_ATTR_STATS64, &s.stats);
-    end_nest(out, n);
-    end(out, m);
+    m.put(IPVS_SVC_ATTR_FLAGS, &flags);
+    m.u32(IPVS_SVC_ATTR_TIMEOUT, s.timeout);
+    m.put(IPVS_SVC_ATTR_NETMASK, &s.netmask);
+    m.stats(IPVS_SVC_ATTR_STATS, IPVS_SVC_ATTR_STATS64, &s.stats);
+    m.end_nest(n);
+    m.finish(out);
 }
 
 /// A destination dump part (`NEW_DEST`).
 pub(crate) fn dest(out: &mut Vec<u8>, family: u16, seq: u32, pid: u32, d: &Dest) {
-    let m = begin(
-        out,
-        family,
-        NLM_F_MULTIPART,
-        seq,
-        pid,
-        Some((IpvsCommand::NewDest.into(), 1)),
-    );
-    let n = nest(out, IPVS_CMD_ATTR_DEST);
-    put(out, IPVS_DEST_ATTR_ADDR, &d.addr);
-    put(out, IPVS_DEST_ATTR_PORT, &d.port.to_be_bytes());
-    put_u32(out, IPVS_DEST_ATTR_FWD_METHOD, d.fwd);
-    put_u32(out, IPVS_DEST_ATTR_WEIGHT, d.weight as u32);
-    put(out, IPVS_DEST_ATTR_TUN_TYPE, &[d.tun_type]);
-    put(out, IPVS_DEST_ATTR_TUN_PORT, &d.tun_port.to_be_bytes());
-    put(out, IPVS_DEST_ATTR_TUN_FLAGS, &d.tun_flags.to_ne_bytes());
-    put_u32(out, IPVS_DEST_ATTR_U_THRESH, d.u_thresh);
-    put_u32(out, IPVS_DEST_ATTR_L_THRESH, d.l_thresh);
-    put_u32(out, IPVS_DEST_ATTR_ACTIVE_CONNS, d.active);
-    put_u32(out, IPVS_DEST_ATTR_INACT_CONNS, d.inactive);
-    put_u32(out, IPVS_DEST_ATTR_PERSIST_CONNS, d.persistent);
-    stats(out, IPVS_DEST_ATTR_STATS, IPVS_DEST_ATTR_STATS64, &d.stats);
-    put(out, IPVS_DEST_ATTR_ADDR_FAMILY, &d.af.to_ne_bytes());
-    end_nest(out, n);
-    end(out, m);
+    let mut m = Stack::new();
+    m.header(family, NLM_F_MULTIPART, seq, pid, IpvsCommand::NewDest.into());
+    let n = m.nest(IPVS_CMD_ATTR_DEST);
+    m.put(IPVS_DEST_ATTR_ADDR, &d.addr);
+    m.put(IPVS_DEST_ATTR_PORT, &d.port.to_be_bytes());
+    m.u32(IPVS_DEST_ATTR_FWD_METHOD, d.fwd);
+    m.u32(IPVS_DEST_ATTR_WEIGHT, d.weight as u32);
+    m.put(IPVS_DEST_ATTR_TUN_TYPE, &[d.tun_type]);
+    m.put(IPVS_DEST_ATTR_TUN_PORT, &d.tun_port.to_be_bytes());
+    m.put(IPVS_DEST_ATTR_TUN_FLAGS, &d.tun_flags.to_ne_bytes());
+    m.u32(IPVS_DEST_ATTR_U_THRESH, d.u_thresh);
+    m.u32(IPVS_DEST_ATTR_L_THRESH, d.l_thresh);
+    m.u32(IPVS_DEST_ATTR_ACTIVE_CONNS, d.active);
+    m.u32(IPVS_DEST_ATTR_INACT_CONNS, d.inactive);
+    m.u32(IPVS_DEST_ATTR_PERSIST_CONNS, d.persistent);
+    m.stats(IPVS_DEST_ATTR_STATS, IPVS_DEST_ATTR_STATS64, &d.stats);
+    m.put(IPVS_DEST_ATTR_ADDR_FAMILY, &d.af.to_ne_bytes());
+    m.end_nest(n);
+    m.finish(out);
 }
 
 /// A sync daemon dump part (`NEW_DAEMON`).

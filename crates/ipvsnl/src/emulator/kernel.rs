@@ -3,7 +3,6 @@
 //! taken. [`Kernel`] is a shareable handle (clones share one kernel);
 //! [`Netns`] names one of its namespaces.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -24,7 +23,7 @@ pub(crate) struct State {
     next_family: u16,
     /// Whether a family lookup loads a module that is not loaded.
     pub(crate) autoload: bool,
-    pub(crate) namespaces: HashMap<String, NsTable>,
+    pub(crate) namespaces: Vec<(String, NsTable)>,
     pub(crate) conn_tab_size: u32,
     pub(crate) faults: Vec<Armed>,
     pub(crate) log: Vec<Taken>,
@@ -40,9 +39,16 @@ pub(crate) struct State {
 impl State {
     /// The namespace `name`, made on first use.
     pub(crate) fn ns(&mut self, name: &str) -> &mut NsTable {
-        self.namespaces
-            .entry(name.to_string())
-            .or_insert_with(NsTable::new)
+        // A test has a few namespaces: a look along a list, no hashing
+        // or allocation per request.
+        let at = match self.namespaces.iter().position(|(n, _)| n == name) {
+            Some(at) => at,
+            None => {
+                self.namespaces.push((name.to_string(), NsTable::new()));
+                self.namespaces.len() - 1
+            }
+        };
+        &mut self.namespaces[at].1
     }
 
     /// Loads the module with a new family id (if not loaded).
@@ -56,7 +62,7 @@ impl State {
     /// Unloads the module: every namespace's IPVS state goes with it.
     pub(crate) fn unload(&mut self) {
         self.family = None;
-        for ns in self.namespaces.values_mut() {
+        for (_, ns) in &mut self.namespaces {
             ns.reset();
         }
     }
@@ -136,7 +142,7 @@ impl Kernel {
             family: None,
             next_family: FIRST_FAMILY,
             autoload: true,
-            namespaces: HashMap::new(),
+            namespaces: Vec::new(),
             conn_tab_size: 4096,
             faults: Vec::new(),
             log: Vec::new(),

@@ -58,23 +58,31 @@ struct Message<'a> {
     seq: u32,
 }
 
-fn messages(datagram: &[u8]) -> Vec<Message<'_>> {
-    let mut out = Vec::new();
-    let mut rest = datagram;
-    while rest.len() >= 16 {
+/// The messages of a datagram, as `netlink_rcv_skb` walks them (it stops
+/// at the first whose length does not fit).
+struct Messages<'a>(&'a [u8]);
+
+impl<'a> Iterator for Messages<'a> {
+    type Item = Message<'a>;
+
+    fn next(&mut self) -> Option<Message<'a>> {
+        let rest = self.0;
+        if rest.len() < 16 {
+            return None;
+        }
         let len = u32::from_ne_bytes(rest[..4].try_into().unwrap_or_default()) as usize;
         if len < 16 || len > rest.len() {
-            break;
+            self.0 = &[];
+            return None;
         }
-        out.push(Message {
+        self.0 = rest.get((len + 3) & !3..).unwrap_or_default();
+        Some(Message {
             bytes: &rest[..len],
             kind: u16::from_ne_bytes([rest[4], rest[5]]),
             flags: u16::from_ne_bytes([rest[6], rest[7]]),
             seq: u32::from_ne_bytes(rest[8..12].try_into().unwrap_or_default()),
-        });
-        rest = rest.get((len + 3) & !3..).unwrap_or_default();
+        })
     }
-    out
 }
 
 impl Message<'_> {
@@ -130,7 +138,14 @@ impl Port {
     fn take(&mut self, datagram: &[u8]) -> bool {
         let kernel = self.kernel.clone();
         let mut s = kernel.lock();
-        let msgs = messages(datagram);
+        if !s.logging && s.faults.is_empty() {
+            // Nothing to record, nothing to strike: no description.
+            for m in Messages(datagram) {
+                self.message(&mut s, &m, None);
+            }
+            return true;
+        }
+        let msgs: Vec<Message<'_>> = Messages(datagram).collect();
         let mut taken: Vec<Taken> = msgs.iter().map(|m| self.describe(&s, m)).collect();
         let mut faults: Vec<Option<Fault>> = Vec::with_capacity(msgs.len());
         for t in &taken {
@@ -315,7 +330,7 @@ impl Port {
         }
         let listing = match command {
             IpvsCommand::GetService => Listing::Services,
-            IpvsCommand::GetDest => Listing::Dests(m.attrs().to_vec()),
+            IpvsCommand::GetDest => Listing::Dests(dest_listing_of(m.attrs())),
             _ => Listing::Daemons,
         };
         self.dump = Some(Dump::new(listing, &self.namespace, family, m.seq, self.pid));
@@ -336,7 +351,7 @@ impl Port {
         if let Some(Fault::Foreign(requests)) = &fault {
             foreign(s, &dump.namespace, requests);
         }
-        let mut bytes = Vec::new();
+        let mut bytes = Vec::with_capacity(4096);
         let ns = s.ns(&dump.namespace);
         dump.next_part(ns, self.max_recv, &mut bytes);
         if dump.finished() {
@@ -365,10 +380,10 @@ impl Port {
             return Err(io::Error::from_raw_os_error(e));
         }
         let kernel = self.kernel.clone();
+        let mut s = kernel.lock();
         let mut n = 0;
         while n < got.len() {
             if self.queue.is_empty() && self.dump.is_some() && !self.stalled {
-                let mut s = kernel.lock();
                 if let Some(part) = self.next_part(&mut s) {
                     self.queue.push_back(part);
                 }
@@ -385,7 +400,6 @@ impl Port {
             };
             n += 1;
             if self.dump.is_some() && !self.stalled {
-                let mut s = kernel.lock();
                 if let Some(part) = self.next_part(&mut s) {
                     self.queue.push_back(part);
                 }
@@ -398,7 +412,7 @@ impl Port {
             return Err(io::Error::from_raw_os_error(e));
         }
         if let Wait::Up(d) = wait {
-            kernel.lock().waited += d;
+            s.waited += d;
         }
         Err(io::Error::from_raw_os_error(libc::EAGAIN))
     }
@@ -424,6 +438,16 @@ impl Transport for Port {
     ) -> impl Future<Output = io::Result<usize>> + Send {
         std::future::ready(self.deliver(rx, segment, got, wait))
     }
+}
+
+/// The service a destination dump lists: parsed once, looked up at every
+/// part (the kernel parses the same request again each time, to the same
+/// result). `None`: a request the kernel answers with an empty dump.
+fn dest_listing_of(attrs: &[u8]) -> Option<super::table::SvcId> {
+    let top = attrs::parse(attrs, &attrs::CMD).ok()?;
+    super::parse::service(top.get(ipvsnl_wire::IPVS_CMD_ATTR_SERVICE), false)
+        .ok()
+        .map(|(id, _)| id)
 }
 
 /// An error (or ACK) datagram answering `m`.
@@ -504,9 +528,9 @@ pub(crate) fn foreign(s: &mut State, namespace: &str, requests: &[Request]) -> V
     for r in requests {
         out.clear();
         crate::request::encode(&mut out, family, 0, NLM_F_REQUEST | NLM_F_ACK, r);
-        let errno = match messages(&out).first() {
-            Some(m) => match check(s, m) {
-                Ok((family, command)) => doit(s, namespace, 0, m, family, command, &mut replies),
+        let errno = match Messages(&out).next() {
+            Some(m) => match check(s, &m) {
+                Ok((family, command)) => doit(s, namespace, 0, &m, family, command, &mut replies),
                 Err(e) => e,
             },
             None => libc::EINVAL,

@@ -5,7 +5,9 @@
 //! Values are the kernel's raw ones (addresses as 16 bytes, flags and
 //! netmask as numbers), so what a request wrote is what a listing shows.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::Stats;
 
