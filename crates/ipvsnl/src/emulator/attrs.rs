@@ -24,7 +24,11 @@ pub(crate) enum Policy {
 /// The attributes of a payload, by number (index 0 unused), each the last
 /// one of its number, checked against `policy` (index = number).
 pub(crate) fn parse<'a>(payload: &'a [u8], policy: &[Policy]) -> Result<Table<'a>, i32> {
-    let mut table = Table { slots: [None; 16] };
+    let mut table = Table {
+        payload,
+        at: [ABSENT; 16],
+        len: [0; 16],
+    };
     let mut rest = payload;
     while rest.len() >= 4 {
         let len = usize::from(u16::from_ne_bytes([rest[0], rest[1]]));
@@ -33,9 +37,12 @@ pub(crate) fn parse<'a>(payload: &'a [u8], policy: &[Policy]) -> Result<Table<'a
             break;
         }
         let value = &rest[4..len];
-        if kind > 0 && kind < policy.len() && kind < table.slots.len() {
+        if kind > 0 && kind < policy.len() && kind < table.at.len() {
             check(value, policy[kind])?;
-            table.slots[kind] = Some(value);
+            // Where the value starts in the payload (it fits in 16 bits:
+            // a netlink attribute's length does).
+            table.at[kind] = (payload.len() - rest.len() + 4) as u16;
+            table.len[kind] = (len - 4) as u16;
         }
         rest = rest.get((len + 3) & !3..).unwrap_or_default();
     }
@@ -59,16 +66,28 @@ fn check(value: &[u8], policy: Policy) -> Result<(), i32> {
     }
 }
 
-/// The attributes of one nest or message, by number.
+/// An attribute number not present.
+const ABSENT: u16 = u16::MAX;
+
+/// The attributes of one nest or message, by number: where each value
+/// starts in the payload and how long it is (small, as a request is
+/// parsed three times over).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Table<'a> {
-    slots: [Option<&'a [u8]>; 16],
+    payload: &'a [u8],
+    at: [u16; 16],
+    len: [u16; 16],
 }
 
 impl<'a> Table<'a> {
     /// The payload of attribute `kind`, if present.
     pub(crate) fn get(&self, kind: u16) -> Option<&'a [u8]> {
-        self.slots.get(usize::from(kind)).copied().flatten()
+        let k = usize::from(kind);
+        let at = usize::from(*self.at.get(k)?);
+        if at == usize::from(ABSENT) {
+            return None;
+        }
+        self.payload.get(at..at + usize::from(self.len[k]))
     }
 
     /// Whether attribute `kind` is present.
