@@ -101,7 +101,7 @@ impl Dump {
                 None => return,
             },
         };
-        for (place, svc) in ns.from_place(after) {
+        for (place, svc) in ns.places_after(after) {
             let at = out.len();
             encode::service(out, self.family, 2, self.seq, self.pid, svc);
             if out.len() > room {

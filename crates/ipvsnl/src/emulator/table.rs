@@ -219,9 +219,9 @@ impl NsTable {
         self.order.values().filter_map(|id| self.services.get(id))
     }
 
-    /// The services from position `skip` of the dump's order, with the
-    /// place to resume after each.
-    pub(crate) fn from_place(
+    /// The services after place `after` (all: `None`) in the dump's
+    /// order, each with its place.
+    pub(crate) fn places_after(
         &self,
         after: Option<Place>,
     ) -> impl Iterator<Item = (Place, &Svc)> + '_ {

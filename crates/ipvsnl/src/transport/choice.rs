@@ -9,8 +9,6 @@
 //! builds never carry it.
 
 #[cfg(feature = "emulator")]
-use std::future::Future;
-#[cfg(feature = "emulator")]
 use std::io;
 
 #[cfg(feature = "emulator")]
@@ -43,36 +41,30 @@ pub(crate) fn real<R>(r: R) -> Io<R> {
 
 #[cfg(feature = "emulator")]
 impl<R: Transport + Send> Transport for Io<R> {
-    fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send {
-        async move {
-            match self {
-                Io::Real(r) => r.send(datagram).await,
-                Io::Emulated(e) => e.send(datagram).await,
-            }
+    async fn send(&mut self, datagram: &[u8]) -> io::Result<()> {
+        match self {
+            Io::Real(r) => r.send(datagram).await,
+            Io::Emulated(e) => e.send(datagram).await,
         }
     }
 
-    fn receive(
+    async fn receive(
         &mut self,
         rx: &mut [u8],
         segment: usize,
         got: &mut [Received],
         wait: Wait,
-    ) -> impl Future<Output = io::Result<usize>> + Send {
-        async move {
-            match self {
-                Io::Real(r) => r.receive(rx, segment, got, wait).await,
-                Io::Emulated(e) => e.receive(rx, segment, got, wait).await,
-            }
+    ) -> io::Result<usize> {
+        match self {
+            Io::Real(r) => r.receive(rx, segment, got, wait).await,
+            Io::Emulated(e) => e.receive(rx, segment, got, wait).await,
         }
     }
 
-    fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
-        async move {
-            match self {
-                Io::Real(r) => r.cooperate().await,
-                Io::Emulated(e) => e.cooperate().await,
-            }
+    async fn cooperate(&mut self) {
+        match self {
+            Io::Real(r) => r.cooperate().await,
+            Io::Emulated(e) => e.cooperate().await,
         }
     }
 }
