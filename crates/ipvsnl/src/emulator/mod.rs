@@ -54,6 +54,59 @@
 //! (no connections), and traffic (counters move only when a test sets
 //! them).
 //!
+//! A controller's unit test: the function under test is the user's, written
+//! for either client ([`Operations`](crate::Operations)); the test gives it
+//! a client of an emulated kernel, then checks the kernel's table and what
+//! the controller did when the kernel failed it.
+//!
+//! ```
+//! use std::net::IpAddr;
+//!
+//! use ipvsnl::emulator::{Fault, Kernel, When};
+//! use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+//! use ipvsnl::{Client, Destination, Error, RequestKind, Service, ServiceKey};
+//!
+//! /// The code under test: publish `backends` behind one virtual service,
+//! /// retrying once what the kernel's answer left unknown.
+//! fn publish(ipvs: &mut Client, syncer: &mut Syncer, vip: IpAddr, backends: &[IpAddr])
+//!     -> Result<(), Error>
+//! {
+//!     let mut want = Table::new();
+//!     want.insert(
+//!         Service::new(ServiceKey::tcp(vip, 443)),
+//!         backends.iter().map(|b| Destination::new(*b, 8443)),
+//!     );
+//!     let report = syncer.sync(ipvs, &want)?;
+//!     if !report.is_complete() {
+//!         syncer.sync(ipvs, &want)?;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! // The test: no root, no kernel module.
+//! let kernel = Kernel::new();
+//! let mut ipvs = Client::emulated(&kernel);
+//! let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+//! let vip: IpAddr = "10.0.0.1".parse().unwrap();
+//! let backends: Vec<IpAddr> = vec!["10.1.0.1".parse().unwrap(), "10.1.0.2".parse().unwrap()];
+//!
+//! // The kernel never answers the first destination add.
+//! kernel.inject(When::next(RequestKind::AddDestination), Fault::LoseReply);
+//! publish(&mut ipvs, &mut syncer, vip, &backends)?;
+//!
+//! let table = kernel.init_netns().table();
+//! assert_eq!(table.len(), 1);
+//! let mut listed: Vec<IpAddr> = table[0].destinations.iter().map(|d| d.destination.addr).collect();
+//! listed.sort();
+//! assert_eq!(listed, backends);
+//! // What the controller sent, in the library's words.
+//! let adds = kernel.requests().iter().filter(|t| t.kind == Some(RequestKind::AddDestination)).count();
+//! assert_eq!(adds, 2, "each destination added once: the unknown one was found applied");
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+//!
+//! One fault and its outcome, through a client's own call:
+//!
 //! ```
 //! use ipvsnl::emulator::{Fault, Kernel, When};
 //! use ipvsnl::{Client, Destination, RequestKind, Service, ServiceKey};
