@@ -5,8 +5,10 @@
 
 use super::kernel::{Kernel, Netns};
 use super::socket::Port;
+use super::sockopt::SockoptPort;
 use crate::client_core::ClientCore;
 use crate::transport::choice::Io;
+use crate::transport::sockopt::SockoptSocket;
 use crate::{Client, ClientOptions};
 
 /// The receive buffer a client is given (what a socket grants).
@@ -19,10 +21,8 @@ fn core<R: crate::transport::Transport + Send>(
 ) -> ClientCore<Io<R>> {
     let port = Port::open(&netns.kernel, &netns.name);
     let serial = port.serial();
-    // No socket-option interface: listings check themselves by dumping
-    // again, as on a host without one.
-    let no_sockopt = Err(std::io::Error::from_raw_os_error(libc::ENOPROTOOPT));
-    let mut core = ClientCore::new(Io::Emulated(port), GRANTED, opts, None, no_sockopt);
+    let sockopt = SockoptSocket::emulated(SockoptPort::new(&netns.kernel, &netns.name));
+    let mut core = ClientCore::new(Io::Emulated(port), GRANTED, opts, None, Ok(sockopt));
     core.emulated_ns = Some(serial);
     core
 }

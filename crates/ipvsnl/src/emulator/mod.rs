@@ -49,10 +49,11 @@
 //! [`Kernel::requests`], every request taken ([`Taken`]), with the
 //! library's [`Request`](crate::Request) for a change.
 //!
-//! Not emulated: the socket-option interface (listings check themselves
-//! by dumping again, as on a host without it), `/proc/net/ip_vs_conn`
-//! (no connections), and traffic (counters move only when a test sets
-//! them).
+//! The socket-option interface the library's listings use is there too
+//! (`IP_VS_SO_GET_INFO`, `..._GET_SERVICES`, `..._GET_DESTS`, and
+//! `..._GET_TIMEOUT`). Not emulated: the other socket options,
+//! `/proc/net/ip_vs_conn` (no connections), and traffic (counters move
+//! only when a test sets them).
 //!
 //! A controller's unit test: the function under test is the user's, written
 //! for either client ([`Operations`](crate::Operations)); the test gives it
@@ -139,6 +140,7 @@ mod kernel;
 mod parse;
 mod record;
 mod socket;
+mod sockopt;
 mod table;
 
 pub use faults::{Condition, Fault, Taken, When};
@@ -146,5 +148,6 @@ pub use inspect::Connections;
 pub use kernel::{Kernel, Netns, INIT_NETNS};
 
 pub(crate) use socket::Port;
+pub(crate) use sockopt::SockoptPort;
 #[cfg(test)]
 mod tests;
