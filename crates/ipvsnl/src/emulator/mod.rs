@@ -148,6 +148,7 @@ pub use inspect::Connections;
 pub use kernel::{Kernel, Netns, INIT_NETNS};
 
 pub(crate) use socket::Port;
+#[cfg(feature = "emulator")]
 pub(crate) use sockopt::SockoptPort;
 #[cfg(test)]
 mod tests;

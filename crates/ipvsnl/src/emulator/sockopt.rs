@@ -199,6 +199,43 @@ fn dests(ns: &NsTable, buf: &mut [u8]) -> Result<(), i32> {
 mod tests {
     use super::*;
 
+    use crate::{Request, Service, ServiceKey};
+
+    #[test]
+    fn the_calls_answer_as_the_kernel_does() {
+        let k = Kernel::new();
+        let v4 = ServiceKey::tcp([10, 0, 0, 1].into(), 80);
+        let v6 = ServiceKey::tcp("2001:db8::1".parse().unwrap(), 80);
+        let requests = [
+            Request::add_service(Service::new(v4)),
+            Request::add_service(Service::new(v6)),
+        ];
+        assert_eq!(k.init_netns().apply(&requests), [0, 0]);
+        let port = SockoptPort::new(&k, super::super::INIT_NETNS);
+        // GET_INFO counts the IPv6 service too.
+        let mut info = [0u8; 12];
+        port.get(IP_VS_SO_GET_INFO, &mut info).unwrap();
+        assert_eq!(u32_at(&info, 8), 2);
+        // GET_SERVICES copies the IPv4 one; a length that is not the
+        // count's is EINVAL.
+        let mut buf = ipvsnl_wire::sockopt::services_request(2).unwrap();
+        port.get(IP_VS_SO_GET_SERVICES, &mut buf).unwrap();
+        assert_eq!(SockoptServices::new(&buf).count(), 1);
+        buf.pop();
+        assert_eq!(port.get(IP_VS_SO_GET_SERVICES, &mut buf), Err(libc::EINVAL));
+        // GET_DESTS of a service that is not there is ESRCH.
+        let mut dests = vec![0u8; DESTS_HEADER_SIZE];
+        dests[0] = libc::IPPROTO_TCP as u8;
+        dests[4..8].copy_from_slice(&[10, 0, 0, 9]);
+        assert_eq!(port.get(IP_VS_SO_GET_DESTS, &mut dests), Err(libc::ESRCH));
+        // Without the module the options are not registered.
+        k.unload_module();
+        assert_eq!(
+            port.get(IP_VS_SO_GET_INFO, &mut info),
+            Err(libc::ENOPROTOOPT)
+        );
+    }
+
     #[test]
     fn the_layouts_are_the_wire_crates() {
         // The offsets above add up to the uapi structures' sizes.
