@@ -27,9 +27,9 @@ pub struct Taken {
     /// The service it names, if it names one (a change's, a get's, a
     /// destination listing's).
     pub service: Option<ServiceKey>,
-    /// The errno it was answered with: `Some(0)` done, `Some(e)` refused,
-    /// `None` not answered (a dump, a fault, or not yet run when a fault's
-    /// condition sees it).
+    /// The errno it was answered with: `Some(0)` done (a dump: started),
+    /// `Some(e)` refused, `None` not answered (a fault; or not yet run,
+    /// when a fault's condition sees it).
     pub errno: Option<i32>,
 }
 

@@ -114,6 +114,7 @@ impl State {
 /// # Ok::<(), ipvsnl::Error>(())
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Kernel {
     pub(crate) state: Arc<Mutex<State>>,
 }
@@ -257,6 +258,7 @@ impl Kernel {
 
 /// One network namespace of a [`Kernel`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Netns {
     pub(crate) kernel: Kernel,
     pub(crate) name: String,
