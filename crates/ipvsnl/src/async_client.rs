@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::client_core::{setup_error, ClientCore};
 use crate::totals::read_totals;
+use crate::transport::choice::{real, Io};
 use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::transport::tokio::Tokio;
 use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Target};
@@ -46,7 +47,7 @@ use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Targ
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub struct AsyncClient {
-    pub(crate) core: ClientCore<Tokio>,
+    pub(crate) core: ClientCore<Io<Tokio>>,
 }
 
 impl std::fmt::Debug for AsyncClient {
@@ -148,7 +149,7 @@ impl AsyncClient {
         let granted = sock
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
-        let io = Tokio::new(sock).map_err(setup_error)?;
+        let io = real(Tokio::new(sock).map_err(setup_error)?);
         Ok(AsyncClient {
             core: ClientCore::new(io, granted, opts, netns, sockopt),
         })
@@ -162,6 +163,10 @@ impl AsyncClient {
     /// The totals' read, on tokio's blocking pool (see
     /// [`AsyncClient::totals`]).
     pub(crate) async fn read_totals(&self) -> Result<Stats, Error> {
+        #[cfg(feature = "emulator")]
+        if let Io::Emulated(port) = &self.core.io {
+            return Ok(port.totals());
+        }
         let netns = match &self.core.netns {
             Some(ns) => Some(ns.try_clone().map_err(|source| {
                 Error::io(Target::new(RequestKind::Totals, Object::Table), source)

@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::client_core::{setup_error, ClientCore};
 use crate::totals::read_totals;
 use crate::transport::blocking::Blocking;
+use crate::transport::choice::{real, Io};
 use crate::transport::netns::{duplicate_namespace, NetnsHandle, Sockets};
 use crate::{ClientOptions, Error, Stats};
 
@@ -34,7 +35,7 @@ use crate::{ClientOptions, Error, Stats};
 /// # Ok::<(), ipvsnl::Error>(())
 /// ```
 pub struct Client {
-    pub(crate) core: ClientCore<Blocking>,
+    pub(crate) core: ClientCore<Io<Blocking>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -117,7 +118,7 @@ impl Client {
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
         Ok(Client {
-            core: ClientCore::new(Blocking { sock }, granted, opts, netns, sockopt),
+            core: ClientCore::new(real(Blocking { sock }), granted, opts, netns, sockopt),
         })
     }
 
@@ -128,6 +129,10 @@ impl Client {
 
     /// The totals' read, done now (see [`Client::totals`]).
     pub(crate) fn read_totals(&self) -> std::future::Ready<Result<Stats, Error>> {
+        #[cfg(feature = "emulator")]
+        if let Io::Emulated(port) = &self.core.io {
+            return std::future::ready(Ok(port.totals()));
+        }
         std::future::ready(read_totals(self.core.netns.as_ref()))
     }
 }

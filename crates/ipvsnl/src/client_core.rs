@@ -36,6 +36,10 @@ pub(crate) struct ClientCore<T> {
     pub(crate) netns: Option<NetnsHandle>,
     /// What makes its listings whole (the socket-option socket).
     pub(crate) checks: Checks,
+    /// The emulated namespace it talks to, if it does (its identity for
+    /// the sync engine, in place of a namespace file).
+    #[cfg(any(test, feature = "emulator"))]
+    pub(crate) emulated_ns: Option<u64>,
 }
 
 impl<T> std::fmt::Debug for ClientCore<T> {
@@ -80,6 +84,8 @@ impl<T: Transport> ClientCore<T> {
             rx: vec![0; opts.recv_buffer * DATAGRAMS],
             opts,
             netns,
+            #[cfg(any(test, feature = "emulator"))]
+            emulated_ns: None,
         }
     }
 

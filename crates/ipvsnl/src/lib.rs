@@ -244,7 +244,9 @@
 //! | `tokio` | [`AsyncClient`]; `Syncer::sync_async`, `sync_cached_async`, `plan_async`, `list_async`; the table watcher [`watch::Watcher`] (a `Stream` of changes); [`Operations`] for `AsyncClient` |
 //! | `serde` | `Serialize`/`Deserialize` for the model types, the listed entries and [`sync::Table`] (flags as lists of names, unknown values as numbers), so a desired table can live in a JSON, YAML or TOML file |
 //!
-//! Neither is on by default. The items each adds are marked with it in
+//! | `emulator` | `ipvsnl::emulator`: an in-process model of the kernel's IPVS family (its checks and errnos, listing order, dump framing, faults), and `Client::emulated` / `AsyncClient::emulated`, the same clients over it: a controller's unit tests without root (take it in `[dev-dependencies]`) |
+//!
+//! None is on by default. The items each adds are marked with it in
 //! these docs.
 //!
 //! # Below the client
@@ -284,6 +286,10 @@ mod decode;
 mod decode_error;
 mod destination_weight;
 mod drive;
+// Also in the crate's own tests, where the sync engine's tests run on it.
+#[cfg(any(test, feature = "emulator"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "emulator")))]
+pub mod emulator;
 mod errno;
 mod error;
 mod failures;

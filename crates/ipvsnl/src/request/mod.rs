@@ -17,10 +17,10 @@ mod message;
 mod new;
 mod value;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "emulator"))]
 pub(crate) use bytes::encode;
 pub(crate) use bytes::push_service_nest;
-#[cfg(test)]
+#[cfg(any(test, feature = "emulator"))]
 pub(crate) use fixed::addr_bytes;
 pub use kind::RequestKind;
 pub use value::Request;

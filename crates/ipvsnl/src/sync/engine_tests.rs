@@ -1,6 +1,6 @@
-//! The sync engine against a scripted kernel ([`FakeKernel`]): a sync
-//! dropped mid-way, refusals, a kernel that stops answering, the module
-//! reloaded between a sync's listing and its apply, a client whose
+//! The sync engine against the emulated kernel ([`crate::emulator`]): a
+//! sync dropped mid-way, refusals, a kernel that stops answering, the
+//! module reloaded between a sync's listing and its apply, a client whose
 //! namespace cannot be told.
 
 use std::future::Future;
@@ -11,7 +11,8 @@ use std::task::{Context, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use crate::block_on::block_on;
-use crate::sync::fake_kernel::{FakeKernel, Seen, TIMEOUT};
+use crate::emulator::{Fault, Kernel, Taken, When};
+use crate::sync::emulated::{self, connect, put, TIMEOUT};
 use crate::sync::{Drain, Found, PlanOptions, Syncer, Table};
 use crate::{ApplyOptions, Destination, Request, Scheduler, Service, ServiceKey};
 
@@ -35,12 +36,17 @@ fn table(n: u8, weight: u32) -> Table {
 }
 
 /// A kernel holding `table(n, 1)`, no connections.
-fn kernel(n: u8) -> FakeKernel {
-    let mut k = FakeKernel::new();
+fn kernel(n: u8) -> Kernel {
+    let k = Kernel::new();
     for i in 1..=n {
-        k.put(service(i), &[(dest(i), 0)]);
+        put(&k, service(i), &[(dest(i), 0)]);
     }
     k
+}
+
+/// At the next change.
+fn next_change() -> When {
+    When::request(|t: &Taken| t.is_change())
 }
 
 struct Noop;
@@ -60,18 +66,18 @@ fn poll_once(f: impl Future) {
 #[test]
 fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
     let max = Duration::from_millis(50);
-    let mut k = FakeKernel::new();
+    let k = Kernel::new();
     // r1 is busy, r2 idle; r1 leaves.
-    k.put(service(1), &[(dest(1), 5), (dest(2), 0)]);
-    k.hold_changes = true;
-    let mut core = k.connect();
+    put(&k, service(1), &[(dest(1), 5), (dest(2), 0)]);
+    k.inject(next_change(), Fault::Hold);
+    let mut core = connect(&k, true);
     let mut s = Syncer::new(PlanOptions::default().with_drain(Drain::new(max)));
     let mut want = Table::new();
     want.insert(service(1), [dest(2)]);
     // The sync lists, plans the weight-0 edit, and waits to send it: then
     // it is dropped (an async caller's timeout, say).
     poll_once(s.sync_in(&mut core, &want));
-    assert!(!core.io.changes().any(|_| true), "nothing was sent");
+    assert!(emulated::changes(&k).is_empty(), "nothing was sent");
     assert!(
         s.draining().is_empty(),
         "a drain recorded before its edit went out: {:?}",
@@ -80,7 +86,7 @@ fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
     // Longer than the drain's maximum later, the next sync: r1 is still
     // at weight 1 with its connections. It drains now; it is not deleted.
     std::thread::sleep(max + Duration::from_millis(10));
-    core.io.hold_changes = false;
+    assert_eq!(k.faults_armed(), 0, "the held datagram was the sync's");
     let began = Instant::now();
     let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert!(r.is_complete(), "{r}");
@@ -89,8 +95,7 @@ fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
         [Request::EditDestination(key(1), dest(1).with_weight(0))]
     );
     assert_eq!(
-        core.io
-            .dest(&key(1), dest(1).addr)
+        emulated::dest(&k, &key(1), dest(1).addr)
             .unwrap()
             .destination
             .weight,
@@ -102,13 +107,13 @@ fn a_sync_dropped_before_its_weight_0_edit_went_out_has_not_begun_the_drain() {
 
 #[test]
 fn a_refused_weight_0_edit_begins_no_drain() {
-    let mut k = FakeKernel::new();
-    k.put(service(1), &[(dest(1), 5)]);
-    k.refuse = Box::new(|r| match r {
-        Request::EditDestination(..) => libc::ENOMEM,
-        _ => 0,
-    });
-    let mut core = k.connect();
+    let k = Kernel::new();
+    put(&k, service(1), &[(dest(1), 5)]);
+    k.inject(
+        When::next(crate::RequestKind::EditDestination),
+        Fault::Refuse(libc::ENOMEM),
+    );
+    let mut core = connect(&k, true);
     let mut s = Syncer::new(PlanOptions::default().with_drain(Drain::new(TIMEOUT)));
     let mut want = Table::new();
     want.insert(service(1), []);
@@ -119,48 +124,46 @@ fn a_refused_weight_0_edit_begins_no_drain() {
 
 #[test]
 fn only_services_the_view_is_unsure_of_are_read_back() {
-    let mut k = kernel(3);
+    let k = kernel(3);
     // Service 2's edit is refused for a reason that leaves it as it was;
     // adding service 4 is refused once as if it existed (as if the view
     // were wrong: it is read back, planned again and added).
-    let mut first_add = true;
-    k.refuse = Box::new(move |r| match r {
-        Request::EditDestination(k, _) if *k == key(2) => libc::EINVAL,
-        Request::AddService(s) if s.key == key(4) && std::mem::take(&mut first_add) => libc::EEXIST,
-        _ => 0,
-    });
-    let mut core = k.connect();
+    k.inject(
+        When::request(
+            |t: &Taken| matches!(&t.request, Some(Request::EditDestination(k, _)) if *k == key(2)),
+        ),
+        Fault::Refuse(libc::EINVAL),
+    );
+    k.inject(
+        When::request(
+            |t: &Taken| matches!(&t.request, Some(Request::AddService(s)) if s.key == key(4)),
+        ),
+        Fault::Refuse(libc::EEXIST),
+    );
+    let mut core = connect(&k, true);
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(4, 3);
     let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert_eq!(r.failed(), 1, "{r}");
-    let read: Vec<ServiceKey> = core
-        .io
-        .seen
-        .iter()
-        .filter_map(|x| match x {
-            Seen::GetService(k) => Some(*k),
-            _ => None,
-        })
-        .collect();
+    let read: Vec<ServiceKey> = emulated::reads(&k);
     assert_eq!(read, [key(4)], "read back: {read:?}");
     // The view stayed true: a cached sync plans service 2 (unsettled)
     // again from it, without a listing.
-    core.io.refuse = Box::new(|_| 0);
+    assert_eq!(k.faults_armed(), 0);
     let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(!r.listed() && r.is_complete(), "{r}");
     assert_eq!(
         r.requests(),
         [Request::EditDestination(key(2), dest(2).with_weight(3))]
     );
-    assert_eq!(core.io.services.len(), 4);
+    assert_eq!(emulated::services(&k), 4);
 }
 
 #[test]
 fn a_stalled_kernel_is_read_back_once_and_the_next_sync_lists() {
-    let mut k = kernel(6);
-    k.answered_changes = Some(0);
-    let mut core = k.connect();
+    let k = kernel(6);
+    k.inject(next_change(), Fault::Stall);
+    let mut core = connect(&k, true);
     // Batches of two: the first goes out and is never answered (unknown),
     // the other four requests are never sent.
     let mut s = Syncer::new(PlanOptions::default())
@@ -173,8 +176,8 @@ fn a_stalled_kernel_is_read_back_once_and_the_next_sync_lists() {
     assert_eq!(r.unknown().len(), 2, "{r}");
     assert!(r.unknown().iter().all(|u| u.found == Found::Unread), "{r}");
     // One read-back went out; it timed out, and no other followed.
-    assert_eq!(core.io.reads(), 1, "{:?}", core.io.seen);
-    let waited = core.io.waited;
+    assert_eq!(emulated::reads(&k).len(), 1, "{:?}", k.requests());
+    let waited = k.waited();
     assert!(
         waited <= TIMEOUT * 2,
         "waited {waited:?}: the apply's time-out and one read-back's"
@@ -184,22 +187,22 @@ fn a_stalled_kernel_is_read_back_once_and_the_next_sync_lists() {
 
 #[test]
 fn a_reload_between_the_listing_and_the_apply_leaves_no_view() {
-    let mut k = kernel(3);
-    k.reload_before_change = true;
-    let mut core = k.connect();
+    let k = kernel(3);
+    k.inject(next_change(), Fault::Reload);
+    let mut core = connect(&k, true);
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(4, 1);
     // Listed before the reload; its one new service goes to the new,
     // empty table (the client finds the new family id).
     let r = block_on(s.sync_in(&mut core, &want)).unwrap();
     assert!(r.is_complete(), "{r}");
-    assert_eq!(core.io.services.len(), 1);
+    assert_eq!(emulated::services(&k), 1);
     // The view (four services) is not the kernel's (one): not kept.
     let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(r.listed(), "{r}");
     assert!(r.is_complete(), "{r}");
     assert_eq!(r.requests().len(), 6, "three services, each with one: {r}");
-    assert_eq!(core.io.services.len(), 4);
+    assert_eq!(emulated::services(&k), 4);
     // Converged and unchanged since: trusted again.
     let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(!r.listed() && r.requests().is_empty(), "{r}");
@@ -207,7 +210,7 @@ fn a_reload_between_the_listing_and_the_apply_leaves_no_view() {
 
 #[test]
 fn a_client_of_a_namespace_that_cannot_be_told_always_lists() {
-    let mut core = kernel(2).connect_in(None);
+    let mut core = connect(&kernel(2), false);
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(2, 1);
     for _ in 0..2 {

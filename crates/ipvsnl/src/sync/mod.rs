@@ -46,9 +46,9 @@ pub use table_edit::TableEditError;
 #[cfg(test)]
 mod drain_tests;
 #[cfg(test)]
-mod engine_tests;
+mod emulated;
 #[cfg(test)]
-mod fake_kernel;
+mod engine_tests;
 #[cfg(test)]
 mod planned_tests;
 #[cfg(test)]

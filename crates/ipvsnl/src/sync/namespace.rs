@@ -30,6 +30,16 @@ impl NetnsId {
     /// The namespace of `core`, if it can be told (`None`: the client's
     /// namespace file could not be opened, `/proc` missing, or not read).
     pub(crate) fn of<T>(core: &ClientCore<T>) -> Option<NetnsId> {
+        // An emulated namespace: no file, a number of its own on a device
+        // no file system has.
+        #[cfg(any(test, feature = "emulator"))]
+        if let Some(serial) = core.emulated_ns {
+            return Some(NetnsId {
+                dev: u64::MAX,
+                ino: serial,
+                ctime: (0, 0),
+            });
+        }
         let m = core.netns.as_ref()?.metadata().ok()?;
         Some(NetnsId {
             dev: m.dev(),

@@ -11,6 +11,7 @@ use std::io;
 use crate::proto::Wait;
 
 pub(crate) mod blocking;
+pub(crate) mod choice;
 pub(crate) mod netns;
 pub(crate) mod socket;
 pub(crate) mod sockopt;

@@ -38,7 +38,17 @@ const SNAPSHOT_TRIES: u32 = 3;
 /// An IPv4 datagram socket for the IPVS socket options.
 #[derive(Debug)]
 pub(crate) struct SockoptSocket {
-    fd: OwnedFd,
+    fd: Endpoint,
+}
+
+/// What answers the calls: the kernel through a socket, or (feature
+/// `emulator`) an emulated kernel. Without the feature this enum has one
+/// variant and its match is no code.
+#[derive(Debug)]
+enum Endpoint {
+    Socket(OwnedFd),
+    #[cfg(feature = "emulator")]
+    Emulated(crate::emulator::SockoptPort),
 }
 
 /// Every IPv4 service of the namespace, copied by the kernel in one call
@@ -73,8 +83,16 @@ impl SockoptSocket {
         }
         // SAFETY: `fd` was just created and nothing else owns it.
         Ok(SockoptSocket {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            fd: Endpoint::Socket(unsafe { OwnedFd::from_raw_fd(fd) }),
         })
+    }
+
+    /// The socket-option calls of an emulated kernel's namespace.
+    #[cfg(feature = "emulator")]
+    pub(crate) fn emulated(port: crate::emulator::SockoptPort) -> Self {
+        SockoptSocket {
+            fd: Endpoint::Emulated(port),
+        }
     }
 
     /// `IP_VS_SO_GET_INFO`: the version, the connection table's size and
@@ -143,12 +161,23 @@ impl SockoptSocket {
                 format!("{} bytes do not fit a socklen_t", buf.len()),
             )
         })?;
+        // One variant without the emulator: then the match is no code.
+        #[allow(clippy::infallible_destructuring_match)]
+        let fd = match &self.fd {
+            Endpoint::Socket(fd) => fd,
+            #[cfg(feature = "emulator")]
+            Endpoint::Emulated(port) => {
+                return port
+                    .get(option, buf)
+                    .map_err(|errno| Error::refused(target(), errno));
+            }
+        };
         // SAFETY: `buf` is live, writable and `len` bytes long for the whole
         // call; the kernel writes at most `len` bytes into it and `len`
         // back into the live `len`. The descriptor is owned by `self.fd`.
         let rc = unsafe {
             libc::getsockopt(
-                self.fd.as_raw_fd(),
+                fd.as_raw_fd(),
                 libc::IPPROTO_IP,
                 option,
                 buf.as_mut_ptr().cast(),

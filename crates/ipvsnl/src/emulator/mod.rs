@@ -1,0 +1,154 @@
+//! An emulated kernel (feature `emulator`): an in-process model of the
+//! Linux kernel's IPVS generic-netlink family, for unit tests of code
+//! that uses this library, without root, a VM or the `ip_vs` module.
+//!
+//! A [`Kernel`] holds one IPVS table per network namespace ([`Netns`])
+//! and a family id that changes when the test reloads the module.
+//! [`Client::emulated`](crate::Client::emulated) (and `AsyncClient::emulated`
+//! with `tokio`) connects the library's own clients to it, so the code
+//! under test runs unchanged: operations, pipelined batches, listings,
+//! the sync engine, the watcher.
+//!
+//! It answers the bytes the client sends as the kernel does (Linux 6.12,
+//! the behaviour of 6.1 where the two agree):
+//!
+//! - every command's checks in the kernel's order and with its errnos:
+//!   `EEXIST`, `ESRCH` for a missing service, `ENOENT` for a missing
+//!   destination or an unknown scheduler or persistence engine, `ERANGE`
+//!   for a negative weight or a lower threshold above the upper one,
+//!   `EINVAL` for a missing attribute, a destination address that is not
+//!   unicast or an IPv6 prefix out of 1..=128, `EAFNOSUPPORT`,
+//!   `EOPNOTSUPP` for a dump of a command that has none (or the reverse),
+//!   `EPERM` without `CAP_NET_ADMIN` ([`Kernel::set_privileged`]);
+//! - listings in the kernel's order: services by hash bucket (newest
+//!   first within one; the kernel's per-namespace pointer in the hash is
+//!   taken as 0), then the firewall-mark services; destinations newest
+//!   first;
+//! - dumps in parts of the size the kernel allocates (by the reader's
+//!   largest receive buffer), each written when the reader takes the one
+//!   before, then `NLMSG_DONE` alone; one dump per socket (`EBUSY`);
+//! - a datagram of many requests answered one by one: an error for each
+//!   failure, an ACK for each success that asked;
+//! - counters (zero, [`ZERO`](crate::Request::Zero)ed, or set by the test
+//!   with [`Netns::set_service_stats`] and
+//!   [`Netns::set_destination_state`]), timeouts, `GET_INFO`, sync
+//!   daemons (with the kernel's defaults; interfaces from
+//!   [`Netns::add_link`]).
+//!
+//! Faults ([`Kernel::inject`]) strike where a test says ([`When`]):
+//! [`Fault::Overrun`] (`ENOBUFS`), [`Fault::LoseReply`],
+//! [`Fault::Stall`], [`Fault::Truncate`], [`Fault::Hold`],
+//! [`Fault::Unload`], [`Fault::Reload`], [`Fault::Foreign`] (another
+//! writer, between two calls or two dump parts). Time is not real: a
+//! wait for a reply that never comes ends at once and is added to
+//! [`Kernel::waited`].
+//!
+//! For assertions: [`Netns::table`] (the library's
+//! [`ServiceEntry`](crate::ServiceEntry)s, as a client would list them),
+//! [`Netns::timeouts`], [`Netns::sync_daemons`], and
+//! [`Kernel::requests`], every request taken ([`Taken`]), with the
+//! library's [`Request`](crate::Request) for a change.
+//!
+//! The socket-option interface the library's listings use is there too
+//! (`IP_VS_SO_GET_INFO`, `..._GET_SERVICES`, `..._GET_DESTS`, and
+//! `..._GET_TIMEOUT`). Not emulated: the other socket options,
+//! `/proc/net/ip_vs_conn` (no connections), and traffic (counters move
+//! only when a test sets them).
+//!
+//! A controller's unit test: the function under test is the user's, written
+//! for either client ([`Operations`](crate::Operations)); the test gives it
+//! a client of an emulated kernel, then checks the kernel's table and what
+//! the controller did when the kernel failed it.
+//!
+//! ```
+//! use std::net::IpAddr;
+//!
+//! use ipvsnl::emulator::{Fault, Kernel, When};
+//! use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+//! use ipvsnl::{Client, Destination, Error, RequestKind, Service, ServiceKey};
+//!
+//! /// The code under test: publish `backends` behind one virtual service,
+//! /// retrying once what the kernel's answer left unknown.
+//! fn publish(ipvs: &mut Client, syncer: &mut Syncer, vip: IpAddr, backends: &[IpAddr])
+//!     -> Result<(), Error>
+//! {
+//!     let mut want = Table::new();
+//!     want.insert(
+//!         Service::new(ServiceKey::tcp(vip, 443)),
+//!         backends.iter().map(|b| Destination::new(*b, 8443)),
+//!     );
+//!     let report = syncer.sync(ipvs, &want)?;
+//!     if !report.is_complete() {
+//!         syncer.sync(ipvs, &want)?;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! // The test: no root, no kernel module.
+//! let kernel = Kernel::new();
+//! let mut ipvs = Client::emulated(&kernel);
+//! let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+//! let vip: IpAddr = "10.0.0.1".parse().unwrap();
+//! let backends: Vec<IpAddr> = vec!["10.1.0.1".parse().unwrap(), "10.1.0.2".parse().unwrap()];
+//!
+//! // The kernel never answers the first destination add.
+//! kernel.inject(When::next(RequestKind::AddDestination), Fault::LoseReply);
+//! publish(&mut ipvs, &mut syncer, vip, &backends)?;
+//!
+//! let table = kernel.init_netns().table();
+//! assert_eq!(table.len(), 1);
+//! let mut listed: Vec<IpAddr> = table[0].destinations.iter().map(|d| d.destination.addr).collect();
+//! listed.sort();
+//! assert_eq!(listed, backends);
+//! // What the controller sent, in the library's words.
+//! let adds = kernel.requests().iter().filter(|t| t.kind == Some(RequestKind::AddDestination)).count();
+//! assert_eq!(adds, 2, "each destination added once: the unknown one was found applied");
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+//!
+//! One fault and its outcome, through a client's own call:
+//!
+//! ```
+//! use ipvsnl::emulator::{Fault, Kernel, When};
+//! use ipvsnl::{Client, Destination, RequestKind, Service, ServiceKey};
+//!
+//! let kernel = Kernel::new();
+//! let mut ipvs = Client::emulated(&kernel);
+//! let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+//! ipvs.add_service(&Service::new(key))?;
+//!
+//! // The next destination add is never answered: its outcome is unknown.
+//! kernel.inject(When::next(RequestKind::AddDestination), Fault::LoseReply);
+//! let e = ipvs
+//!     .add_destination(&key, &Destination::new("10.0.1.1".parse().unwrap(), 80))
+//!     .unwrap_err();
+//! assert!(e.is_unknown_outcome(), "{e}");
+//! // The kernel did apply it.
+//! assert_eq!(kernel.init_netns().table()[0].destinations.len(), 1);
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+
+mod attrs;
+mod commands;
+#[cfg(feature = "emulator")]
+mod connect;
+mod dump;
+mod encode;
+mod faults;
+mod inspect;
+mod kernel;
+mod parse;
+mod record;
+mod socket;
+mod sockopt;
+mod table;
+
+pub use faults::{Condition, Fault, Taken, When};
+pub use inspect::Connections;
+pub use kernel::{Kernel, Netns, INIT_NETNS};
+
+pub(crate) use socket::Port;
+#[cfg(feature = "emulator")]
+pub(crate) use sockopt::SockoptPort;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,541 @@
+//! One client's netlink socket into the emulated kernel: what the kernel's
+//! `netlink_rcv_skb` and generic netlink do with a datagram sent (each
+//! message in order, an error for each failure, an ACK for each success
+//! that asked for one, a dump started or refused with `EBUSY`), and the
+//! receive queue the client reads (dump parts written as it reads).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+
+use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
+use ipvsnl_wire::IpvsCommand;
+
+use super::attrs;
+use super::commands::{self, Addr};
+use super::dump::{Dump, Listing};
+use super::encode;
+use super::faults::{Fault, Taken};
+use super::kernel::{Kernel, State};
+use super::record;
+use crate::proto::Wait;
+use crate::transport::{Received, Transport};
+use crate::{Request, RequestKind};
+
+const GENL_ID_CTRL: u16 = 0x10;
+const CTRL_CMD_GETFAMILY: u8 = 3;
+const NLMSG_MIN_TYPE: u16 = 0x10;
+
+/// A datagram queued for the reader.
+#[derive(Debug)]
+struct Datagram {
+    bytes: Vec<u8>,
+    /// Delivered truncated whatever the reader's buffer.
+    cut: bool,
+}
+
+/// A client's socket in one namespace of an emulated kernel.
+#[derive(Debug)]
+pub(crate) struct Port {
+    kernel: Kernel,
+    namespace: String,
+    pid: u32,
+    queue: VecDeque<Datagram>,
+    dump: Option<Dump>,
+    /// An error the next receive reports (`ENOBUFS`).
+    error: Option<i32>,
+    /// The largest receive buffer used so far.
+    max_recv: usize,
+    /// Answers nothing more but family lookups.
+    stalled: bool,
+}
+
+/// One message of a datagram.
+struct Message<'a> {
+    bytes: &'a [u8],
+    kind: u16,
+    flags: u16,
+    seq: u32,
+}
+
+/// The messages of a datagram, as `netlink_rcv_skb` walks them (it stops
+/// at the first whose length does not fit).
+struct Messages<'a>(&'a [u8]);
+
+impl<'a> Iterator for Messages<'a> {
+    type Item = Message<'a>;
+
+    fn next(&mut self) -> Option<Message<'a>> {
+        let rest = self.0;
+        if rest.len() < 16 {
+            return None;
+        }
+        let len = u32::from_ne_bytes(rest[..4].try_into().unwrap_or_default()) as usize;
+        if len < 16 || len > rest.len() {
+            self.0 = &[];
+            return None;
+        }
+        self.0 = rest.get((len + 3) & !3..).unwrap_or_default();
+        Some(Message {
+            bytes: &rest[..len],
+            kind: u16::from_ne_bytes([rest[4], rest[5]]),
+            flags: u16::from_ne_bytes([rest[6], rest[7]]),
+            seq: u32::from_ne_bytes(rest[8..12].try_into().unwrap_or_default()),
+        })
+    }
+}
+
+impl Message<'_> {
+    fn is_dump(&self) -> bool {
+        self.flags & NLM_F_DUMP == NLM_F_DUMP
+    }
+
+    fn command(&self) -> u8 {
+        self.bytes.get(16).copied().unwrap_or(0)
+    }
+
+    fn attrs(&self) -> &[u8] {
+        self.bytes.get(20..).unwrap_or_default()
+    }
+}
+
+impl Port {
+    /// A new socket of namespace `namespace`.
+    pub(crate) fn open(kernel: &Kernel, namespace: &str) -> Self {
+        let pid = {
+            let mut s = kernel.lock();
+            s.ns(namespace);
+            s.new_pid()
+        };
+        Port {
+            kernel: kernel.clone(),
+            namespace: namespace.to_string(),
+            pid,
+            queue: VecDeque::new(),
+            dump: None,
+            error: None,
+            max_recv: 0,
+            stalled: false,
+        }
+    }
+
+    /// The totals of its namespace.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
+    pub(crate) fn totals(&self) -> crate::Stats {
+        super::Netns {
+            kernel: self.kernel.clone(),
+            name: self.namespace.clone(),
+        }
+        .totals()
+    }
+
+    /// Its namespace's identity (see [`NsTable::serial`](super::table::NsTable)).
+    pub(crate) fn serial(&self) -> u64 {
+        self.kernel.lock().ns(&self.namespace).serial
+    }
+
+    /// Takes a datagram: false if a fault holds it back (never sent).
+    fn take(&mut self, datagram: &[u8]) -> bool {
+        let kernel = self.kernel.clone();
+        let mut s = kernel.lock();
+        if !s.logging && s.faults.is_empty() {
+            // Nothing to record, nothing to strike: no description.
+            for m in Messages(datagram) {
+                self.message(&mut s, &m, None);
+            }
+            return true;
+        }
+        let msgs: Vec<Message<'_>> = Messages(datagram).collect();
+        let mut taken: Vec<Taken> = msgs.iter().map(|m| self.describe(&s, m)).collect();
+        let mut faults: Vec<Option<Fault>> = Vec::with_capacity(msgs.len());
+        for t in &taken {
+            faults.push(if s.faults.is_empty() {
+                None
+            } else {
+                s.fault_for(t)
+            });
+        }
+        if faults.iter().any(|f| matches!(f, Some(Fault::Hold))) {
+            return false;
+        }
+        for ((m, t), fault) in msgs.iter().zip(&mut taken).zip(faults) {
+            t.errno = self.message(&mut s, m, fault);
+        }
+        if s.logging {
+            s.log.extend(taken);
+        }
+        true
+    }
+
+    /// What a message asks, for the record and the faults' conditions.
+    fn describe(&self, s: &State, m: &Message<'_>) -> Taken {
+        let is_ipvs = s.family == Some(m.kind);
+        let command = IpvsCommand::from(m.command());
+        let record = s.logging || !s.faults.is_empty();
+        let (kind, request, service) = if m.kind == GENL_ID_CTRL {
+            (Some(RequestKind::ResolveFamily), None, None)
+        } else if is_ipvs && record {
+            let request = record::request(command, m.attrs());
+            let service = match &request {
+                Some(r) => r.service_key(),
+                None => record::service(m.attrs()),
+            };
+            (record::kind(command, m.is_dump()), request, service)
+        } else if is_ipvs {
+            (record::kind(command, m.is_dump()), None, None)
+        } else {
+            (None, None, None)
+        };
+        Taken {
+            namespace: self.namespace.clone(),
+            kind,
+            command: if m.kind == GENL_ID_CTRL {
+                0
+            } else {
+                m.command()
+            },
+            dump: m.is_dump(),
+            request,
+            service,
+            errno: None,
+        }
+    }
+
+    /// Runs one message under `fault`; its errno (None: unanswered).
+    fn message(&mut self, s: &mut State, m: &Message<'_>, fault: Option<Fault>) -> Option<i32> {
+        let mut post = None;
+        match fault {
+            Some(Fault::Refuse(e)) => {
+                self.push(error_datagram(m, e, self.pid));
+                return Some(e);
+            }
+            Some(Fault::Stall) => {
+                self.stalled = true;
+                return None;
+            }
+            Some(Fault::Unload) => s.unload(),
+            Some(Fault::Reload) => {
+                s.unload();
+                s.load();
+            }
+            Some(Fault::Foreign(requests)) => {
+                foreign(s, &self.namespace, &requests);
+            }
+            other => post = other,
+        }
+        if self.stalled && m.kind != GENL_ID_CTRL {
+            return None;
+        }
+        let mut replies = Vec::new();
+        let errno = self.run(s, m, &mut replies);
+        if errno != 0 {
+            replies.push(error_datagram(m, errno, self.pid));
+        } else if m.flags & NLM_F_ACK != 0 && !(m.is_dump() && m.kind != GENL_ID_CTRL) {
+            replies.push(error_datagram(m, 0, self.pid));
+        }
+        match post {
+            Some(Fault::Overrun) => {
+                self.queue.clear();
+                self.error = Some(libc::ENOBUFS);
+                None
+            }
+            Some(Fault::LoseReply) => None,
+            Some(Fault::Truncate) => {
+                let mut replies = replies.into_iter();
+                if let Some(first) = replies.next() {
+                    self.queue.push_back(Datagram {
+                        bytes: first,
+                        cut: true,
+                    });
+                }
+                replies.for_each(|r| self.push(r));
+                Some(errno)
+            }
+            _ => {
+                replies.into_iter().for_each(|r| self.push(r));
+                Some(errno)
+            }
+        }
+    }
+
+    fn push(&mut self, bytes: Vec<u8>) {
+        self.queue.push_back(Datagram { bytes, cut: false });
+    }
+
+    /// Runs one message; its errno (0: done), its replies into `replies`.
+    fn run(&mut self, s: &mut State, m: &Message<'_>, replies: &mut Vec<Vec<u8>>) -> i32 {
+        if m.flags & NLM_F_REQUEST == 0 || m.kind < NLMSG_MIN_TYPE {
+            return 0;
+        }
+        if m.bytes.len() < 20 {
+            return libc::EINVAL;
+        }
+        if m.kind == GENL_ID_CTRL {
+            return self.controller(s, m, replies);
+        }
+        match check(s, m) {
+            Err(e) => e,
+            Ok((family, command)) if m.is_dump() => self.start_dump(s, m, command, family, replies),
+            Ok((family, command)) => {
+                doit(s, &self.namespace, self.pid, m, family, command, replies)
+            }
+        }
+    }
+
+    fn controller(&mut self, s: &mut State, m: &Message<'_>, replies: &mut Vec<Vec<u8>>) -> i32 {
+        if m.command() != CTRL_CMD_GETFAMILY || m.is_dump() {
+            return libc::EOPNOTSUPP;
+        }
+        let Ok(a) = attrs::parse(m.attrs(), &attrs::CTRL) else {
+            return libc::EINVAL;
+        };
+        let mut found = None;
+        let mut errno = libc::EINVAL;
+        if let Some(id) = a.u16(1) {
+            found = s.family.filter(|&f| f == id);
+            errno = libc::ENOENT;
+        }
+        if let Some(name) = a.string(2) {
+            if name == ipvsnl_wire::IPVS_GENL_NAME {
+                if s.family.is_none() && s.autoload {
+                    s.load();
+                }
+                found = s.family;
+            } else {
+                found = None;
+            }
+            errno = libc::ENOENT;
+        }
+        match found {
+            Some(id) => {
+                let mut reply = Vec::new();
+                encode::family(&mut reply, m.seq, self.pid, id);
+                replies.push(reply);
+                0
+            }
+            None => errno,
+        }
+    }
+
+    fn start_dump(
+        &mut self,
+        s: &mut State,
+        m: &Message<'_>,
+        command: IpvsCommand,
+        family: u16,
+        replies: &mut Vec<Vec<u8>>,
+    ) -> i32 {
+        if self.dump.is_some() {
+            return libc::EBUSY;
+        }
+        let listing = match command {
+            IpvsCommand::GetService => Listing::Services,
+            IpvsCommand::GetDest => Listing::Dests(dest_listing_of(m.attrs())),
+            _ => Listing::Daemons,
+        };
+        self.dump = Some(Dump::new(listing, &self.namespace, family, m.seq, self.pid));
+        if let Some(part) = self.next_part(s) {
+            replies.push(part.bytes);
+        }
+        0
+    }
+
+    /// The next part of the dump under way, if one is.
+    fn next_part(&mut self, s: &mut State) -> Option<Datagram> {
+        let dump = self.dump.as_mut()?;
+        let fault = if s.faults.is_empty() {
+            None
+        } else {
+            s.fault_at_part(dump.parts + 1)
+        };
+        if let Some(Fault::Foreign(requests)) = &fault {
+            foreign(s, &dump.namespace, requests);
+        }
+        let mut bytes = Vec::with_capacity(4096);
+        let ns = s.ns(&dump.namespace);
+        dump.next_part(ns, self.max_recv, &mut bytes);
+        if dump.finished() {
+            self.dump = None;
+        }
+        match fault {
+            Some(Fault::Overrun) => {
+                self.error = Some(libc::ENOBUFS);
+                None
+            }
+            Some(Fault::Truncate) => Some(Datagram { bytes, cut: true }),
+            _ => Some(Datagram { bytes, cut: false }),
+        }
+    }
+
+    /// Delivers queued datagrams (see [`Transport::receive`]).
+    fn deliver(
+        &mut self,
+        rx: &mut [u8],
+        segment: usize,
+        got: &mut [Received],
+        wait: Wait,
+    ) -> io::Result<usize> {
+        self.max_recv = self.max_recv.max(segment);
+        if let Some(e) = self.error.take() {
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        let kernel = self.kernel.clone();
+        let mut s = kernel.lock();
+        let mut n = 0;
+        while n < got.len() {
+            if self.queue.is_empty() && self.dump.is_some() && !self.stalled {
+                if let Some(part) = self.next_part(&mut s) {
+                    self.queue.push_back(part);
+                }
+            }
+            let Some(d) = self.queue.pop_front() else {
+                break;
+            };
+            let len = d.bytes.len().min(segment);
+            let at = n * segment;
+            rx[at..at + len].copy_from_slice(&d.bytes[..len]);
+            got[n] = Received {
+                len: d.bytes.len(),
+                truncated: d.cut || d.bytes.len() > segment,
+            };
+            n += 1;
+            if self.dump.is_some() && !self.stalled {
+                if let Some(part) = self.next_part(&mut s) {
+                    self.queue.push_back(part);
+                }
+            }
+        }
+        if n > 0 {
+            return Ok(n);
+        }
+        if let Some(e) = self.error.take() {
+            return Err(io::Error::from_raw_os_error(e));
+        }
+        if let Wait::Up(d) = wait {
+            s.waited += d;
+        }
+        Err(io::Error::from_raw_os_error(libc::EAGAIN))
+    }
+}
+
+impl Transport for Port {
+    fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send {
+        let sent = self.take(datagram);
+        async move {
+            if !sent {
+                std::future::pending::<()>().await;
+            }
+            Ok(())
+        }
+    }
+
+    fn receive(
+        &mut self,
+        rx: &mut [u8],
+        segment: usize,
+        got: &mut [Received],
+        wait: Wait,
+    ) -> impl Future<Output = io::Result<usize>> + Send {
+        std::future::ready(self.deliver(rx, segment, got, wait))
+    }
+}
+
+/// The service a destination dump lists: parsed once, looked up at every
+/// part (the kernel parses the same request again each time, to the same
+/// result). `None`: a request the kernel answers with an empty dump.
+fn dest_listing_of(attrs: &[u8]) -> Option<super::table::SvcId> {
+    let top = attrs::parse(attrs, &attrs::CMD).ok()?;
+    super::parse::service(top.get(ipvsnl_wire::IPVS_CMD_ATTR_SERVICE), false)
+        .ok()
+        .map(|(id, _)| id)
+}
+
+/// An error (or ACK) datagram answering `m`.
+fn error_datagram(m: &Message<'_>, errno: i32, pid: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(36);
+    encode::error(&mut out, m.bytes, errno, pid);
+    out
+}
+
+/// The generic-netlink checks of an IPVS message (family, command,
+/// permission, dump or not): its family id and command.
+fn check(s: &State, m: &Message<'_>) -> Result<(u16, IpvsCommand), i32> {
+    let family = s.family.filter(|&f| f == m.kind).ok_or(libc::ENOENT)?;
+    let command = IpvsCommand::from(m.command());
+    if !matches!(u8::from(command), 1..=13 | 15..=17) {
+        return Err(libc::EOPNOTSUPP);
+    }
+    if !s.privileged {
+        return Err(libc::EPERM);
+    }
+    let dump_only = matches!(command, IpvsCommand::GetDest | IpvsCommand::GetDaemon);
+    let dumpable = dump_only || command == IpvsCommand::GetService;
+    if m.is_dump() && !dumpable || !m.is_dump() && dump_only {
+        return Err(libc::EOPNOTSUPP);
+    }
+    Ok((family, command))
+}
+
+/// Runs an IPVS command that is not a dump; its errno, its reply (if
+/// any) into `replies`.
+fn doit(
+    s: &mut State,
+    namespace: &str,
+    pid: u32,
+    m: &Message<'_>,
+    family: u16,
+    command: IpvsCommand,
+    replies: &mut Vec<Vec<u8>>,
+) -> i32 {
+    let top = match attrs::parse(m.attrs(), &attrs::CMD) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let to = Addr {
+        family,
+        seq: m.seq,
+        pid,
+    };
+    let conn_tab_size = s.conn_tab_size;
+    let mut reply = Vec::new();
+    match commands::run(
+        s.ns(namespace),
+        command,
+        &top,
+        to,
+        conn_tab_size,
+        &mut reply,
+    ) {
+        Ok(()) => {
+            if !reply.is_empty() {
+                replies.push(reply);
+            }
+            0
+        }
+        Err(e) => e,
+    }
+}
+
+/// Runs `requests` in namespace `namespace` as another program would,
+/// on a socket of its own: their errnos (0: done).
+pub(crate) fn foreign(s: &mut State, namespace: &str, requests: &[Request]) -> Vec<i32> {
+    let Some(family) = s.family else {
+        return vec![libc::ENOENT; requests.len()];
+    };
+    let mut out = Vec::new();
+    let mut replies = Vec::new();
+    let mut errnos = Vec::with_capacity(requests.len());
+    for r in requests {
+        out.clear();
+        crate::request::encode(&mut out, family, 0, NLM_F_REQUEST | NLM_F_ACK, r);
+        let errno = match Messages(&out).next() {
+            Some(m) => match check(s, &m) {
+                Ok((family, command)) => doit(s, namespace, 0, &m, family, command, &mut replies),
+                Err(e) => e,
+            },
+            None => libc::EINVAL,
+        };
+        errnos.push(errno);
+    }
+    errnos
+}

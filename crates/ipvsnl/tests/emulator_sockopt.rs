@@ -1,0 +1,119 @@
+//! The socket-option listing against the emulated kernel: what it reads
+//! through `IP_VS_SO_GET_SERVICES` and `..._GET_DESTS` is what netlink
+//! lists, and what the older interface cannot show (IPv6, a destination
+//! of the other family) still comes whole, through netlink.
+
+use std::net::IpAddr;
+
+use ipvsnl::emulator::{Connections, Kernel};
+use ipvsnl::{
+    AddressFamily, Client, ClientOptions, Destination, Forward, Request, RequestKind, Scheduler,
+    Service, ServiceFlags, ServiceKey, Stats, Tunnel,
+};
+
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
+
+/// IPv4, IPv6 and mark services; weights, thresholds, every forwarding,
+/// a tunnel to an IPv6 server behind an IPv4 service; connection counts.
+fn populated() -> Kernel {
+    let k = Kernel::new();
+    let v4 = ServiceKey::tcp(ip("10.0.0.1"), 80);
+    let v6 = ServiceKey::udp(ip("2001:db8::1"), 53);
+    let mark = ServiceKey::fwmark(7, AddressFamily::Inet);
+    let mut requests = vec![
+        Request::add_service(
+            Service::new(v4)
+                .with_scheduler(Scheduler::SourceHashing)
+                .with_persistence(300)
+                .with_flags(ServiceFlags::PERSISTENT),
+        ),
+        Request::add_service(Service::new(v6)),
+        Request::add_service(Service::new(mark)),
+        Request::AddDestination(v6, Destination::new(ip("2001:db8::10"), 53)),
+        Request::AddDestination(
+            v4,
+            Destination::new(ip("2001:db8::11"), 80).with_forward(Forward::Tunnel(Tunnel::ipip())),
+        ),
+    ];
+    for (i, forward) in [
+        Forward::Masquerade,
+        Forward::Route,
+        Forward::Tunnel(Tunnel::gre()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let d = Destination::new(IpAddr::from([10, 1, 0, i as u8 + 1]), 80)
+            .with_forward(forward)
+            .with_weight(i as u32 + 2)
+            .with_thresholds(100, 10);
+        requests.push(Request::AddDestination(v4, d));
+        // The older interface has no tunnel parameters: the mark service's
+        // destinations can be listed through it, the others' not.
+        if d.forward.tunnel().is_none() {
+            requests.push(Request::AddDestination(mark, d));
+        }
+    }
+    let ns = k.init_netns();
+    assert!(ns.apply(&requests).iter().all(|&e| e == 0));
+    assert!(ns.set_destination_state(
+        &v4,
+        ip("10.1.0.2"),
+        80,
+        Connections::new(4, 5, 6),
+        Stats::default()
+    ));
+    k
+}
+
+#[test]
+fn a_listing_through_the_socket_options_is_the_netlink_listing() {
+    let k = populated();
+    let mut by_sockopt = Client::emulated_with_options(
+        &k.init_netns(),
+        ClientOptions::default().with_socket_option_listing(true),
+    );
+    let mut by_netlink = Client::emulated_with_options(
+        &k.init_netns(),
+        ClientOptions::default().with_socket_option_listing(false),
+    );
+    k.clear_requests();
+    let got = by_sockopt.table_settings().unwrap();
+    let dumps = k
+        .requests()
+        .iter()
+        .filter(|t| t.kind == Some(RequestKind::ListDestinations))
+        .count();
+    let want = by_netlink.table_settings().unwrap();
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 3);
+    // Only what the older interface cannot give whole went to netlink:
+    // the IPv6 service, and the IPv4 one with tunnels (one to an IPv6
+    // server).
+    assert_eq!(dumps, 2, "{:?}", k.requests());
+    let busy = got
+        .iter()
+        .flat_map(|e| &e.destinations)
+        .find(|d| d.destination.addr == ip("10.1.0.2"))
+        .unwrap();
+    assert_eq!(
+        (
+            busy.active_conns,
+            busy.inactive_conns,
+            busy.persistent_conns
+        ),
+        (4, 5, 6)
+    );
+}
+
+#[test]
+fn without_the_module_the_socket_options_are_not_there_and_netlink_says_so() {
+    let k = populated();
+    let mut c = Client::emulated(&k);
+    k.set_autoload(false);
+    k.unload_module();
+    let e = c.table_settings().unwrap_err();
+    assert!(e.is_unavailable(), "{e}");
+}
