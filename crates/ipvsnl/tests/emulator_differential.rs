@@ -8,7 +8,11 @@
 //! compared as listed).
 //!
 //! Run in the VM with the feature built:
-//! `IPVSNL_CARGO_ARGS="--features ipvsnl/emulator" .ci/kernel-tests -- emulator_differential`
+//! `IPVSNL_CARGO_ARGS="--features ipvsnl/emulator" .ci/kernel-tests -- emulator_differential`,
+//! or the one binary (`cargo test -p ipvsnl --features emulator --test
+//! emulator_differential --no-run`, copied into DIR) with
+//! `.ci/vm/run --kernel 6.12 --payload DIR -- ./emulator_differential --ignored`:
+//! it passed so on 6.12 and 6.1 (three seeds, 300 requests each).
 //!
 //! What is left to do: the bad-input table of tests/bad_input.rs as a
 //! case list, a property test in place of the fixed-seed generator, the
@@ -121,6 +125,47 @@ fn request(g: &mut Gen) -> Request {
             0,
             [0, 9_000_000][g.next(2)],
         )),
+    }
+}
+
+/// The outcomes of the generator's requests on an emulated kernel.
+fn emulated_outcomes(seed: u64, steps: usize) -> Vec<Outcome> {
+    let kernel = Kernel::new();
+    let mut c = Client::emulated(&kernel);
+    let mut g = Gen(seed);
+    (0..steps)
+        .map(|_| outcome(&c.apply(&[request(&mut g)]).remove(0)))
+        .collect()
+}
+
+#[test]
+fn the_sequences_cover_successes_and_many_refusals() {
+    // On the host, on the emulator alone: the differential test below is
+    // worth something only if its sequences reach the kernel's refusals.
+    let mut errnos = std::collections::BTreeSet::new();
+    let (mut done, mut not_sent) = (0, 0);
+    for seed in [1u64, 7, 42] {
+        for o in emulated_outcomes(seed, 300) {
+            match o {
+                Outcome::Done => done += 1,
+                Outcome::Refused(e) => {
+                    errnos.insert(e);
+                }
+                Outcome::NotSent => not_sent += 1,
+                Outcome::Other(_) => {}
+            }
+        }
+    }
+    assert!(done >= 100, "{done} done");
+    // A negative weight and a lower threshold above the upper one are the
+    // client's refusals (never sent): the kernel's ERANGE for them is
+    // tested raw, in emulator_kernel.rs.
+    assert!(not_sent >= 10, "{not_sent} not sent");
+    for errno in [libc::EEXIST, libc::ESRCH, libc::ENOENT, libc::EINVAL] {
+        assert!(
+            errnos.contains(&errno),
+            "errno {errno} never reached: {errnos:?}"
+        );
     }
 }
 
