@@ -323,7 +323,7 @@ impl Ctx {
         status
     }
 
-    /// A run of changes, in chunks of [`CHUNK`] requests: each chunk's
+    /// A run of changes, in chunks of `CHUNK` requests: each chunk's
     /// outcomes (a `Result` of the library's `Error` a request) are made,
     /// reported and freed before the next, so that a restore of 60,000
     /// changes holds the outcomes of 8,192 at a time (the memory is used
