@@ -23,6 +23,7 @@
 
 #![allow(dead_code)]
 
+pub mod both;
 pub mod churn;
 pub mod named_netns;
 pub mod ops;

@@ -1,6 +1,6 @@
 //! One operation suite for both clients: the kernel tests in
 //! `kernel_api/operations.rs` are written once, as async functions generic over
-//! [`Ops`], and [`both!`] runs each with the blocking [`Client`] and with
+//! [`Ops`], and `both!` (tests/common/both.rs) runs each with the blocking [`Client`] and with
 //! the tokio [`AsyncClient`]. The client's operations are the library's
 //! [`Operations`] trait (declared once, with the clients' methods); [`Ops`]
 //! adds only the sync engine's calls, which take each client by a method
@@ -72,32 +72,4 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("a tokio runtime")
-}
-
-/// Defines, for the async suite function `$body(&mut impl Ops)`, a module
-/// `$body` with two kernel tests: `blocking` (the blocking client) and
-/// `tokio` (the async one), each in a fresh network namespace.
-#[macro_export]
-macro_rules! both {
-    ($($body:ident),* $(,)?) => {$(
-        mod $body {
-            #[test]
-            #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-            fn blocking() {
-                $crate::common::fresh_netns();
-                let mut c = ipvsnl::Client::new().expect("blocking client");
-                $crate::common::ops::runtime().block_on(super::$body(&mut c));
-            }
-
-            #[test]
-            #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
-            fn tokio() {
-                $crate::common::fresh_netns();
-                $crate::common::ops::runtime().block_on(async {
-                    let mut c = ipvsnl::AsyncClient::new().expect("async client");
-                    super::$body(&mut c).await
-                });
-            }
-        }
-    )*};
 }
