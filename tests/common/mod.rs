@@ -222,9 +222,18 @@ pub fn ipvsadm_listing(args: &[&str]) -> String {
 /// succeed, run until two runs in a row print the same (why:
 /// [`ipvsadm_listing`]).
 pub fn stable_listing(what: &str, mut run: impl FnMut() -> Output) -> String {
-    let mut seen: Vec<String> = Vec::new();
+    until_two_agree(what, || assert_ok(what, run()))
+}
+
+/// What `run` (named `what`) gives, run until two runs in a row give the
+/// same (at most [`LISTING_RUNS`] runs; then it panics with every result).
+pub fn until_two_agree<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    mut run: impl FnMut() -> T,
+) -> T {
+    let mut seen: Vec<T> = Vec::new();
     while seen.len() < LISTING_RUNS {
-        let out = assert_ok(what, run());
+        let out = run();
         if seen.last() == Some(&out) {
             return out;
         }

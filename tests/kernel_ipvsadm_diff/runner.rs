@@ -99,16 +99,8 @@ pub fn reference(args: &[&str]) -> Outcome {
 /// namespaces (the other cases, run in parallel) change theirs between two
 /// parts (see `common::ipvsadm_listing`). Ours lists whole, so only the
 /// reference's side is read this way.
-fn stable(mut run: impl FnMut() -> Outcome) -> Outcome {
-    let mut last = run();
-    for _ in 1..8 {
-        let next = run();
-        if next == last {
-            return next;
-        }
-        last = next;
-    }
-    panic!("the reference's listing never said the same twice in a row: last {last:?}")
+fn stable(run: impl FnMut() -> Outcome) -> Outcome {
+    common::until_two_agree("the reference's listing", run)
 }
 
 /// The state the case left, read with the reference.
