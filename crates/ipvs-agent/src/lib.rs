@@ -17,4 +17,5 @@
 pub mod check;
 pub mod config;
 pub mod desired;
+pub mod probe;
 pub mod render;

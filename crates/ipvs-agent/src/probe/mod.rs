@@ -1,0 +1,28 @@
+//! The checkers' I/O: one check of one real server, bounded by the
+//! check's timeout, as a [`Prober`] runs it.
+//!
+//! The daemon holds one `Prober` and hands it every check that is due; a
+//! test hands the daemon its own (a scripted one) to drive health without
+//! servers.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::check::Outcome;
+use crate::config::HealthCheck;
+
+/// A check under way: it resolves to the check's [`Outcome`].
+pub type ProbeFuture = Pin<Box<dyn Future<Output = Outcome> + Send + 'static>>;
+
+/// What runs health checks.
+pub trait Prober: Send + Sync + 'static {
+    /// Starts one check of the real server at `server` (its address and
+    /// its port; a check's own `port`, where it has one, is probed
+    /// instead). The future resolves within `check.timeout` (plus the
+    /// runtime's timer granularity): a check that has no answer by then is
+    /// [`Failure::Timeout`](crate::check::Failure::Timeout), and whatever it
+    /// opened (sockets, a child process) is closed or killed.
+    fn probe(&self, server: SocketAddr, check: Arc<HealthCheck>) -> ProbeFuture;
+}
