@@ -4,16 +4,13 @@
 //! parts still give a whole listing; a reloaded or unloaded module; the
 //! sync engine and the watcher through all of it.
 
+use crate::ip;
 use std::net::IpAddr;
 use std::time::Duration;
 
 use ipvsnl::emulator::{Fault, Kernel, Taken, When};
 use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
 use ipvsnl::{AsyncClient, Client, Destination, Request, RequestKind, Service, ServiceKey};
-
-fn ip(s: &str) -> IpAddr {
-    s.parse().unwrap()
-}
 
 fn key(i: u16) -> ServiceKey {
     ServiceKey::tcp(IpAddr::from([10, 0, (i >> 8) as u8, i as u8]), 80)

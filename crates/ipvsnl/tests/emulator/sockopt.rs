@@ -3,6 +3,7 @@
 //! lists, and what the older interface cannot show (IPv6, a destination
 //! of the other family) still comes whole, through netlink.
 
+use crate::ip;
 use std::net::IpAddr;
 
 use ipvsnl::emulator::{Connections, Kernel};
@@ -10,10 +11,6 @@ use ipvsnl::{
     AddressFamily, Client, ClientOptions, Destination, Forward, Request, RequestKind, Scheduler,
     Service, ServiceFlags, ServiceKey, Stats, Tunnel,
 };
-
-fn ip(s: &str) -> IpAddr {
-    s.parse().unwrap()
-}
 
 /// IPv4, IPv6 and mark services; weights, thresholds, every forwarding,
 /// a tunnel to an IPv6 server behind an IPv4 service; connection counts.

@@ -3,6 +3,7 @@
 //! the kernel's listing order, namespaces as separate tables, counters,
 //! timeouts and daemons with the kernel's defaults.
 
+use crate::ip;
 use std::net::IpAddr;
 
 use ipvsnl::emulator::{Connections, Kernel};
@@ -10,10 +11,6 @@ use ipvsnl::{
     AddressFamily, Client, DaemonRole, Destination, Forward, Netmask, Request, Scheduler, Service,
     ServiceKey, Stats, SyncDaemon, Timeouts, Tunnel,
 };
-
-fn ip(s: &str) -> IpAddr {
-    s.parse().unwrap()
-}
 
 fn tcp(addr: &str, port: u16) -> ServiceKey {
     ServiceKey::tcp(ip(addr), port)

@@ -8,10 +8,10 @@
 //! compared as listed).
 //!
 //! Run in the VM with the feature built:
-//! `IPVSNL_CARGO_ARGS="--features ipvsnl/emulator" .ci/kernel-tests -- emulator_differential`,
-//! or the one binary (`cargo test -p ipvsnl --features emulator --test
-//! emulator_differential --no-run`, copied into DIR) with
-//! `.ci/vm/run --kernel 6.12 --payload DIR -- ./emulator_differential --ignored`:
+//! `IPVSNL_CARGO_ARGS="--features ipvsnl/emulator,ipvsnl/tokio" .ci/kernel-tests -- differential`,
+//! or the one binary (`cargo test -p ipvsnl --features emulator,tokio --test
+//! emulator --no-run`, copied into DIR) with
+//! `.ci/vm/run --kernel 6.12 --payload DIR -- ./emulator --ignored differential`:
 //! it passed so on 6.12 and 6.1 (three seeds, 300 requests each).
 //!
 //! What is left to do: the bad-input table of tests/bad_input.rs as a

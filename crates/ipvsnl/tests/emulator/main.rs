@@ -1,0 +1,20 @@
+//! The emulated kernel's tests, one binary with a module per topic:
+//!
+//! - `kernel`: the emulator refuses, lists and counts as the kernel does;
+//! - `sockopt`: its socket-option interface lists what netlink lists;
+//! - `faults`: the faults a daemon lives with, injected, and what the
+//!   library makes of them;
+//! - `differential`: the emulator against the real kernel, request by
+//!   request (a kernel test: ignored on the host, run in the VM).
+
+mod differential;
+mod faults;
+mod kernel;
+mod sockopt;
+
+use std::net::IpAddr;
+
+/// An address the test writes literally.
+fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
