@@ -16,7 +16,9 @@ use crate::probe::{command, dns, http, tcp, ProbeFuture, Prober};
 /// ([`Failure::Timeout`]), everything it opened closed when its outcome is
 /// known. A check's own `port` overrides the server's.
 ///
-/// Cheap to clone (the TLS configurations, built once, are shared).
+/// Cheap to clone (the TLS configurations, built once, are shared). Its
+/// futures run on a tokio runtime with I/O and time enabled (the command
+/// check's child processes need its I/O driver too).
 ///
 /// ```no_run
 /// use std::sync::Arc;
