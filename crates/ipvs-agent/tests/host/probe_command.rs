@@ -105,12 +105,14 @@ async fn a_timeout_kills_the_command_and_what_it_started() {
     let file = scratch("timeout");
     let _ = std::fs::remove_file(&file);
     // The shell starts a grandchild in its group, writes both pids, waits.
-    let script = format!("sleep 30 & echo $$ $! > {}; wait", file.display());
-    let outcome = run(
-        &["/bin/sh", "-c", &script],
-        r#", timeout = "2s", interval = "3s""#,
-    )
-    .await;
+    let script = format!("sleep 600 & echo $$ $! > {}; wait", file.display());
+    let argv = ["/bin/sh", "-c", &script];
+    let check = run(&argv, r#", timeout = "2s", interval = "3s""#);
+    // Were the group not killed, the shell would wait for its sleep and
+    // the check would not end: a generous bound turns that into a failure.
+    let outcome = tokio::time::timeout(Duration::from_secs(60), check)
+        .await
+        .expect("the check ends soon after its timeout");
     assert_eq!(outcome, Outcome::Fail(Failure::Timeout));
     let (shell, sleep) = pids(&file);
     let _ = std::fs::remove_file(&file);
@@ -129,7 +131,7 @@ async fn a_dropped_check_kills_the_group_too() {
     let file = scratch("dropped");
     let _ = std::fs::remove_file(&file);
     let script = format!(
-        "sleep 30 & echo $$ $! > {}.tmp; mv {0}.tmp {0}; wait",
+        "sleep 600 & echo $$ $! > {}.tmp; mv {0}.tmp {0}; wait",
         file.display()
     );
     let table = command(
