@@ -10,9 +10,11 @@
 //!   clock the caller passes in);
 //! - [`desired`]: from the configuration and every server's health, the
 //!   table the kernel should hold ([`ipvsnl::sync::Table`]) and the
-//!   syncer's options.
+//!   syncer's options;
+//! - [`probe`]: the checkers' I/O, one check of one server bounded by its
+//!   timeout ([`probe::NetProber`]: TCP, HTTP, HTTPS, DNS, a command).
 //!
-//! The checkers' I/O, the daemon loop, signals and metrics come later.
+//! The daemon loop, signals and metrics come later.
 
 pub mod check;
 pub mod config;

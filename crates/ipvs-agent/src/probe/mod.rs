@@ -3,7 +3,8 @@
 //!
 //! The daemon holds one `Prober` and hands it every check that is due; a
 //! test hands the daemon its own (a scripted one) to drive health without
-//! servers.
+//! servers. [`NetProber`] is the real one: every check kind over the
+//! network (or as a command), one file here per mechanism.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -12,6 +13,20 @@ use std::sync::Arc;
 
 use crate::check::Outcome;
 use crate::config::HealthCheck;
+
+mod body;
+mod command;
+mod dns;
+mod failure;
+mod http;
+mod net;
+mod tcp;
+mod tls;
+
+pub use net::NetProber;
+/// The store of trusted certificates [`NetProber::with_root_certificates`]
+/// takes (rustls's).
+pub use rustls::RootCertStore;
 
 /// A check under way: it resolves to the check's [`Outcome`].
 pub type ProbeFuture = Pin<Box<dyn Future<Output = Outcome> + Send + 'static>>;

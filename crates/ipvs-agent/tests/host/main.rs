@@ -1,6 +1,7 @@
 //! The agent on the host, no kernel: its configuration (every bad input
 //! with its exact error), the check state machine and schedule, the
-//! decision layer, reloads and the `check` command. One test binary, a
+//! decision layer, reloads and the `check` command; the checkers against
+//! local servers on 127.0.0.1 (probe_*). One test binary, a
 //! module per topic.
 
 mod cli;
@@ -11,4 +12,10 @@ mod config_robust;
 mod desired;
 mod health_book;
 mod health_state;
+mod probe_command;
+mod probe_dns;
+mod probe_http;
+mod probe_https;
+mod probe_support;
+mod probe_tcp;
 mod schedule;

@@ -1,0 +1,107 @@
+//! The command check: a program run without a shell, the server in its
+//! environment, in a process group of its own so that a timeout kills
+//! whatever it started.
+
+use std::net::SocketAddr;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::{Child, Command};
+
+use crate::check::{Failure, Outcome};
+
+/// The environment variable holding the server's address.
+pub(crate) const ENV_ADDRESS: &str = "IPVS_AGENT_SERVER_ADDRESS";
+/// The environment variable holding the server's port.
+pub(crate) const ENV_PORT: &str = "IPVS_AGENT_SERVER_PORT";
+
+/// Runs `argv` for `server`: exit status 0 within `timeout` passes. On
+/// timeout (or when the check is dropped) the command's process group is
+/// killed and the command reaped.
+pub(crate) async fn check(server: SocketAddr, argv: &[String], timeout: Duration) -> Outcome {
+    let Some((program, args)) = argv.split_first() else {
+        return Outcome::Fail(Failure::Other("the command is empty".into()));
+    };
+    let spawned = Command::new(program)
+        .args(args)
+        .env(ENV_ADDRESS, server.ip().to_string())
+        .env(ENV_PORT, server.port().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    let child = match spawned {
+        Ok(c) => c,
+        Err(e) => return Outcome::Fail(Failure::Other(format!("cannot run {program}: {e}"))),
+    };
+    let mut group = Group::new(child);
+    let status = match tokio::time::timeout(timeout, group.child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            group.kill();
+            // Reaped now: SIGKILL cannot be caught.
+            let _ = group.child.wait().await;
+            group.reaped();
+            return Outcome::Fail(Failure::Timeout);
+        }
+    };
+    group.reaped();
+    match status {
+        Ok(s) if s.success() => Outcome::Pass,
+        Ok(s) => Outcome::Fail(Failure::Exit(s.code())),
+        Err(e) => Outcome::Fail(Failure::Other(format!("waiting for {program}: {e}"))),
+    }
+}
+
+/// A running command and its process group (whose id is its pid): dropped
+/// before the command is reaped, the group is killed; the child itself is
+/// then reaped by tokio (`kill_on_drop`).
+struct Group {
+    child: Child,
+    /// The group's id while its leader is unreaped (so the id cannot have
+    /// been reused).
+    pgid: Option<libc::pid_t>,
+}
+
+impl Group {
+    fn new(child: Child) -> Self {
+        // A pid is positive; 0 would be our own group.
+        let pgid = child
+            .id()
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+            .filter(|&p| p > 0);
+        Group { child, pgid }
+    }
+
+    /// Kills every process of the group.
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid {
+            kill_group(pgid);
+        }
+    }
+
+    /// The leader is reaped: its group id may be reused from now on.
+    fn reaped(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// SIGKILL to every process of group `pgid`. A group already gone (ESRCH)
+/// is fine.
+fn kill_group(pgid: libc::pid_t) {
+    // SAFETY: killpg only sends a signal; it reads and writes no memory of
+    // ours. `pgid` is the group of a child we spawned with
+    // `process_group(0)` and have not reaped, so the id is still that
+    // group's and not some other process's.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}

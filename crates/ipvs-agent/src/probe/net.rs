@@ -1,0 +1,126 @@
+//! The prober of real servers over the network: every check kind, each
+//! bounded by its check's timeout.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rustls::RootCertStore;
+
+use crate::check::{Failure, Outcome};
+use crate::config::{CheckKind, HealthCheck, HttpCheck};
+use crate::probe::tls::{self, TlsConfigs};
+use crate::probe::{command, dns, http, tcp, ProbeFuture, Prober};
+
+/// The [`Prober`] the daemon runs: TCP connect, HTTP and HTTPS GET, a DNS
+/// query over UDP and a command, each check bounded by its `timeout`
+/// ([`Failure::Timeout`]), everything it opened closed when its outcome is
+/// known. A check's own `port` overrides the server's.
+///
+/// Cheap to clone (the TLS configurations, built once, are shared). Its
+/// futures run on a tokio runtime with I/O and time enabled (the command
+/// check's child processes need its I/O driver too).
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use ipvs_agent::config::parse_str;
+/// use ipvs_agent::probe::{NetProber, Prober};
+///
+/// # async fn run() {
+/// let config = parse_str(
+///     "agent.toml",
+///     r#"
+/// [[service]]
+/// protocol = "tcp"
+/// address = "192.0.2.1"
+/// port = 80
+/// check = { kind = "http", path = "/healthz", body_contains = "ok" }
+/// [[service.server]]
+/// address = "127.0.0.1"
+/// port = 8080
+/// "#,
+/// )
+/// .expect("a valid file");
+/// let service = &config.services[0];
+/// let check = Arc::new(service.servers[0].check.clone().expect("its check"));
+/// let server = "127.0.0.1:8080".parse().unwrap();
+/// let outcome = NetProber::new().probe(server, check).await;
+/// println!("{outcome:?}");
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct NetProber {
+    tls: Arc<TlsConfigs>,
+}
+
+impl NetProber {
+    /// A prober whose verified HTTPS checks trust the system's certificate
+    /// store (read once, here; certificates it cannot parse are skipped).
+    pub fn new() -> Self {
+        Self::with_root_certificates(tls::native_roots())
+    }
+
+    /// A prober whose verified HTTPS checks trust `roots` only (a private
+    /// CA, a test's).
+    pub fn with_root_certificates(roots: RootCertStore) -> Self {
+        NetProber {
+            tls: Arc::new(TlsConfigs::new(roots)),
+        }
+    }
+
+    async fn run(&self, server: SocketAddr, check: &HealthCheck) -> Outcome {
+        let at = |port: &Option<u16>| SocketAddr::new(server.ip(), port.unwrap_or(server.port()));
+        match &check.kind {
+            CheckKind::Tcp { port } => tcp::check(at(port)).await,
+            CheckKind::Http(h) => self.http(at(&h.port), h).await,
+            CheckKind::Dns(d) => dns::check(at(&d.port), d).await,
+            CheckKind::Command { argv } => command::check(server, argv, check.timeout).await,
+        }
+    }
+
+    async fn http(&self, to: SocketAddr, h: &HttpCheck) -> Outcome {
+        let host = http::host_header(h, to.ip(), to.port());
+        let name = match h.tls {
+            Some(_) => match http::server_name(h, to.ip()) {
+                Ok(n) => Some(n),
+                Err(f) => return Outcome::Fail(f),
+            },
+            None => None,
+        };
+        let stream = match tcp::connect(to).await {
+            Ok(s) => s,
+            Err(f) => return Outcome::Fail(f),
+        };
+        match (h.tls, name) {
+            (Some(t), Some(name)) => {
+                match tls::handshake(self.tls.get(t.verify), name, stream).await {
+                    Ok(tls) => http::get(tls, h, &host).await,
+                    Err(f) => Outcome::Fail(f),
+                }
+            }
+            _ => http::get(stream, h, &host).await,
+        }
+    }
+}
+
+impl Default for NetProber {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Prober for NetProber {
+    fn probe(&self, server: SocketAddr, check: Arc<HealthCheck>) -> ProbeFuture {
+        let prober = self.clone();
+        Box::pin(async move {
+            if let CheckKind::Command { argv } = &check.kind {
+                // Its own timeout: the process group killed and the
+                // command reaped before the outcome.
+                return command::check(server, argv, check.timeout).await;
+            }
+            match tokio::time::timeout(check.timeout, prober.run(server, &check)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Outcome::Fail(Failure::Timeout),
+            }
+        })
+    }
+}

@@ -1,0 +1,126 @@
+//! The HTTP check against a local server: the request it sends, status,
+//! body, and every way it fails.
+
+use ipvs_agent::check::{Failure, Outcome};
+
+use crate::probe_support::{chunked, probe, refusing, silent, HttpServer, Reply};
+
+#[tokio::test]
+async fn a_get_with_the_expected_status_passes_and_says_who_it_is() {
+    let server = HttpServer::start(chunked(200, &["hello"])).await;
+    let table = r#"kind = "http", path = "/healthz?full=1""#;
+    assert_eq!(probe(server.addr, table).await, Outcome::Pass);
+    let heads = server.heads();
+    assert_eq!(heads.len(), 1);
+    let head = &heads[0];
+    assert!(
+        head.starts_with("get /healthz?full=1 http/1.1\r\n"),
+        "{head}"
+    );
+    let host = format!("\r\nhost: 127.0.0.1:{}\r\n", server.addr.port());
+    assert!(head.contains(&host), "{head}");
+    assert!(head.contains("\r\nconnection: close\r\n"), "{head}");
+    let agent = format!(
+        "\r\nuser-agent: ipvs-agent/{}\r\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(head.contains(&agent), "{head}");
+}
+
+#[tokio::test]
+async fn the_host_header_is_the_checks_host_with_the_port() {
+    let server = HttpServer::start(chunked(200, &[])).await;
+    let table = r#"kind = "http", host = "www.example.org""#;
+    assert_eq!(probe(server.addr, table).await, Outcome::Pass);
+    let host = format!("\r\nhost: www.example.org:{}\r\n", server.addr.port());
+    assert!(server.heads()[0].contains(&host), "{:?}", server.heads());
+}
+
+#[tokio::test]
+async fn another_status_fails_with_both() {
+    let server = HttpServer::start(chunked(503, &["busy"])).await;
+    assert_eq!(
+        probe(server.addr, r#"kind = "http""#).await,
+        Outcome::Fail(Failure::Status {
+            expected: 200,
+            got: 503
+        })
+    );
+    let table = r#"kind = "http", status = 503"#;
+    assert_eq!(probe(server.addr, table).await, Outcome::Pass);
+}
+
+#[tokio::test]
+async fn the_body_string_is_found_across_chunks() {
+    let server = HttpServer::start(chunked(200, &["status: al", "l g", "ood\n"])).await;
+    let table = r#"kind = "http", body_contains = "all good""#;
+    assert_eq!(probe(server.addr, table).await, Outcome::Pass);
+    let table = r#"kind = "http", body_contains = "all bad""#;
+    assert_eq!(
+        probe(server.addr, table).await,
+        Outcome::Fail(Failure::BodyMismatch)
+    );
+}
+
+#[tokio::test]
+async fn a_string_past_the_first_64_kib_is_not_looked_for() {
+    let filler = "x".repeat(16 * 1024);
+    let mut chunks: Vec<&str> = vec![&filler; 4]; // 64 KiB
+    chunks.push("needle");
+    let server = HttpServer::start(chunked(200, &chunks)).await;
+    let table = r#"kind = "http", body_contains = "needle""#;
+    assert_eq!(
+        probe(server.addr, table).await,
+        Outcome::Fail(Failure::BodyMismatch)
+    );
+    // The same string just inside the cap is found.
+    let mut chunks: Vec<&str> = vec![&filler; 3];
+    chunks.push("needle");
+    let server = HttpServer::start(chunked(200, &chunks)).await;
+    assert_eq!(probe(server.addr, table).await, Outcome::Pass);
+}
+
+#[tokio::test]
+async fn a_closed_port_is_refused_and_a_reset_too() {
+    let (_s, addr) = refusing();
+    assert_eq!(
+        probe(addr, r#"kind = "http""#).await,
+        Outcome::Fail(Failure::Refused)
+    );
+    let server = HttpServer::start(Reply::Reset).await;
+    assert_eq!(
+        probe(server.addr, r#"kind = "http""#).await,
+        Outcome::Fail(Failure::Refused)
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_by_timeout() {
+    let (_l, addr) = silent();
+    let table = r#"kind = "http", timeout = "200ms", interval = "1s""#;
+    assert_eq!(probe(addr, table).await, Outcome::Fail(Failure::Timeout));
+}
+
+#[tokio::test]
+async fn garbage_and_a_cut_response_are_other_failures() {
+    let server = HttpServer::start(Reply::Raw(b"SSH-2.0-OpenSSH_9.2\r\n\r\n".to_vec())).await;
+    match probe(server.addr, r#"kind = "http""#).await {
+        Outcome::Fail(Failure::Other(why)) => assert!(why.starts_with("HTTP: "), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    let server = HttpServer::start(Reply::Raw(b"HTTP/1.1 200 OK\r\ncontent-le".to_vec())).await;
+    match probe(server.addr, r#"kind = "http""#).await {
+        Outcome::Fail(Failure::Other(why)) => {
+            assert!(why.contains("closed before a complete response"), "{why}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // A body cut short before the string: the error, not a mismatch.
+    let cut = b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort".to_vec();
+    let server = HttpServer::start(Reply::Raw(cut)).await;
+    let table = r#"kind = "http", body_contains = "never""#;
+    match probe(server.addr, table).await {
+        Outcome::Fail(Failure::Other(why)) => assert!(why.starts_with("HTTP: "), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}

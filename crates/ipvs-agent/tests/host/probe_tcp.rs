@@ -1,0 +1,39 @@
+//! The TCP check against real sockets: open, refused, no answer.
+
+use ipvs_agent::check::{Failure, Outcome};
+
+use crate::probe_support::{full_queue, probe, refusing, silent};
+
+#[tokio::test]
+async fn a_listening_port_passes() {
+    let (_l, addr) = silent();
+    assert_eq!(probe(addr, r#"kind = "tcp""#).await, Outcome::Pass);
+}
+
+#[tokio::test]
+async fn a_port_nothing_listens_on_is_refused() {
+    let (_s, addr) = refusing();
+    assert_eq!(
+        probe(addr, r#"kind = "tcp""#).await,
+        Outcome::Fail(Failure::Refused)
+    );
+}
+
+#[tokio::test]
+async fn the_checks_own_port_overrides_the_servers() {
+    let (_l, open) = silent();
+    let (_s, closed) = refusing();
+    let table = format!(r#"kind = "tcp", port = {}"#, open.port());
+    assert_eq!(probe(closed, &table).await, Outcome::Pass);
+    let table = format!(r#"kind = "tcp", port = {}"#, closed.port());
+    assert_eq!(probe(open, &table).await, Outcome::Fail(Failure::Refused));
+}
+
+#[tokio::test]
+async fn a_connect_with_no_answer_fails_by_timeout() {
+    let (_l, _held, addr) = full_queue().await;
+    assert_eq!(
+        probe(addr, r#"kind = "tcp", timeout = "200ms", interval = "1s""#).await,
+        Outcome::Fail(Failure::Timeout)
+    );
+}
