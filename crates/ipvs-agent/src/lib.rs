@@ -16,6 +16,7 @@
 
 pub mod check;
 pub mod config;
+pub mod daemon;
 pub mod desired;
 pub mod probe;
 pub mod render;

@@ -1,0 +1,17 @@
+//! The daemon: the loop that keeps the kernel's table as the
+//! configuration and the servers' health say ([`Agent`]), driven through
+//! its [`Handle`]; how it reaches the kernel ([`Connector`]); its HTTP
+//! endpoint, logs, systemd notifications, signals and command line.
+
+mod agent;
+mod checks;
+mod connect;
+mod control;
+mod metrics;
+mod notify;
+mod syncing;
+
+pub use agent::{Agent, AgentOptions};
+pub use connect::{ClientFuture, Connector};
+pub use control::{AgentState, Handle, ServerState, SyncSummary};
+pub use notify::Notifier;
