@@ -1,17 +1,27 @@
-//! `ipvs-agent`: the director daemon's command line. This session: only
-//! `ipvs-agent check FILE`, which validates a configuration file and
-//! prints what it would configure.
+//! `ipvs-agent`: the director daemon's command line: `check FILE`
+//! validates a configuration file and prints what it would configure;
+//! `run FILE [OPTIONS]` runs the daemon.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use ipvs_agent::check::{Failure, Outcome};
+use ipvs_agent::config::HealthCheck;
+use ipvs_agent::probe::{ProbeFuture, Prober};
 
 use ipvs_agent::config::{self, LoadError};
 use ipvs_agent::render::render;
 
 const USAGE: &str = concat!(
     "usage: ipvs-agent check FILE\n",
+    "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
+    "                           [--log-format logfmt|json]\n",
     "  check FILE   validate the configuration FILE and print what it would configure\n",
-    "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)"
+    "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
+    "  run FILE     keep the services of FILE in the kernel, their servers checked\n",
+    "               (SIGHUP reloads, SIGTERM stops; HTTP on 127.0.0.1:9102 by default)"
 );
 
 fn main() -> ExitCode {
@@ -23,6 +33,8 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["check", file] => check(Path::new(file)),
+        // lead: NetProber (replace the placeholder with the real checkers).
+        ["run", rest @ ..] => ipvs_agent::daemon::run_args(rest, Arc::new(NoChecker)),
         ["-h" | "--help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS
@@ -65,5 +77,14 @@ fn check(path: &Path) -> ExitCode {
             eprintln!("ipvs-agent: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Placeholder until the checkers are merged: every check fails.
+struct NoChecker;
+
+impl Prober for NoChecker {
+    fn probe(&self, _server: SocketAddr, _check: Arc<HealthCheck>) -> ProbeFuture {
+        Box::pin(async { Outcome::Fail(Failure::Other("no checker built".to_string())) })
     }
 }
