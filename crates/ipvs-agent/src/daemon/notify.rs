@@ -71,3 +71,34 @@ impl Notifier {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_reach_a_socket_file_and_an_abstract_socket() {
+        let dir = std::env::temp_dir().join(format!("ipvs-agent-notify-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("notify");
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixDatagram::bind(&path).unwrap();
+        let n = Notifier::from_value(path.to_str().unwrap()).unwrap();
+        n.send("READY=1").unwrap();
+        let mut buf = [0u8; 64];
+        let len = listener.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..len], b"READY=1");
+
+        use std::os::linux::net::SocketAddrExt;
+        let name = format!("ipvs-agent-test-{}", std::process::id());
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let abstract_listener = UnixDatagram::bind_addr(&addr).unwrap();
+        Notifier::from_value(&format!("@{name}"))
+            .unwrap()
+            .send("STOPPING=1")
+            .unwrap();
+        let len = abstract_listener.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..len], b"STOPPING=1");
+        let _ = std::fs::remove_file(&path);
+    }
+}

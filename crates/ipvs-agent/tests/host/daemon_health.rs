@@ -119,3 +119,52 @@ async fn flapping_below_the_hysteresis_changes_nothing_in_the_kernel() {
     assert_eq!(weight(&kernel, &key(80), A), "0");
     agent.stop(false).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_sync_is_retried_after_a_backoff_that_doubles() {
+    use ipvsnl::emulator::{Fault, When};
+    use ipvsnl::RequestKind;
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let t0 = Instant::now();
+    let agent = start(
+        &kernel,
+        config(&text("1h", 20, "")),
+        &prober,
+        AgentOptions::default(),
+    );
+    advance(MS).await;
+    // A goes down at 6 s; its weight-0 edit is refused twice (ENOMEM).
+    for _ in 0..2 {
+        kernel.inject(
+            When::next(RequestKind::EditDestination),
+            Fault::Refuse(libc_enomem()),
+        );
+    }
+    prober.queue(A, vec![Outcome::Fail(Failure::Refused); 3]);
+    advance(6 * S).await; // t0 + 6 s + 1 ms: the first try failed
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    let state = agent.handle.state().await.unwrap();
+    assert_eq!(state.server(addr(A)).unwrap().changed, Some(t0 + 6 * S));
+    // Retried 1 s later (refused again), then 2 s after that: done.
+    advance(S).await;
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    advance(2 * S - 2 * MS).await; // t0 + 9 s - 1 ms
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    advance(2 * MS).await;
+    assert_eq!(weight(&kernel, &key(80), A), "0");
+    let last = agent.handle.state().await.unwrap().last_sync.unwrap();
+    assert_eq!(last.finished, t0 + 9 * S);
+    assert!(last.complete && last.listed, "{last:?}");
+    let m = agent.handle.metrics_text();
+    assert!(
+        m.contains("ipvs_agent_syncs_total{result=\"incomplete\"} 2\n"),
+        "{m}"
+    );
+    agent.stop(false).await;
+}
+
+/// ENOMEM (Linux).
+fn libc_enomem() -> i32 {
+    12
+}
