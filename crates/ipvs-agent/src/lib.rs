@@ -10,9 +10,13 @@
 //!   clock the caller passes in);
 //! - [`desired`]: from the configuration and every server's health, the
 //!   table the kernel should hold ([`ipvsnl::sync::Table`]) and the
-//!   syncer's options.
-//!
-//! The checkers' I/O, the daemon loop, signals and metrics come later.
+//!   syncer's options;
+//! - [`daemon`]: the daemon loop ([`daemon::Agent`]: checks through a
+//!   [`probe::Prober`], coalesced syncs through the library's `Syncer`,
+//!   resync, reload as a diff, stop), driven by a [`daemon::Handle`], its
+//!   kernel reached through a [`daemon::Connector`] (a test's: an emulated
+//!   kernel); its HTTP endpoint, logs, systemd notifications, signals and
+//!   command line (`ipvs-agent run`, [`daemon::run_args`]).
 
 pub mod check;
 pub mod config;
