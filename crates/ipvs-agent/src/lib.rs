@@ -12,12 +12,17 @@
 //!   table the kernel should hold ([`ipvsnl::sync::Table`]) and the
 //!   syncer's options;
 //! - [`probe`]: the checkers' I/O, one check of one server bounded by its
-//!   timeout ([`probe::NetProber`]: TCP, HTTP, HTTPS, DNS, a command).
-//!
-//! The daemon loop, signals and metrics come later.
+//!   timeout ([`probe::NetProber`]: TCP, HTTP, HTTPS, DNS, a command);
+//! - [`daemon`]: the daemon loop ([`daemon::Agent`]: checks through a
+//!   [`probe::Prober`], coalesced syncs through the library's `Syncer`,
+//!   resync, reload as a diff, stop), driven by a [`daemon::Handle`], its
+//!   kernel reached through a [`daemon::Connector`] (a test's: an emulated
+//!   kernel); its HTTP endpoint, logs, systemd notifications, signals and
+//!   command line (`ipvs-agent run`, [`daemon::run_args`]).
 
 pub mod check;
 pub mod config;
+pub mod daemon;
 pub mod desired;
 pub mod probe;
 pub mod render;

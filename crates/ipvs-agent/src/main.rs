@@ -1,17 +1,24 @@
-//! `ipvs-agent`: the director daemon's command line. This session: only
-//! `ipvs-agent check FILE`, which validates a configuration file and
-//! prints what it would configure.
+//! `ipvs-agent`: the director daemon's command line: `check FILE`
+//! validates a configuration file and prints what it would configure;
+//! `run FILE [OPTIONS]` runs the daemon.
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use ipvs_agent::probe::NetProber;
 
 use ipvs_agent::config::{self, LoadError};
 use ipvs_agent::render::render;
 
 const USAGE: &str = concat!(
     "usage: ipvs-agent check FILE\n",
+    "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
+    "                           [--log-format logfmt|json]\n",
     "  check FILE   validate the configuration FILE and print what it would configure\n",
-    "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)"
+    "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
+    "  run FILE     keep the services of FILE in the kernel, their servers checked\n",
+    "               (SIGHUP reloads, SIGTERM stops; HTTP on 127.0.0.1:9102 by default)"
 );
 
 fn main() -> ExitCode {
@@ -23,6 +30,7 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["check", file] => check(Path::new(file)),
+        ["run", rest @ ..] => ipvs_agent::daemon::run_args(rest, Arc::new(NetProber::new())),
         ["-h" | "--help"] => {
             println!("{USAGE}");
             ExitCode::SUCCESS

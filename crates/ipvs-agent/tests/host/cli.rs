@@ -66,7 +66,7 @@ fn an_unreadable_file_exits_1_and_usage_errors_exit_2() {
         &[][..],
         &["check"],
         &["check", "a", "b"],
-        &["run", "x"],
+        &["serve", "x"],
         &["--bogus"],
     ] {
         let out = agent(args);
@@ -79,4 +79,29 @@ fn an_unreadable_file_exits_1_and_usage_errors_exit_2() {
     let out = agent(&["--help"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).starts_with("usage: ipvs-agent check FILE\n"));
+}
+
+#[test]
+fn run_refuses_a_bad_command_line_and_a_bad_file_before_it_starts() {
+    let out = agent(&["run", EXAMPLE, "--log-format", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--log-format: unknown format \"xml\""),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = agent(&["run"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("run needs a configuration FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = agent(&["run", "/nonexistent/agent.toml", "--no-http"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("/nonexistent/agent.toml: cannot read"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -128,3 +128,40 @@ fn a_drain_counts_only_while_the_destination_is_at_weight_0() {
     );
     assert_eq!(p.to_rules(), "-d -t 10.0.0.1:80 -r 172.16.0.1:80\n");
 }
+
+#[test]
+fn new_options_keep_the_drains_in_scope_and_drop_the_view_when_the_scope_changes() {
+    use crate::block_on::block_on;
+    use crate::emulator::Kernel;
+    use crate::sync::emulated::{connect, put};
+    let svc = Service::new(key()).with_scheduler(Scheduler::RoundRobin);
+    let kernel = Kernel::new();
+    put(&kernel, svc.clone(), &[(dest(1), 3), (dest(2), 0)]);
+    let mut core = connect(&kernel, true);
+    let mine = PlanOptions::new(Scope::keys([key()]));
+    let mut syncer = Syncer::new(mine.clone().with_drain(Drain::new(Duration::from_secs(60))));
+    let report = block_on(syncer.sync_in(&mut core, &wanted(&svc))).unwrap();
+    assert!(report.is_complete(), "{report}");
+    let id = (key(), dest(1).addr, 80);
+    let began = syncer.draining().since(&id).expect("destination 1 drains");
+    assert!(syncer.cached().is_some());
+
+    // Another drain maximum, the same scope: the drain and the view stay.
+    syncer.set_options(mine.with_drain(Drain::new(Duration::from_secs(5))));
+    assert_eq!(syncer.draining().since(&id), Some(began));
+    assert!(syncer.cached().is_some());
+    assert_eq!(
+        syncer.options().drain.map(|d| d.max),
+        Some(Duration::from_secs(5))
+    );
+
+    // A wider scope: the drain stays, the view goes (the next sync lists).
+    let other = ServiceKey::tcp(IpAddr::from([10, 0, 0, 2]), 80);
+    syncer.set_options(PlanOptions::new(Scope::keys([key(), other])));
+    assert_eq!(syncer.draining().since(&id), Some(began));
+    assert!(syncer.cached().is_none());
+
+    // The service out of scope: its drain is forgotten.
+    syncer.set_options(PlanOptions::new(Scope::keys([other])));
+    assert!(syncer.draining().is_empty());
+}

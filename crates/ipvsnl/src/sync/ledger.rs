@@ -95,6 +95,11 @@ impl DrainLedger {
         self.began.keys()
     }
 
+    /// Keeps only the drains of the services `keep` accepts.
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&ServiceKey) -> bool) {
+        self.began.retain(|id, _| keep(&id.0));
+    }
+
     /// The services with a destination draining (a service once per
     /// destination draining), in no particular order.
     pub fn services(&self) -> impl Iterator<Item = ServiceKey> + '_ {

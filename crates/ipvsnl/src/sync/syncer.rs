@@ -14,7 +14,7 @@ use crate::sync::cached::{plan_part, Origin, Synced};
 use crate::sync::drains::confirmed_drains;
 use crate::sync::fates::Fate;
 use crate::sync::ledger::DrainLedger;
-use crate::sync::plan::{plan, PlanOptions};
+use crate::sync::plan::{plan, PlanOptions, Scope};
 use crate::sync::planned::Plan;
 use crate::sync::report::Report;
 use crate::sync::settle::{read_back, Settler};
@@ -99,6 +99,32 @@ impl Syncer {
     /// The planner options.
     pub fn options(&self) -> &PlanOptions {
         &self.options
+    }
+
+    /// Changes the planner options (the scope, the drain) of a syncer in
+    /// use, as a daemon that reloads its configuration does. Destinations
+    /// draining are kept draining, from when they began (those now out of
+    /// scope are forgotten); the cached view is dropped when the scope
+    /// changes (the next [`Syncer::sync_cached`] lists, since the view
+    /// holds no destinations of services that were out of scope).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer};
+    /// use ipvsnl::ServiceKey;
+    /// let a = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let b = ServiceKey::tcp("10.0.0.2".parse().unwrap(), 80);
+    /// let mut syncer = Syncer::new(PlanOptions::new(Scope::keys([a])));
+    /// syncer.set_options(PlanOptions::new(Scope::keys([a, b])).with_drain(Drain::new(Duration::from_secs(60))));
+    /// assert!(syncer.options().scope.contains(&b));
+    /// assert_eq!(syncer.options().drain.map(|d| d.max), Some(Duration::from_secs(60)));
+    /// ```
+    pub fn set_options(&mut self, options: PlanOptions) {
+        if !same_scope(&self.options.scope, &options.scope) {
+            self.forget();
+        }
+        self.ledger.retain(|key| options.scope.contains(key));
+        self.options = options;
     }
 
     /// The table as this syncer last left it (services out of scope are
@@ -368,5 +394,16 @@ impl Syncer {
             }
         }
         view
+    }
+}
+
+/// Whether two scopes are known to hold the same keys (two predicates
+/// never are, unless they are the same one).
+fn same_scope(a: &Scope, b: &Scope) -> bool {
+    match (a, b) {
+        (Scope::All, Scope::All) => true,
+        (Scope::Keys(x), Scope::Keys(y)) => x == y,
+        (Scope::Predicate(f), Scope::Predicate(g)) => std::sync::Arc::ptr_eq(f, g),
+        _ => false,
     }
 }

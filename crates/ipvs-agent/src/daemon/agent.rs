@@ -1,0 +1,457 @@
+//! The daemon loop: checks due run through the [`Prober`], their results
+//! move each server's health, the desired table follows, syncs carry it to
+//! the kernel (coalesced, retried, a periodic resync repairing what
+//! changed behind the agent's back); reloads and stop come through the
+//! [`Handle`].
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ipvsnl::sync::{DestinationId, PlanOptions, Scope};
+use tokio::sync::mpsc;
+use tokio::time::{sleep_until, Instant};
+
+use crate::check::{Health, HealthBook, Outcome};
+use crate::config::{self, Config};
+use crate::daemon::checks::{CheckResult, Checks};
+use crate::daemon::connect::Connector;
+use crate::daemon::control::{AgentState, Command, Handle, ServerState, Shared, SyncSummary};
+use crate::daemon::notify::Notifier;
+use crate::daemon::syncing::{Done, Syncing};
+use crate::desired::{desired, plan_options};
+use crate::probe::Prober;
+
+/// The longest the loop waits, at exit, for a sync in flight.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// How an agent runs.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct AgentOptions {
+    /// The configuration file a reload reads (`None`: reloads are refused).
+    pub config_path: Option<PathBuf>,
+    /// At stop, remove the agent's own services from the kernel (by
+    /// default the table is left as it is).
+    pub remove_on_exit: bool,
+    /// The service manager to tell of readiness, reloads and stop.
+    pub notifier: Option<Notifier>,
+}
+
+impl AgentOptions {
+    /// Reloads read `path`.
+    #[must_use]
+    pub fn with_config_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config_path = Some(path.into());
+        self
+    }
+
+    /// At stop, remove the agent's services (`--remove-on-exit`).
+    #[must_use]
+    pub fn with_remove_on_exit(mut self, yes: bool) -> Self {
+        self.remove_on_exit = yes;
+        self
+    }
+
+    /// Tell `notifier` of readiness, reloads and stop.
+    #[must_use]
+    pub fn with_notifier(mut self, notifier: Option<Notifier>) -> Self {
+        self.notifier = notifier;
+        self
+    }
+}
+
+/// A director daemon: its configuration, the kernel it keeps, the prober
+/// that checks its servers. [`Agent::run`] runs it until it is stopped
+/// through its [`Handle`].
+#[derive(Debug)]
+pub struct Agent {
+    config: Arc<Config>,
+    connector: Connector,
+    prober: Arc<dyn Prober>,
+    options: AgentOptions,
+    commands: mpsc::UnboundedReceiver<Command>,
+    handle: Handle,
+}
+
+impl std::fmt::Debug for dyn Prober {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prober")
+    }
+}
+
+/// The loop's state.
+struct Looping {
+    config: Arc<Config>,
+    generation: u64,
+    book: HealthBook,
+    checks: Checks,
+    syncing: Syncing,
+    changed: HashMap<DestinationId, Instant>,
+    /// Servers whose first result the first sync waits for, and until
+    /// when at most.
+    first_round: Option<(HashSet<DestinationId>, Instant)>,
+    resync_at: Instant,
+    ready: bool,
+    syncs: u64,
+    last_sync: Option<SyncSummary>,
+    shared: Arc<Shared>,
+}
+
+impl Agent {
+    /// An agent of `config` on the kernel `connector` reaches, its servers
+    /// checked by `prober`.
+    pub fn new(
+        config: Config,
+        connector: Connector,
+        prober: Arc<dyn Prober>,
+        options: AgentOptions,
+    ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Agent {
+            config: Arc::new(config),
+            connector,
+            prober,
+            options,
+            commands: rx,
+            handle: Handle {
+                commands: tx,
+                shared: Arc::new(Shared::default()),
+            },
+        }
+    }
+
+    /// Its handle.
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// Runs until stopped. The kernel's table is adopted: the first sync
+    /// (after every server's first check, or the longest first check's
+    /// jitter and timeout) lists it and sends only the differences. `Err`
+    /// when the first client cannot be opened.
+    pub async fn run(mut self) -> Result<(), ipvsnl::Error> {
+        let client = self.connector.connect().await?;
+        let now = Instant::now();
+        let config = Arc::clone(&self.config);
+        let mut book = HealthBook::new();
+        book.reconcile(&config);
+        let mut checks = Checks::new();
+        checks.reconcile(&config, now);
+        let first: HashSet<DestinationId> = checks.ids().copied().collect();
+        let deadline = now + checks.first_round();
+        let shared = Arc::clone(&self.handle.shared);
+        shared.metrics().reconcile(&config, |id| book.health(id));
+        tracing::info!(
+            services = config.services.len(),
+            servers = book.len(),
+            kernel = %self.connector,
+            "agent started"
+        );
+        let mut l = Looping {
+            syncing: Syncing::new(self.connector.clone(), plan_options(&config), client),
+            resync_at: now + config.agent.resync,
+            config,
+            generation: 0,
+            book,
+            checks,
+            changed: HashMap::new(),
+            first_round: Some((first, deadline)),
+            ready: false,
+            syncs: 0,
+            last_sync: None,
+            shared,
+        };
+        loop {
+            let now = Instant::now();
+            l.maybe_sync(now);
+            let wake = [
+                l.checks.next_due(),
+                l.syncing.wake(),
+                Some(l.resync_at),
+                l.first_round.as_ref().map(|(_, t)| *t),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(l.resync_at);
+            tokio::select! {
+                biased;
+                command = self.commands.recv() => match command {
+                    Some(Command::Stop(remove)) => {
+                        let remove = remove.unwrap_or(self.options.remove_on_exit);
+                        l.stop(remove, self.options.notifier.as_ref()).await;
+                        return Ok(());
+                    }
+                    Some(Command::Reload(answer)) => {
+                        let ok = l.reload(&self.options);
+                        let _ = answer.send(ok);
+                    }
+                    Some(Command::State(answer)) => {
+                        let _ = answer.send(l.state());
+                    }
+                    // The agent holds a sender itself: not reached.
+                    None => return Ok(()),
+                },
+                done = l.syncing.wait() => {
+                    l.synced(done, self.options.notifier.as_ref());
+                }
+                result = l.checks.next_result() => {
+                    if let Some((r, kind)) = result {
+                        l.checked(r, kind);
+                    }
+                }
+                () = sleep_until(wake) => {
+                    let now = Instant::now();
+                    l.checks.start_due(now, &self.prober);
+                    if now >= l.resync_at {
+                        l.resync_at = now + l.config.agent.resync;
+                        l.syncing.request(true);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Looping {
+    /// Starts a sync if one is due (the first waits for the first round
+    /// of checks).
+    fn maybe_sync(&mut self, now: Instant) {
+        if let Some((waiting, until)) = &self.first_round {
+            if !waiting.is_empty() && now < *until {
+                return;
+            }
+            self.first_round = None;
+        }
+        if !self.syncing.due(now) {
+            return;
+        }
+        let book = &self.book;
+        let d = desired(&self.config, |key, rs| {
+            book.health(&(*key, rs.destination.addr, rs.destination.port))
+        });
+        self.syncing.start(d.table, self.generation);
+    }
+
+    /// A check ended.
+    fn checked(&mut self, r: CheckResult, kind: &'static str) {
+        let failure = match &r.outcome {
+            Outcome::Fail(f) => Some(f),
+            _ => None,
+        };
+        self.shared.metrics().check(&r.id, kind, r.took, failure);
+        if let Some((waiting, _)) = &mut self.first_round {
+            waiting.remove(&r.id);
+        }
+        let Some(t) = self.book.record(&r.id, &r.outcome) else {
+            return;
+        };
+        let (key, addr, port) = r.id;
+        let server = std::net::SocketAddr::new(addr, port);
+        let name = self
+            .config
+            .service(&key)
+            .and_then(|s| s.name.clone())
+            .unwrap_or_default();
+        match t.to {
+            Health::Up => tracing::info!(
+                service = %key, name, server = %server, check = kind, reason = %t.reason,
+                "server up"
+            ),
+            _ => tracing::warn!(
+                service = %key, name, server = %server, check = kind, reason = %t.reason,
+                "server down"
+            ),
+        }
+        self.shared.metrics().transition(&r.id, t.to);
+        self.changed.insert(r.id, Instant::now());
+        self.syncing.request(false);
+    }
+
+    /// A sync ended.
+    fn synced(&mut self, done: Done, notifier: Option<&Notifier>) {
+        let now = Instant::now();
+        let (took, listed) = (done.took, done.listed);
+        let summary = match &done.result {
+            Ok(report) => {
+                let failed = report.failed();
+                let complete = report.is_complete();
+                if complete {
+                    tracing::info!(
+                        requests = report.requests().len(),
+                        listed,
+                        took_ms = took.as_millis() as u64,
+                        "sync"
+                    );
+                } else {
+                    for (request, error) in report.failures() {
+                        tracing::error!(request = %request, error = %error, "sync request failed");
+                    }
+                    tracing::error!(
+                        requests = report.requests().len(),
+                        failed,
+                        conflicts = report.conflicts().len(),
+                        unknown = report.unknown().len(),
+                        listed,
+                        "sync incomplete, retrying"
+                    );
+                }
+                let result = if complete { "complete" } else { "incomplete" };
+                self.shared
+                    .metrics()
+                    .sync(result, took, report.done(), failed);
+                SyncSummary {
+                    finished: now,
+                    requests: report.requests().len(),
+                    complete,
+                    listed,
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, listed, "sync failed, retrying");
+                self.shared.metrics().sync("error", took, 0, 0);
+                SyncSummary {
+                    finished: now,
+                    requests: 0,
+                    complete: false,
+                    listed,
+                }
+            }
+        };
+        self.syncs += 1;
+        self.last_sync = Some(summary);
+        if done.result.is_ok() && !self.ready {
+            self.ready = true;
+            self.shared.metrics().set_ready();
+            tracing::info!("ready: the first sync is done");
+            if let Some(n) = notifier {
+                n.tell("READY=1\nSTATUS=the first sync is done");
+            }
+        }
+        self.syncing.finish(done, now, self.config.agent.resync);
+    }
+
+    /// Reads the configuration file again and applies it as a diff.
+    fn reload(&mut self, options: &AgentOptions) -> bool {
+        let Some(path) = &options.config_path else {
+            tracing::error!("reload refused: the agent has no configuration file");
+            self.shared.metrics().reload(false);
+            return false;
+        };
+        if let Some(n) = &options.notifier {
+            n.tell("RELOADING=1");
+        }
+        let ok = match config::load(path) {
+            Ok(new) => {
+                self.apply(new);
+                true
+            }
+            Err(e) => {
+                for line in e.to_string().lines() {
+                    tracing::error!(file = %path.display(), error = line, "reload refused");
+                }
+                tracing::error!(
+                    file = %path.display(),
+                    "reload refused: the running configuration stays"
+                );
+                false
+            }
+        };
+        self.shared.metrics().reload(ok);
+        if let Some(n) = &options.notifier {
+            n.tell("READY=1");
+        }
+        ok
+    }
+
+    /// Applies a new configuration: kept servers keep their health and
+    /// schedule; services the file no longer has stay in the syncer's
+    /// scope until a complete sync removed them.
+    fn apply(&mut self, new: Config) {
+        let now = Instant::now();
+        let r = self.book.reconcile(&new);
+        self.checks.reconcile(&new, now);
+        for id in r.removed.iter().chain(&r.added).chain(&r.retuned) {
+            self.changed.remove(id);
+        }
+        let book = &self.book;
+        self.shared.metrics().reconcile(&new, |id| book.health(id));
+        let old: HashSet<_> = self.config.services.iter().map(|s| s.service.key).collect();
+        let kept: HashSet<_> = new.services.iter().map(|s| s.service.key).collect();
+        let removed = old.difference(&kept).count();
+        let narrow = plan_options(&new);
+        let mut wide = PlanOptions::new(Scope::keys(old.union(&kept).copied()));
+        wide.drain = narrow.drain;
+        self.generation += 1;
+        self.syncing.widen(wide, narrow, self.generation);
+        self.syncing.request(false);
+        self.resync_at = self.resync_at.min(now + new.agent.resync);
+        tracing::info!(
+            services = new.services.len(),
+            services_removed = removed,
+            servers_added = r.added.len(),
+            servers_removed = r.removed.len(),
+            servers_changed = r.retuned.len(),
+            servers_unchanged = r.unchanged,
+            "reloaded"
+        );
+        self.config = Arc::new(new);
+    }
+
+    /// Stops: the sync in flight ends (or is dropped after a while), then,
+    /// with `remove`, the agent's services are removed.
+    async fn stop(&mut self, remove: bool, notifier: Option<&Notifier>) {
+        if let Some(n) = notifier {
+            n.tell("STOPPING=1");
+        }
+        let resync = self.config.agent.resync;
+        if self.syncing.busy() {
+            self.syncing.settle(STOP_WAIT, resync).await;
+        }
+        if !remove {
+            tracing::info!("stopped, the table left as it is");
+            return;
+        }
+        match self.syncing.remove_all().await {
+            Ok(report) if report.is_complete() => tracing::info!(
+                requests = report.requests().len(),
+                "stopped, the agent's services removed"
+            ),
+            Ok(report) => tracing::error!(
+                requests = report.requests().len(),
+                failed = report.failed(),
+                "stopped, the agent's services not all removed"
+            ),
+            Err(e) => tracing::error!(error = %e, "stopped, the agent's services not removed"),
+        }
+    }
+
+    /// A snapshot for the handle.
+    fn state(&self) -> AgentState {
+        let servers = self
+            .config
+            .services
+            .iter()
+            .flat_map(|vs| {
+                vs.servers
+                    .iter()
+                    .map(move |rs| (vs.service.key, rs.destination.addr, rs.destination.port))
+            })
+            .map(|id| ServerState {
+                id,
+                health: self.book.health(&id),
+                changed: self.changed.get(&id).copied(),
+            })
+            .collect();
+        AgentState {
+            config: Arc::clone(&self.config),
+            servers,
+            ready: self.ready,
+            syncs: self.syncs,
+            last_sync: self.last_sync,
+            reload_errors: self.shared.metrics().reload_errors(),
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! The agent's own metrics: each real server's check state, failures by
+//! reason and transitions, check latency, syncs and their requests, config
+//! reloads. The loop updates them; `/metrics` renders them in the
+//! Prometheus text format after the exporter's IPVS series.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use ipvsnl::sync::DestinationId;
+
+use crate::check::{Failure, Health};
+use crate::config::{CheckKind, Config};
+
+/// Upper bounds (seconds) of the latency and duration histograms.
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
+/// A histogram: counts per bucket, sum and count.
+#[derive(Debug, Clone, Default)]
+struct Histogram {
+    counts: [u64; BUCKETS.len()],
+    sum: f64,
+    count: u64,
+}
+
+impl Histogram {
+    fn observe(&mut self, d: Duration) {
+        let s = d.as_secs_f64();
+        for (i, le) in BUCKETS.iter().enumerate() {
+            if s <= *le {
+                self.counts[i] += 1;
+            }
+        }
+        self.sum += s;
+        self.count += 1;
+    }
+
+    fn render(&self, out: &mut String, name: &str, labels: &str) {
+        let sep = if labels.is_empty() { "" } else { "," };
+        for (le, n) in BUCKETS.iter().zip(self.counts) {
+            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {n}");
+        }
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
+            self.count
+        );
+        let braces = if labels.is_empty() {
+            String::new()
+        } else {
+            format!("{{{labels}}}")
+        };
+        let _ = writeln!(out, "{name}_sum{braces} {}", self.sum);
+        let _ = writeln!(out, "{name}_count{braces} {}", self.count);
+    }
+}
+
+/// One real server's series.
+#[derive(Debug, Clone)]
+struct Server {
+    name: String,
+    checked: bool,
+    up: bool,
+    failures: BTreeMap<&'static str, u64>,
+    to_up: u64,
+    to_down: u64,
+}
+
+/// The agent's metrics.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Metrics {
+    servers: BTreeMap<DestinationId, Server>,
+    check_latency: BTreeMap<&'static str, Histogram>,
+    sync_duration: Histogram,
+    syncs: BTreeMap<&'static str, u64>,
+    sync_requests: BTreeMap<&'static str, u64>,
+    reloads: u64,
+    reload_errors: u64,
+    last_reload_ok: bool,
+    ready: bool,
+}
+
+/// The label value of a check failure.
+pub(crate) fn reason_label(f: &Failure) -> &'static str {
+    match f {
+        Failure::Timeout => "timeout",
+        Failure::Refused => "refused",
+        Failure::Status { .. } => "status",
+        Failure::BodyMismatch => "body",
+        Failure::Tls(_) => "tls",
+        Failure::Rcode { .. } => "rcode",
+        Failure::Exit(_) => "exit",
+        _ => "other",
+    }
+}
+
+/// The label value of a check kind.
+pub(crate) fn kind_label(k: &CheckKind) -> &'static str {
+    match k {
+        CheckKind::Tcp { .. } => "tcp",
+        CheckKind::Http(h) if h.tls.is_some() => "https",
+        CheckKind::Http(_) => "http",
+        CheckKind::Dns(_) => "dns",
+        _ => "command",
+    }
+}
+
+impl Metrics {
+    /// Holds exactly the servers of `config` (kept ones keep their
+    /// counters), each with its health from `health`.
+    pub(crate) fn reconcile(&mut self, config: &Config, health: impl Fn(&DestinationId) -> Health) {
+        let mut next = BTreeMap::new();
+        for vs in &config.services {
+            for rs in &vs.servers {
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                let mut s = self.servers.remove(&id).unwrap_or_else(|| Server {
+                    name: String::new(),
+                    checked: false,
+                    up: true,
+                    failures: BTreeMap::new(),
+                    to_up: 0,
+                    to_down: 0,
+                });
+                s.name = vs.name.clone().unwrap_or_default();
+                s.checked = rs.check.is_some();
+                s.up = health(&id) == Health::Up;
+                next.insert(id, s);
+            }
+        }
+        self.servers = next;
+    }
+
+    /// One check's result.
+    pub(crate) fn check(
+        &mut self,
+        id: &DestinationId,
+        kind: &'static str,
+        took: Duration,
+        failure: Option<&Failure>,
+    ) {
+        self.check_latency.entry(kind).or_default().observe(took);
+        if let (Some(f), Some(s)) = (failure, self.servers.get_mut(id)) {
+            *s.failures.entry(reason_label(f)).or_default() += 1;
+        }
+    }
+
+    /// A server changed state.
+    pub(crate) fn transition(&mut self, id: &DestinationId, to: Health) {
+        if let Some(s) = self.servers.get_mut(id) {
+            s.up = to == Health::Up;
+            match to {
+                Health::Up => s.to_up += 1,
+                _ => s.to_down += 1,
+            }
+        }
+    }
+
+    /// A sync ended: `result` is `complete`, `incomplete` or `error`.
+    pub(crate) fn sync(
+        &mut self,
+        result: &'static str,
+        took: Duration,
+        done: usize,
+        failed: usize,
+    ) {
+        *self.syncs.entry(result).or_default() += 1;
+        self.sync_duration.observe(took);
+        *self.sync_requests.entry("done").or_default() += done as u64;
+        *self.sync_requests.entry("failed").or_default() += failed as u64;
+    }
+
+    /// A reload: `ok` or not.
+    pub(crate) fn reload(&mut self, ok: bool) {
+        if ok {
+            self.reloads += 1;
+        } else {
+            self.reload_errors += 1;
+        }
+        self.last_reload_ok = ok;
+    }
+
+    /// The first sync is done.
+    pub(crate) fn set_ready(&mut self) {
+        self.ready = true;
+    }
+
+    /// Whether the first sync is done.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready
+    }
+
+    /// Reload errors so far.
+    pub(crate) fn reload_errors(&self) -> u64 {
+        self.reload_errors
+    }
+
+    /// The metrics as Prometheus text.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
+            let _ = writeln!(out, "# HELP {name} {help}");
+            let _ = writeln!(out, "# TYPE {name} {kind}");
+        };
+        let labels = |id: &DestinationId, s: &Server| {
+            let server = std::net::SocketAddr::new(id.1, id.2);
+            format!(
+                "service=\"{}\",name=\"{}\",server=\"{server}\"",
+                id.0,
+                escape(&s.name)
+            )
+        };
+        family(
+            &mut out,
+            "ipvs_agent_server_up",
+            "gauge",
+            "1 when the real server is healthy (its configured weight), 0 when failing (drained).",
+        );
+        for (id, s) in &self.servers {
+            let _ = writeln!(
+                out,
+                "ipvs_agent_server_up{{{},checked=\"{}\"}} {}",
+                labels(id, s),
+                s.checked,
+                u8::from(s.up)
+            );
+        }
+        family(
+            &mut out,
+            "ipvs_agent_check_failures_total",
+            "counter",
+            "Failed checks of the real server, by reason.",
+        );
+        for (id, s) in &self.servers {
+            for (reason, n) in &s.failures {
+                let _ = writeln!(
+                    out,
+                    "ipvs_agent_check_failures_total{{{},reason=\"{reason}\"}} {n}",
+                    labels(id, s)
+                );
+            }
+        }
+        family(
+            &mut out,
+            "ipvs_agent_transitions_total",
+            "counter",
+            "Changes of the real server's state, by the state entered.",
+        );
+        for (id, s) in &self.servers {
+            for (to, n) in [("up", s.to_up), ("down", s.to_down)] {
+                let _ = writeln!(
+                    out,
+                    "ipvs_agent_transitions_total{{{},to=\"{to}\"}} {n}",
+                    labels(id, s)
+                );
+            }
+        }
+        family(
+            &mut out,
+            "ipvs_agent_check_duration_seconds",
+            "histogram",
+            "How long checks took, by check kind.",
+        );
+        for (kind, h) in &self.check_latency {
+            h.render(
+                &mut out,
+                "ipvs_agent_check_duration_seconds",
+                &format!("kind=\"{kind}\""),
+            );
+        }
+        family(
+            &mut out,
+            "ipvs_agent_sync_duration_seconds",
+            "histogram",
+            "How long syncs of the kernel's table took.",
+        );
+        self.sync_duration
+            .render(&mut out, "ipvs_agent_sync_duration_seconds", "");
+        family(
+            &mut out,
+            "ipvs_agent_syncs_total",
+            "counter",
+            "Syncs of the kernel's table, by result (complete, incomplete, error).",
+        );
+        for result in ["complete", "incomplete", "error"] {
+            let n = self.syncs.get(result).copied().unwrap_or(0);
+            let _ = writeln!(out, "ipvs_agent_syncs_total{{result=\"{result}\"}} {n}");
+        }
+        family(
+            &mut out,
+            "ipvs_agent_sync_requests_total",
+            "counter",
+            "Requests the syncs sent to the kernel, by outcome (done, failed).",
+        );
+        for outcome in ["done", "failed"] {
+            let n = self.sync_requests.get(outcome).copied().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "ipvs_agent_sync_requests_total{{outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        family(
+            &mut out,
+            "ipvs_agent_config_reloads_total",
+            "counter",
+            "Configuration reloads applied.",
+        );
+        let _ = writeln!(out, "ipvs_agent_config_reloads_total {}", self.reloads);
+        family(
+            &mut out,
+            "ipvs_agent_config_reload_errors_total",
+            "counter",
+            "Configuration reloads refused (the file had errors; the running configuration was kept).",
+        );
+        let _ = writeln!(
+            out,
+            "ipvs_agent_config_reload_errors_total {}",
+            self.reload_errors
+        );
+        family(
+            &mut out,
+            "ipvs_agent_config_last_reload_successful",
+            "gauge",
+            "0 when the last reload was refused.",
+        );
+        let last_ok = self.last_reload_ok || self.reloads + self.reload_errors == 0;
+        let _ = writeln!(
+            out,
+            "ipvs_agent_config_last_reload_successful {}",
+            u8::from(last_ok)
+        );
+        family(
+            &mut out,
+            "ipvs_agent_ready",
+            "gauge",
+            "1 once the first sync is done.",
+        );
+        let _ = writeln!(out, "ipvs_agent_ready {}", u8::from(self.ready));
+        out
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}

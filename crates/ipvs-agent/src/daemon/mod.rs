@@ -1,0 +1,27 @@
+//! The daemon: the loop that keeps the kernel's table as the
+//! configuration and the servers' health say ([`Agent`]), driven through
+//! its [`Handle`]; how it reaches the kernel ([`Connector`]); its HTTP
+//! endpoint, logs, systemd notifications, signals and command line.
+
+mod agent;
+mod checks;
+mod connect;
+mod control;
+mod http;
+mod logging;
+mod metrics;
+mod notify;
+mod options;
+mod run;
+mod signals;
+mod syncing;
+
+pub use agent::{Agent, AgentOptions};
+pub use connect::{ClientFuture, Connector};
+pub use control::{AgentState, Handle, ServerState, SyncSummary};
+pub use http::{serve, CONNECTION_TIMEOUT, MAX_CONNECTIONS};
+pub use logging::init_logging;
+pub use notify::Notifier;
+pub use options::{LogFormat, RunOptions, UsageError, DEFAULT_LISTEN};
+pub use run::run_args;
+pub use signals::forward_signals;

@@ -1,0 +1,105 @@
+//! The command line of `ipvs-agent run`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The default address of the HTTP endpoint.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9102";
+
+/// How the log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LogFormat {
+    /// `key=value` pairs (the default).
+    Logfmt,
+    /// One JSON object a line.
+    Json,
+}
+
+/// `ipvs-agent run`'s options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunOptions {
+    /// The configuration file.
+    pub config: PathBuf,
+    /// The HTTP endpoint's address (`--listen`), `None` with `--no-http`.
+    pub listen: Option<String>,
+    /// The network namespace to keep (`--netns PATH`); the current one
+    /// without.
+    pub netns: Option<PathBuf>,
+    /// Remove the agent's services at exit (`--remove-on-exit`).
+    pub remove_on_exit: bool,
+    /// `--log-format logfmt|json`.
+    pub log_format: LogFormat,
+}
+
+/// What is wrong with a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+impl RunOptions {
+    /// Parses the arguments after `run`.
+    ///
+    /// ```
+    /// use ipvs_agent::daemon::{LogFormat, RunOptions};
+    /// let o = RunOptions::parse(&["agent.toml", "--log-format", "json", "--remove-on-exit"]).unwrap();
+    /// assert_eq!(o.listen.as_deref(), Some("127.0.0.1:9102"));
+    /// assert_eq!(o.log_format, LogFormat::Json);
+    /// assert!(o.remove_on_exit);
+    /// assert_eq!(
+    ///     RunOptions::parse(&["a.toml", "--log-format", "xml"]).unwrap_err().to_string(),
+    ///     "--log-format: unknown format \"xml\" (logfmt, json)"
+    /// );
+    /// ```
+    pub fn parse(args: &[&str]) -> Result<Self, UsageError> {
+        let mut config = None;
+        let mut o = RunOptions {
+            config: PathBuf::new(),
+            listen: Some(DEFAULT_LISTEN.to_string()),
+            netns: None,
+            remove_on_exit: false,
+            log_format: LogFormat::Logfmt,
+        };
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let mut value = |name: &str| {
+                it.next()
+                    .map(|v| (*v).to_string())
+                    .ok_or_else(|| UsageError(format!("{name} needs a value")))
+            };
+            match *arg {
+                "--listen" => o.listen = Some(value("--listen")?),
+                "--no-http" => o.listen = None,
+                "--netns" => o.netns = Some(PathBuf::from(value("--netns")?)),
+                "--remove-on-exit" => o.remove_on_exit = true,
+                "--log-format" => {
+                    o.log_format = match value("--log-format")?.as_str() {
+                        "logfmt" => LogFormat::Logfmt,
+                        "json" => LogFormat::Json,
+                        other => {
+                            return Err(UsageError(format!(
+                                "--log-format: unknown format \"{other}\" (logfmt, json)"
+                            )))
+                        }
+                    }
+                }
+                flag if flag.starts_with('-') => {
+                    return Err(UsageError(format!("unknown option {flag}")))
+                }
+                file if config.is_none() => config = Some(PathBuf::from(file)),
+                extra => return Err(UsageError(format!("unexpected argument {extra}"))),
+            }
+        }
+        o.config = config.ok_or_else(|| UsageError("run needs a configuration FILE".into()))?;
+        Ok(o)
+    }
+}

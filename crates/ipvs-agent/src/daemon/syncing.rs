@@ -1,0 +1,222 @@
+//! The syncs: one in flight at a time, a change during it triggers one
+//! more (coalesced), a failed or incomplete one is retried after a backoff
+//! (1 s, doubling up to the resync period), and the syncer's scope widened
+//! by a reload until one complete sync has removed what the reload took
+//! out.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use ipvsnl::sync::{PlanOptions, Report, Syncer, Table};
+use ipvsnl::AsyncClient;
+use tokio::time::Instant;
+
+use crate::daemon::connect::Connector;
+
+/// The first pause after a failed sync.
+pub(crate) const MIN_BACKOFF: Duration = Duration::from_secs(1);
+
+/// A sync that ended.
+pub(crate) struct Done {
+    syncer: Syncer,
+    client: Option<AsyncClient>,
+    /// The report, or why the sync could not list (or connect).
+    pub(crate) result: Result<Report, ipvsnl::Error>,
+    /// How long it took.
+    pub(crate) took: Duration,
+    /// Whether it listed the kernel's table.
+    pub(crate) listed: bool,
+    /// The configuration generation it synced.
+    generation: u64,
+}
+
+type InFlight = Pin<Box<dyn Future<Output = Done> + Send>>;
+
+/// The sync side of the loop.
+pub(crate) struct Syncing {
+    connector: Connector,
+    /// The options the syncer has, or gets when it is back.
+    options: PlanOptions,
+    syncer: Option<Syncer>,
+    client: Option<AsyncClient>,
+    in_flight: Option<InFlight>,
+    /// The desired table changed since the last sync started.
+    dirty: bool,
+    /// The next sync lists the kernel's table (a resync, a retry).
+    list_next: bool,
+    retry_at: Option<Instant>,
+    backoff: Duration,
+    /// Options to set once the syncer is back from a sync in flight.
+    pending: Option<PlanOptions>,
+    /// Options to set after a complete sync of this configuration
+    /// generation or a later one (a reload's scope, narrowed).
+    narrow: Option<(u64, PlanOptions)>,
+}
+
+impl Syncing {
+    pub(crate) fn new(connector: Connector, options: PlanOptions, client: AsyncClient) -> Self {
+        Syncing {
+            connector,
+            syncer: Some(Syncer::new(options.clone())),
+            options,
+            client: Some(client),
+            in_flight: None,
+            dirty: true,
+            list_next: true,
+            retry_at: None,
+            backoff: MIN_BACKOFF,
+            pending: None,
+            narrow: None,
+        }
+    }
+
+    /// The desired table changed (`list`: the next sync reads the
+    /// kernel's table back).
+    pub(crate) fn request(&mut self, list: bool) {
+        self.dirty = true;
+        self.list_next |= list;
+    }
+
+    /// Whether a sync is in flight.
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// Whether a sync should start now.
+    pub(crate) fn due(&self, now: Instant) -> bool {
+        self.in_flight.is_none() && self.dirty && self.retry_at.map_or(true, |t| now >= t)
+    }
+
+    /// When a sync waiting out its backoff is due.
+    pub(crate) fn wake(&self) -> Option<Instant> {
+        match (self.in_flight.is_none() && self.dirty, self.retry_at) {
+            (true, Some(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Starts a sync to `desired` (of configuration `generation`).
+    pub(crate) fn start(&mut self, desired: Table, generation: u64) {
+        let Some(mut syncer) = self.syncer.take() else {
+            return;
+        };
+        let listed = std::mem::take(&mut self.list_next);
+        self.dirty = false;
+        let client = self.client.take();
+        let connector = self.connector.clone();
+        self.in_flight = Some(Box::pin(async move {
+            let started = Instant::now();
+            let connected = match client {
+                Some(c) => Ok(c),
+                None => connector.connect().await,
+            };
+            let (result, client) = match connected {
+                Ok(mut c) => {
+                    let r = if listed {
+                        syncer.sync_async(&mut c, &desired).await
+                    } else {
+                        syncer.sync_cached_async(&mut c, &desired).await
+                    };
+                    (r, Some(c))
+                }
+                Err(e) => (Err(e), None),
+            };
+            Done {
+                syncer,
+                client,
+                result,
+                took: started.elapsed(),
+                listed,
+                generation,
+            }
+        }));
+    }
+
+    /// The sync in flight's end (pending while none is).
+    pub(crate) async fn wait(&mut self) -> Done {
+        match self.in_flight.as_mut() {
+            Some(f) => f.await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Takes back what a sync ended with, and says when to try again:
+    /// after a failure (the client is dropped: the next sync opens
+    /// another) or an incomplete report, once the backoff has passed, the
+    /// kernel's table listed; after a complete sync, the backoff starts
+    /// again from its least, and a reload's widened scope is narrowed.
+    pub(crate) fn finish(&mut self, done: Done, now: Instant, resync: Duration) {
+        self.in_flight = None;
+        let mut syncer = done.syncer;
+        if let Some(p) = self.pending.take() {
+            syncer.set_options(p);
+        }
+        let complete = matches!(&done.result, Ok(r) if r.is_complete());
+        self.client = if done.result.is_ok() {
+            done.client
+        } else {
+            None
+        };
+        if complete {
+            self.backoff = MIN_BACKOFF;
+            self.retry_at = None;
+            if let Some((generation, options)) = self.narrow.take() {
+                if done.generation >= generation {
+                    self.options = options.clone();
+                    syncer.set_options(options);
+                } else {
+                    self.narrow = Some((generation, options));
+                }
+            }
+        } else {
+            self.retry_at = Some(now + self.backoff);
+            self.backoff = (self.backoff * 2).min(resync.max(MIN_BACKOFF));
+            self.request(true);
+        }
+        self.syncer = Some(syncer);
+    }
+
+    /// Sets the syncer's options (now, or when the sync in flight ends).
+    pub(crate) fn set_options(&mut self, options: PlanOptions) {
+        self.options = options.clone();
+        match self.syncer.as_mut() {
+            Some(s) => s.set_options(options),
+            None => self.pending = Some(options),
+        }
+    }
+
+    /// After a reload of configuration `generation`: `wide` (the old and
+    /// the new services) until a complete sync of it, then `narrow`.
+    pub(crate) fn widen(&mut self, wide: PlanOptions, narrow: PlanOptions, generation: u64) {
+        self.set_options(wide);
+        self.narrow = Some((generation, narrow));
+    }
+
+    /// Waits for the sync in flight, at most `bound` (then drops it: the
+    /// client stays usable, the syncer is lost and a new one is made).
+    pub(crate) async fn settle(&mut self, bound: Duration, resync: Duration) {
+        if self.in_flight.is_none() {
+            return;
+        }
+        match tokio::time::timeout(bound, self.wait()).await {
+            Ok(done) => self.finish(done, Instant::now(), resync),
+            Err(_) => {
+                self.in_flight = None;
+                self.pending = None;
+                self.syncer = Some(Syncer::new(self.options.clone()));
+            }
+        }
+    }
+
+    /// Removes every service of the syncer's scope from the kernel (the
+    /// agent's own, at exit): deleted at once, no drain.
+    pub(crate) async fn remove_all(&mut self) -> Result<Report, ipvsnl::Error> {
+        let mut syncer = Syncer::new(PlanOptions::new(self.options.scope.clone()));
+        let mut client = match self.client.take() {
+            Some(c) => c,
+            None => self.connector.connect().await?,
+        };
+        syncer.sync_async(&mut client, &Table::new()).await
+    }
+}

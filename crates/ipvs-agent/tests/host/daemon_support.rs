@@ -1,0 +1,184 @@
+//! What the daemon's tests share: a scripted prober (each server's
+//! answers set by the test), an agent on an emulated kernel, the kernel's
+//! weights and the changes it took.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ipvs_agent::check::{Failure, Outcome};
+use ipvs_agent::config::{parse_str, Config, HealthCheck};
+use ipvs_agent::daemon::{Agent, AgentOptions, Connector, Handle};
+use ipvs_agent::probe::{ProbeFuture, Prober};
+use ipvsnl::emulator::Kernel;
+use ipvsnl::{AsyncClient, Request, ServiceKey};
+use tokio::task::JoinHandle;
+
+/// Answers set per server: a queue of outcomes taken one per check, then
+/// the standing answer (a pass unless set).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Scripted {
+    inner: Arc<Mutex<Script>>,
+}
+
+#[derive(Debug, Default)]
+struct Script {
+    standing: HashMap<SocketAddr, Outcome>,
+    queued: HashMap<SocketAddr, VecDeque<Outcome>>,
+    probes: HashMap<SocketAddr, usize>,
+}
+
+impl Scripted {
+    /// From now on, `server` answers `outcome`.
+    pub(crate) fn set(&self, server: &str, outcome: Outcome) {
+        let mut s = self.inner.lock().unwrap();
+        s.standing.insert(addr(server), outcome);
+    }
+
+    /// `server` fails from now on (refused).
+    pub(crate) fn fail(&self, server: &str) {
+        self.set(server, Outcome::Fail(Failure::Refused));
+    }
+
+    /// `server` passes from now on.
+    pub(crate) fn pass(&self, server: &str) {
+        self.set(server, Outcome::Pass);
+    }
+
+    /// The next checks of `server` answer these, in order.
+    pub(crate) fn queue(&self, server: &str, outcomes: impl IntoIterator<Item = Outcome>) {
+        let mut s = self.inner.lock().unwrap();
+        s.queued.entry(addr(server)).or_default().extend(outcomes);
+    }
+
+    /// How many checks `server` had.
+    pub(crate) fn probes(&self, server: &str) -> usize {
+        let s = self.inner.lock().unwrap();
+        s.probes.get(&addr(server)).copied().unwrap_or(0)
+    }
+}
+
+impl Prober for Scripted {
+    fn probe(&self, server: SocketAddr, _check: Arc<HealthCheck>) -> ProbeFuture {
+        let mut s = self.inner.lock().unwrap();
+        *s.probes.entry(server).or_default() += 1;
+        let queued = s.queued.get_mut(&server).and_then(VecDeque::pop_front);
+        let outcome = queued
+            .or_else(|| s.standing.get(&server).cloned())
+            .unwrap_or(Outcome::Pass);
+        Box::pin(async move { outcome })
+    }
+}
+
+/// `"10.0.0.1"` (port 80) or `"10.0.0.1:8080"` as a socket address.
+pub(crate) fn addr(server: &str) -> SocketAddr {
+    if let Ok(a) = server.parse() {
+        return a;
+    }
+    SocketAddr::new(server.parse().unwrap(), 80)
+}
+
+pub(crate) const A: &str = "10.0.0.1";
+pub(crate) const B: &str = "10.0.0.2";
+pub(crate) const VIP: &str = "192.0.2.1";
+
+/// The service `VIP:port` over TCP.
+pub(crate) fn key(port: u16) -> ServiceKey {
+    ServiceKey::tcp(VIP.parse().unwrap(), port)
+}
+
+/// A configuration: `[agent]` with `resync`, one TCP service on `VIP:80`
+/// with A (weight 10) and B (weight 20), each checked over TCP every 2 s
+/// (timeout 1 s, rise 2, fall 3); `extra` is appended.
+pub(crate) fn text(resync: &str, b_weight: u32, extra: &str) -> String {
+    format!(
+        "[agent]\nresync = \"{resync}\"\n\
+         [[service]]\nname = \"web\"\nprotocol = \"tcp\"\naddress = \"{VIP}\"\nport = 80\n\
+         check = {{ kind = \"tcp\", interval = \"2s\", timeout = \"1s\", rise = 2, fall = 3 }}\n\
+         [[service.server]]\naddress = \"{A}\"\nweight = 10\n\
+         [[service.server]]\naddress = \"{B}\"\nweight = {b_weight}\n{extra}"
+    )
+}
+
+pub(crate) fn config(text: &str) -> Config {
+    parse_str("t.toml", text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A connector to the emulated kernel's initial namespace.
+pub(crate) fn connector(kernel: &Kernel) -> Connector {
+    let kernel = kernel.clone();
+    Connector::new("an emulated kernel", move || {
+        let kernel = kernel.clone();
+        Box::pin(async move { Ok(AsyncClient::emulated(&kernel)) })
+    })
+}
+
+/// A running agent.
+pub(crate) struct Running {
+    pub(crate) handle: Handle,
+    pub(crate) task: JoinHandle<Result<(), ipvsnl::Error>>,
+}
+
+/// Starts an agent of `config` on `kernel`, checked by `prober`.
+pub(crate) fn start(
+    kernel: &Kernel,
+    config: Config,
+    prober: &Scripted,
+    options: AgentOptions,
+) -> Running {
+    let agent = Agent::new(config, connector(kernel), Arc::new(prober.clone()), options);
+    let handle = agent.handle();
+    let task = tokio::spawn(agent.run());
+    Running { handle, task }
+}
+
+impl Running {
+    /// Stops it and waits for its end.
+    pub(crate) async fn stop(self, remove: bool) {
+        self.handle.stop_removing(remove);
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+/// The weight of `server` in service `key` ("-": absent; "no service").
+pub(crate) fn weight(kernel: &Kernel, key: &ServiceKey, server: &str) -> String {
+    let a = addr(server);
+    let Some(s) = kernel.init_netns().service(key) else {
+        return "no service".to_string();
+    };
+    s.destinations
+        .iter()
+        .find(|d| d.destination.addr == a.ip() && d.destination.port == a.port())
+        .map_or("-".to_string(), |d| d.destination.weight.to_string())
+}
+
+/// The changes the kernel took so far.
+pub(crate) fn changes(kernel: &Kernel) -> Vec<Request> {
+    kernel
+        .requests()
+        .into_iter()
+        .filter(|t| t.is_change())
+        .filter_map(|t| t.request)
+        .collect()
+}
+
+/// Lets the paused clock run `d` (every task runs at each instant first).
+pub(crate) async fn advance(d: Duration) {
+    tokio::time::sleep(d).await;
+}
+
+/// A file of the test's own, with `text`.
+pub(crate) fn write_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ipvs-agent-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// An address as the kernel holds it.
+pub(crate) fn ip(s: &str) -> IpAddr {
+    s.parse().unwrap()
+}
