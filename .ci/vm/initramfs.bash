@@ -28,6 +28,31 @@ copy_bin() {
   copy_libs "$1"
 }
 
+# copy_peer PATH: $CACHE/peers/PATH to /PATH in the image with its libraries,
+# those of the peers' tree first (they keep their path under it), the host's
+# for the rest. Nothing when .ci/setup did not fetch it; a warning, and the
+# binary left out, when a library is found in neither.
+copy_peer() {
+  local tree="$CACHE/peers" lib missing
+  [ -x "$tree/$1" ] || return 0
+  missing=$(LD_LIBRARY_PATH="$tree/usr/lib/x86_64-linux-gnu" ldd "$tree/$1" 2>/dev/null |
+    sed -n 's/^[[:space:]]*\([^ ]*\) => not found.*/\1/p' | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    echo "$prog: warning: /$1 left out of the VM: libraries not found: $missing" >&2
+    return 0
+  fi
+  mkdir -p "$ROOT/$(dirname "$1")"
+  cp "$tree/$1" "$ROOT/$1"
+  for lib in $(LD_LIBRARY_PATH="$tree/usr/lib/x86_64-linux-gnu" ldd "$tree/$1" |
+               sed -n -e 's/.*=> \(\/[^ ]*\) (.*/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+    local dest=${lib#"$tree"}
+    if [ ! -e "$ROOT$dest" ]; then
+      mkdir -p "$ROOT$(dirname "$dest")"
+      cp -L "$lib" "$ROOT$dest"
+    fi
+  done
+}
+
 build_initramfs() {
   t0=$(date +%s.%N)
   ROOT="$WORK/root"
@@ -60,6 +85,15 @@ build_initramfs() {
   for t in promtool prometheus-node-exporter; do
     if [ -x "$CACHE/tools/usr/bin/$t" ]; then copy_bin "$CACHE/tools/usr/bin/$t" "/usr/bin/$t"; fi
   done
+  # Debian's keepalived, etcd and etcdctl (the director daemon's reference
+  # peers), unpacked by .ci/setup into the cache's peers/ with the libraries
+  # keepalived needs that the host may lack (.ci/lib/peers.bash).
+  # Opt-in (IPVSNL_VM_PEERS=1): they double the image (23 -> 49 MiB).
+  if [ "${IPVSNL_VM_PEERS:-0}" = 1 ]; then
+    copy_peer usr/sbin/keepalived
+    copy_peer usr/bin/etcd
+    copy_peer usr/bin/etcdctl
+  fi
   # busybox applets, where no real binary was installed above.
   for a in $("$BUSYBOX" --list-full); do
     case $a in
