@@ -17,5 +17,7 @@
 pub mod check;
 pub mod config;
 pub mod desired;
+#[cfg(feature = "fleet")]
+pub mod fleet;
 pub mod probe;
 pub mod render;

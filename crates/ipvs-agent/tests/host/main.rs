@@ -9,6 +9,8 @@ mod config_errors;
 mod config_ok;
 mod config_robust;
 mod desired;
+#[cfg(feature = "fleet")]
+mod fleet_encode;
 mod health_book;
 mod health_state;
 mod schedule;

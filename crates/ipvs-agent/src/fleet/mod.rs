@@ -1,0 +1,7 @@
+//! Fleet mode (issue 26, part 1, in progress): one desired state in etcd.
+//!
+//! So far only [`encode`]: a configuration's services and settings in a
+//! stable, versioned text form (TOML the configuration parser reads back),
+//! the value each etcd key of a generation will hold.
+
+pub mod encode;
