@@ -10,6 +10,8 @@ mod config_ok;
 mod config_robust;
 mod desired;
 #[cfg(feature = "fleet")]
+mod fleet_current;
+#[cfg(feature = "fleet")]
 mod fleet_encode;
 mod health_book;
 mod health_state;
