@@ -13,6 +13,8 @@ mod desired;
 mod fleet_current;
 #[cfg(feature = "fleet")]
 mod fleet_encode;
+#[cfg(feature = "fleet")]
+mod fleet_split;
 mod health_book;
 mod health_state;
 mod schedule;
