@@ -24,5 +24,7 @@ pub mod check;
 pub mod config;
 pub mod daemon;
 pub mod desired;
+#[cfg(feature = "fleet")]
+pub mod fleet;
 pub mod probe;
 pub mod render;

@@ -14,6 +14,12 @@ mod daemon_http;
 mod daemon_lifecycle;
 mod daemon_support;
 mod desired;
+#[cfg(feature = "fleet")]
+mod fleet_current;
+#[cfg(feature = "fleet")]
+mod fleet_encode;
+#[cfg(feature = "fleet")]
+mod fleet_split;
 mod health_book;
 mod health_state;
 mod probe_command;
