@@ -27,6 +27,7 @@ pub mod both;
 pub mod churn;
 pub mod named_netns;
 pub mod ops;
+pub mod prom;
 pub mod reload;
 
 use std::os::unix::process::CommandExt;

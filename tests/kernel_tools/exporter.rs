@@ -12,60 +12,13 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
+use common::prom::{find, samples};
 use common::*;
 use ipvsnl::{AddressFamily, Client, Destination, Scheduler, Service, ServiceKey};
 use ipvsnl_test_support::client::{http_get, talk};
 use ipvsnl_test_support::commands::sh;
 use ipvsnl_test_support::echo::Answer;
 use ipvsnl_test_support::real_server::{RealServers, REAL_SERVER};
-
-/// One sample of the text format: name, labels, value as written.
-#[derive(Debug, Clone)]
-struct Sample {
-    name: String,
-    labels: BTreeMap<String, String>,
-    value: String,
-}
-
-/// The samples of an exposition (comments skipped). Label values here
-/// hold no escaped quotes, so a plain split is enough for the test.
-fn samples(text: &str) -> Vec<Sample> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        if line.starts_with('#') || line.trim().is_empty() {
-            continue;
-        }
-        let (series, value) = line.rsplit_once(' ').expect("a value");
-        let (name, labels) = match series.split_once('{') {
-            Some((n, rest)) => (n, rest.trim_end_matches('}')),
-            None => (series, ""),
-        };
-        let mut map = BTreeMap::new();
-        for pair in labels.split("\",").filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once("=\"").expect("label=value");
-            map.insert(k.to_string(), v.trim_end_matches('"').to_string());
-        }
-        out.push(Sample {
-            name: name.to_string(),
-            labels: map,
-            value: value.to_string(),
-        });
-    }
-    out
-}
-
-/// The one sample named `name` whose labels include `want`.
-fn find<'a>(all: &'a [Sample], name: &str, want: &[(&str, &str)]) -> Option<&'a Sample> {
-    let mut found = all.iter().filter(|s| {
-        s.name == name
-            && want
-                .iter()
-                .all(|(k, v)| s.labels.get(*k).map(String::as_str) == Some(*v))
-    });
-    let first = found.next();
-    assert!(found.next().is_none(), "{name} {want:?} matches twice");
-    first
-}
 
 /// Spawns a server from the calling thread (so in its namespace), killed
 /// when dropped.

@@ -11,6 +11,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod agent_health;
+mod agent_reload;
+mod agent_support;
 mod crosscheck;
 mod doctor;
 mod exporter;

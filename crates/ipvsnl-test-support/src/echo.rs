@@ -126,7 +126,9 @@ pub fn serve(listener: &TcpListener, answer: &Answer, stop: &Arc<AtomicBool>, li
     }
 }
 
-fn answer_one(
+/// Answers one connection as `answer` says (the accept loops of this
+/// crate call it on a thread a connection).
+pub(crate) fn answer_one(
     answer: &Answer,
     mut s: TcpStream,
     peer: SocketAddr,
