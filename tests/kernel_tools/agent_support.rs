@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use common::prom::{find, samples, Sample};
 use ipvsnl::sync::Table;
 use ipvsnl::{Client, Destination, Scheduler, Service, ServiceKey};
-use ipvsnl_test_support::client::{http_get, Conn};
+use ipvsnl_test_support::client::{http_get, try_http_get, Conn};
 use ipvsnl_test_support::netns::gettid;
 use ipvsnl_test_support::oracle::kernel_table;
 
@@ -81,9 +81,9 @@ pub fn config_text(services: &[Svc]) -> String {
     for s in services {
         let _ = write!(
             out,
-            "\n[[service]]\nname = \"{}{}\"\nprotocol = \"{}\"\naddress = \"{}\"\nport = {}\n\
+            "\n[[service]]\nname = \"{}-{}-{}\"\nprotocol = \"{}\"\naddress = \"{}\"\nport = {}\n\
              scheduler = \"rr\"\ncheck = {}\n",
-            s.protocol, s.port, s.protocol, s.vip, s.port, s.check
+            s.protocol, s.vip, s.port, s.protocol, s.vip, s.port, s.check
         );
         for (addr, port, weight) in &s.servers {
             let _ = write!(
@@ -187,7 +187,8 @@ impl Agent {
         let started = Instant::now();
         let ready = wait_for(PATIENCE, || {
             self.assert_running();
-            (http_get(&self.listen, "/ready").0 == 200).then_some(())
+            let status = try_http_get(&self.listen, "/ready").map(|r| r.0);
+            (status.ok() == Some(200)).then_some(())
         });
         assert!(
             ready.is_some(),

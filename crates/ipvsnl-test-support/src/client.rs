@@ -175,7 +175,7 @@ pub fn talk(addr: &str, request: &[u8]) -> Vec<u8> {
 pub fn http_get(addr: &str, path: &str) -> (u16, String) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        match try_get(addr, path) {
+        match try_http_get(addr, path) {
             Ok(got) => return got,
             Err(e) if Instant::now() < deadline => {
                 let _ = e;
@@ -186,7 +186,9 @@ pub fn http_get(addr: &str, path: &str) -> (u16, String) {
     }
 }
 
-fn try_get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
+/// `GET path` over HTTP/1.0 from `addr`, once: the status code and the
+/// body, or the error (a refused connection, say).
+pub fn try_http_get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
     let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(Duration::from_secs(30)))?;
     write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
