@@ -82,7 +82,9 @@ pub(crate) struct Metrics {
     ready: bool,
 }
 
-/// The label value of a check failure.
+/// The `reason` label value of a check failure: one stable value per
+/// variant (the README's table), so a dashboard's queries keep working.
+/// No wildcard arm: a new variant must be given its value here.
 pub(crate) fn reason_label(f: &Failure) -> &'static str {
     match f {
         Failure::Timeout => "timeout",
@@ -92,18 +94,18 @@ pub(crate) fn reason_label(f: &Failure) -> &'static str {
         Failure::Tls(_) => "tls",
         Failure::Rcode { .. } => "rcode",
         Failure::Exit(_) => "exit",
-        _ => "other",
+        Failure::Other(_) => "other",
     }
 }
 
-/// The label value of a check kind.
+/// The `kind` label value of a check kind (no wildcard arm either).
 pub(crate) fn kind_label(k: &CheckKind) -> &'static str {
     match k {
         CheckKind::Tcp { .. } => "tcp",
         CheckKind::Http(h) if h.tls.is_some() => "https",
         CheckKind::Http(_) => "http",
         CheckKind::Dns(_) => "dns",
-        _ => "command",
+        CheckKind::Command { .. } => "command",
     }
 }
 
@@ -346,4 +348,87 @@ fn escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value of the `reason` label, in the README's order.
+    const REASONS: [&str; 8] = [
+        "timeout", "refused", "status", "body", "tls", "rcode", "exit", "other",
+    ];
+
+    /// One failure of every variant with the label the README documents.
+    fn every_failure() -> Vec<(Failure, &'static str)> {
+        vec![
+            (Failure::Timeout, "timeout"),
+            (Failure::Refused, "refused"),
+            (
+                Failure::Status {
+                    expected: 200,
+                    got: 503,
+                },
+                "status",
+            ),
+            (Failure::BodyMismatch, "body"),
+            (Failure::Tls("invalid peer certificate".into()), "tls"),
+            (
+                Failure::Rcode {
+                    expected: 0,
+                    got: 3,
+                },
+                "rcode",
+            ),
+            (Failure::Exit(Some(1)), "exit"),
+            (Failure::Exit(None), "exit"),
+            (Failure::Other("connect: no route to host".into()), "other"),
+        ]
+    }
+
+    #[test]
+    fn every_failure_has_its_documented_reason_and_every_reason_a_failure() {
+        for (f, want) in every_failure() {
+            assert_eq!(reason_label(&f), want, "{f:?}");
+        }
+        let used: std::collections::BTreeSet<_> = every_failure()
+            .iter()
+            .map(|(f, _)| reason_label(f))
+            .collect();
+        let all: std::collections::BTreeSet<_> = REASONS.into_iter().collect();
+        assert_eq!(used, all);
+        let readme = include_str!("../../README.md");
+        for r in REASONS {
+            assert!(
+                readme.contains(&format!("| `{r}` |")),
+                "the README's table of reasons lacks `{r}`"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failure_is_counted_under_its_reason_label() {
+        let config = crate::config::parse_str(
+            "m.toml",
+            "[[service]]\nname = \"web\"\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\n\
+             [[service.server]]\naddress = \"10.0.0.1\"\n\
+             check = { kind = \"tcp\" }\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let vs = &config.services[0];
+        let id = (vs.service.key, vs.servers[0].destination.addr, 80);
+        let mut m = Metrics::default();
+        m.reconcile(&config, |_| Health::Up);
+        for (f, _) in every_failure() {
+            m.check(&id, "tcp", Duration::from_millis(3), Some(&f));
+        }
+        let text = m.render();
+        let series = "ipvs_agent_check_failures_total{service=\"TCP 192.0.2.1:80\",name=\"web\",server=\"10.0.0.1:80\"";
+        for (reason, n) in [("timeout", 1), ("exit", 2), ("other", 1), ("tls", 1)] {
+            let line = format!("{series},reason=\"{reason}\"}} {n}\n");
+            assert!(text.contains(&line), "{line} not in:\n{text}");
+        }
+        let count = text.lines().filter(|l| l.starts_with(series)).count();
+        assert_eq!(count, REASONS.len(), "{text}");
+    }
 }
