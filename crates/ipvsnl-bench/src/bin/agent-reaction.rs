@@ -7,11 +7,18 @@
 //! back; a pause that varies from round to round puts the kill at another
 //! point of the check schedule each time.
 //!
+//! PROGRAM is ipvs-agent, or keepalived (Debian's, `IPVSNL_VM_PEERS=1`)
+//! run as a checker only (`-C`) on the same service: `delay_loop 0.2`,
+//! `TCP_CHECK { connect_timeout 0.2 retry 1 delay_before_retry 0.2 }`
+//! (a failed connect and one failed retry: the agent's fall 2) and
+//! `inhibit_on_failure` (weight 0, as the agent drains); keepalived has no
+//! rise, a server is back after one success.
+//!
 //! Prints one line a measurement, `REACTION|LABEL|out|MS` and
 //! `REACTION|LABEL|back|MS` (guest time: under `-icount` that is counted
 //! instructions), which the script sums up.
 //!
-//! `agent-reaction AGENT LABEL [ROUNDS]` (ROUNDS defaults to 20).
+//! `agent-reaction PROGRAM LABEL [ROUNDS]` (ROUNDS defaults to 20).
 
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
@@ -53,6 +60,25 @@ fn until_weight(c: &mut Client, key: &ServiceKey, server: SocketAddr, want: u32)
     t.elapsed()
 }
 
+/// keepalived's configuration of the same service and checks.
+fn keepalived_config(servers: &[Backend]) -> String {
+    let mut out = format!(
+        "global_defs {{ router_id reaction }}\nvirtual_server {VIP} 80 {{\n  delay_loop 0.2\n  \
+         lb_algo rr\n  lb_kind NAT\n  protocol TCP\n"
+    );
+    for s in servers {
+        let _ = writeln!(
+            out,
+            "  real_server {} {PORT} {{\n    weight 1\n    inhibit_on_failure\n    \
+             TCP_CHECK {{\n      connect_timeout 0.2\n      retry 1\n      \
+             delay_before_retry 0.2\n    }}\n  }}",
+            s.addr()
+        );
+    }
+    out.push_str("}\n");
+    out
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(agent), Some(label)) = (args.get(1), args.get(2)) else {
@@ -67,6 +93,7 @@ fn main() -> ExitCode {
         s.serve(PORT, Serve::Echo);
     }
     sh("ip", &["addr", "add", &format!("{VIP}/32"), "dev", "lo"]);
+    let keepalived = agent.ends_with("keepalived");
     let mut config = format!(
         "[agent]\nresync = \"10m\"\n\n[[service]]\nprotocol = \"tcp\"\naddress = \"{VIP}\"\n\
          port = 80\nscheduler = \"rr\"\ncheck = {{ kind = \"tcp\", interval = \"200ms\", \
@@ -79,12 +106,20 @@ fn main() -> ExitCode {
             s.addr()
         );
     }
-    let file = std::env::temp_dir().join("agent-reaction.toml");
-    std::fs::write(&file, config).expect("write the configuration");
-    let mut child = Command::new(agent)
-        .arg("run")
-        .arg(&file)
-        .arg("--no-http")
+    let dir = std::env::temp_dir();
+    let mut command = Command::new(agent);
+    if keepalived {
+        let file = dir.join("agent-reaction-keepalived.conf");
+        std::fs::write(&file, keepalived_config(&servers)).expect("write the configuration");
+        command.args(["-n", "-C", "-f"]).arg(&file);
+        command.arg("-p").arg(dir.join("reaction-k.pid"));
+        command.arg("-c").arg(dir.join("reaction-c.pid"));
+    } else {
+        let file = dir.join("agent-reaction.toml");
+        std::fs::write(&file, config).expect("write the configuration");
+        command.arg("run").arg(&file).arg("--no-http");
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
