@@ -61,6 +61,9 @@ pub enum Serve {
     Https,
     /// TCP: accepts and never answers (reads until the client closes).
     Silent,
+    /// TCP: accepts and closes at once (a TCP check's peer, thousands a
+    /// second, without a thread a connection).
+    Close,
     /// DNS over UDP: every query answered NOERROR with no records.
     Dns,
 }
@@ -158,6 +161,9 @@ impl Backend {
                             continue;
                         };
                         accepted.fetch_add(1, Ordering::Relaxed);
+                        if what == Serve::Close {
+                            continue; // dropped: closed
+                        }
                         let end = end.clone();
                         #[cfg(feature = "tls")]
                         let tls = tls.clone();
