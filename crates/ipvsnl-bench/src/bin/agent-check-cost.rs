@@ -109,6 +109,16 @@ fn cpu_ticks(pid: u32) -> u64 {
     total
 }
 
+/// SIGTERM and wait: keepalived stops its checker child then (a SIGKILL
+/// would leave the child checking on).
+fn stop(child: &mut std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with our own child's pid and a signal number.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let _ = child.wait();
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(program), Some(label)) = (args.get(1), args.get(2)) else {
@@ -157,8 +167,7 @@ fn main() -> ExitCode {
         }
         if started.elapsed() > Duration::from_secs(300) {
             eprintln!("{label}: {have} of {want} destinations after 300 s");
-            let _ = child.kill();
-            let _ = child.wait();
+            stop(&mut child);
             return ExitCode::FAILURE;
         }
         thread::sleep(Duration::from_millis(200));
@@ -173,7 +182,6 @@ fn main() -> ExitCode {
     let cpu_ns = (t1 - t0) * 1_000_000_000 / hz.max(1);
     let n = (n1 - n0).max(1);
     println!("CHECKCOST|{label}|{n}|{cpu_ns}|{}", cpu_ns / n);
-    let _ = child.kill();
-    let _ = child.wait();
+    stop(&mut child);
     ExitCode::SUCCESS
 }

@@ -79,6 +79,16 @@ fn keepalived_config(servers: &[Backend]) -> String {
     out
 }
 
+/// SIGTERM and wait: keepalived stops its checker child then (a SIGKILL
+/// would leave the child checking on).
+fn stop(child: &mut std::process::Child) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with our own child's pid and a signal number.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let _ = child.wait();
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(agent), Some(label)) = (args.get(1), args.get(2)) else {
@@ -144,7 +154,6 @@ fn main() -> ExitCode {
         let back = until_weight(&mut c, &key, at, 1);
         println!("REACTION|{label}|back|{:.1}", back.as_secs_f64() * 1e3);
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    stop(&mut child);
     ExitCode::SUCCESS
 }
