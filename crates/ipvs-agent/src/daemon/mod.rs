@@ -8,6 +8,7 @@ mod checks;
 mod connect;
 mod control;
 mod http;
+mod limits;
 mod logging;
 mod metrics;
 mod notify;

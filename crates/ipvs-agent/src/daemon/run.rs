@@ -7,6 +7,7 @@ use crate::config::{self, LoadError};
 use crate::daemon::agent::{Agent, AgentOptions};
 use crate::daemon::connect::Connector;
 use crate::daemon::http::serve;
+use crate::daemon::limits::raise_open_files_limit;
 use crate::daemon::logging::init_logging;
 use crate::daemon::notify::Notifier;
 use crate::daemon::options::RunOptions;
@@ -39,6 +40,13 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    match raise_open_files_limit() {
+        Ok((before, after)) if after > before => {
+            tracing::info!(before, after, "open files limit raised");
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open files limit"),
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
