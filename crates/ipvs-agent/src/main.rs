@@ -14,7 +14,7 @@ use ipvs_agent::render::render;
 const USAGE: &str = concat!(
     "usage: ipvs-agent check FILE\n",
     "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
-    "                           [--log-format logfmt|json]\n",
+    "                           [--log-format logfmt|json] [--watch PERIOD]\n",
     "  check FILE   validate the configuration FILE and print what it would configure\n",
     "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
     "  run FILE     keep the services of FILE in the kernel, their servers checked\n",

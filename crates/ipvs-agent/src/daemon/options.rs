@@ -2,6 +2,9 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::parse_duration;
 
 /// The default address of the HTTP endpoint.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9102";
@@ -31,6 +34,9 @@ pub struct RunOptions {
     pub remove_on_exit: bool,
     /// `--log-format logfmt|json`.
     pub log_format: LogFormat,
+    /// `--watch PERIOD`: reload the file when it changes, checked this
+    /// often; `None`: only SIGHUP reloads.
+    pub watch: Option<Duration>,
 }
 
 /// What is wrong with a command line.
@@ -55,6 +61,9 @@ impl RunOptions {
     /// assert_eq!(o.listen.as_deref(), Some("127.0.0.1:9102"));
     /// assert_eq!(o.log_format, LogFormat::Json);
     /// assert!(o.remove_on_exit);
+    /// assert_eq!(o.watch, None);
+    /// let o = RunOptions::parse(&["agent.toml", "--watch", "2s"]).unwrap();
+    /// assert_eq!(o.watch, Some(std::time::Duration::from_secs(2)));
     /// assert_eq!(
     ///     RunOptions::parse(&["a.toml", "--log-format", "xml"]).unwrap_err().to_string(),
     ///     "--log-format: unknown format \"xml\" (logfmt, json)"
@@ -68,6 +77,7 @@ impl RunOptions {
             netns: None,
             remove_on_exit: false,
             log_format: LogFormat::Logfmt,
+            watch: None,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -81,6 +91,13 @@ impl RunOptions {
                 "--no-http" => o.listen = None,
                 "--netns" => o.netns = Some(PathBuf::from(value("--netns")?)),
                 "--remove-on-exit" => o.remove_on_exit = true,
+                "--watch" => {
+                    let period = value("--watch")?;
+                    o.watch = Some(
+                        parse_duration(&period)
+                            .map_err(|why| UsageError(format!("--watch: \"{period}\" {why}")))?,
+                    );
+                }
                 "--log-format" => {
                     o.log_format = match value("--log-format")?.as_str() {
                         "logfmt" => LogFormat::Logfmt,

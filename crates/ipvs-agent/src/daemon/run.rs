@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::config::{self, LoadError};
 use crate::daemon::agent::{Agent, AgentOptions};
 use crate::daemon::connect::Connector;
+use crate::daemon::file_watch::watch_file;
 use crate::daemon::http::serve;
 use crate::daemon::logging::init_logging;
 use crate::daemon::notify::Notifier;
@@ -71,6 +72,9 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
                     return ExitCode::from(1);
                 }
             }
+        }
+        if let Some(period) = options.watch {
+            tokio::spawn(watch_file(options.config.clone(), period, handle.clone()));
         }
         tokio::spawn(async move {
             if let Err(e) = forward_signals(handle).await {

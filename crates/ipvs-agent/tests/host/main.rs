@@ -13,6 +13,7 @@ mod daemon_health;
 mod daemon_http;
 mod daemon_lifecycle;
 mod daemon_support;
+mod daemon_watch;
 mod desired;
 #[cfg(feature = "fleet")]
 mod fleet_current;
