@@ -9,6 +9,7 @@ mod config_check_errors;
 mod config_errors;
 mod config_ok;
 mod config_robust;
+mod daemon_drain;
 mod daemon_health;
 mod daemon_http;
 mod daemon_lifecycle;
