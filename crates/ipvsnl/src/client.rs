@@ -111,14 +111,23 @@ impl Client {
     ) -> Result<Self, Error> {
         let Sockets {
             netlink: mut sock,
+            service_dumps: mut dumps,
             sockopt,
         } = sockets;
         sock.set_timeout(opts.timeout).map_err(setup_error)?;
+        dumps.set_timeout(opts.timeout).map_err(setup_error)?;
         let granted = sock
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
+        let dumps = real(Blocking { sock: dumps });
         Ok(Client {
-            core: ClientCore::new(real(Blocking { sock }), granted, opts, netns, sockopt),
+            core: ClientCore::new(
+                real(Blocking { sock }),
+                granted,
+                opts,
+                netns,
+                (dumps, sockopt),
+            ),
         })
     }
 

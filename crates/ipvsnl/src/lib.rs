@@ -303,6 +303,7 @@ pub mod proto;
 mod reason;
 mod request;
 pub mod rules;
+mod service_dumps;
 pub mod sync;
 mod target;
 mod totals;
