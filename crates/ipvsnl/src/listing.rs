@@ -1,5 +1,6 @@
-//! Listing: services and destinations, one dump (or get) at a time on the
-//! client's one socket (over either transport), each reply decoded in place from the kernel's bytes
+//! Listing: services and destinations, one dump (or get) at a time, over
+//! either transport (service dumps on a socket of their own,
+//! [`crate::service_dumps`]), each reply decoded in place from the kernel's bytes
 //! (the wire crate's one-pass values, then [`crate::decode`]) without an
 //! intermediate attribute list. A listing of the services is whole: what
 //! the kernel's dump skipped is found by the checks of [`whole`].
@@ -10,8 +11,9 @@
 //! end, `NLMSG_DONE`) as the previous one is read, so one `recvmmsg` takes
 //! two: a service with a few destinations costs one `sendmsg` and one
 //! receive call. The kernel sizes the parts from the reader's buffer: the
-//! client's page-sized buffers keep them small, which measured faster than
-//! big ones.
+//! client's page-sized buffers keep destination dumps' parts small, which
+//! measured faster than big ones; service dumps, read with 32 KiB on their
+//! own socket, come in large parts, which costs them less.
 
 mod by_sockopt;
 mod checks;
@@ -31,6 +33,7 @@ use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
 use crate::proto::CallKind;
 use crate::request::push_service_nest;
+use crate::service_dumps::SERVICE_DUMP_BUFFER;
 use crate::transport::Transport;
 use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
 
@@ -80,12 +83,15 @@ impl<T: Transport> ClientCore<T> {
     ) -> Result<(), Error> {
         let kind = RequestKind::ListServices;
         let mut visit = Visit::new(visit);
-        let mut call = self
+        let dumps = &mut self.service_dumps;
+        dumps.take_family(&self.session);
+        let mut call = dumps
             .session
             .call(CallKind::Dump, write_service_dump, Visiting(&mut visit));
-        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        drive(&mut dumps.io, &mut dumps.rx, SERVICE_DUMP_BUFFER, &mut call).await;
         let result = call.result();
         drop(call);
+        dumps.give_family(&mut self.session);
         outcome(result, || Target::new(kind, Object::Table))?;
         if visit.ipv6 {
             self.checks.ipv6_listed();
@@ -158,20 +164,24 @@ impl<T: Transport> ClientCore<T> {
         Ok(services)
     }
 
-    /// One service dump, and how its services came. A dump that resumed
-    /// can hold repeats (see [`keep_first`]): they are the caller's to
-    /// drop.
+    /// One service dump, on the socket of service dumps
+    /// ([`crate::service_dumps`]), and how its services came. A dump that
+    /// resumed can hold repeats (see [`keep_first`]): they are the
+    /// caller's to drop.
     async fn dump_services(&mut self, detail: Detail) -> Result<(Vec<ServiceEntry>, Parts), Error> {
-        let mut call = self.session.call(
+        let dumps = &mut self.service_dumps;
+        dumps.take_family(&self.session);
+        let mut call = dumps.session.call(
             CallKind::Dump,
             write_service_dump,
             Dump::new(Services(detail)),
         );
-        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        drive(&mut dumps.io, &mut dumps.rx, SERVICE_DUMP_BUFFER, &mut call).await;
         let result = call.result();
         let out = std::mem::take(&mut call.replies().out);
         let parts = call.replies().parts;
         drop(call);
+        dumps.give_family(&mut self.session);
         outcome(result, || {
             Target::new(RequestKind::ListServices, Object::Table)
         })?;

@@ -208,7 +208,10 @@ client_ops! {
     /// [`ServiceEntry::destinations`]: this lists no destination (see
     /// [`table`](Self::table) for a listing with them). Whole as
     /// [`table`](Self::table) says: every service that existed for the
-    /// whole call is in it, once.
+    /// whole call is in it, once. Service dumps, this one and those of the
+    /// other listings, take a netlink socket of their own read with
+    /// 32 KiB (the kernel then makes fewer, larger dump parts, which costs
+    /// it less), beside the one every other call takes with a page.
     fn services(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
         self.core.list_services(Detail::Full);
 
