@@ -157,4 +157,6 @@ pub(crate) use socket::Port;
 #[cfg(feature = "emulator")]
 pub(crate) use sockopt::SockoptPort;
 #[cfg(test)]
+mod socket_fault_tests;
+#[cfg(test)]
 mod tests;

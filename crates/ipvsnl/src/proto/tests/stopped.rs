@@ -36,9 +36,9 @@ fn a_dump_stopped_at_its_first_item_leaves_nothing_to_wait_for() {
     // In one part (a page holds a dozen services and more) or in several;
     // the DONE alone or with the last part.
     for items in [1, 5, 11, 60] {
-        for done_in_last_part in [false, true] {
-            let case = format!("{items} items, DONE in last part {done_in_last_part}");
-            let mut sock = socket(items, if done_in_last_part { 2 } else { 0 });
+        for done_with_last_part in [false, true] {
+            let case = format!("{items} items, DONE in last part {done_with_last_part}");
+            let mut sock = socket(items, if done_with_last_part { 2 } else { 0 });
             let listing = sock.listing();
             let mut s = Session::new(T);
             let stop = Items {
