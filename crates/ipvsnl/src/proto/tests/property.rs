@@ -148,8 +148,8 @@ proptest! {
 
     #[test]
     fn a_call_always_ends_and_leaves_the_session_usable(
-        items in 0u32..60,
-        fail_at in proptest::option::of(0u32..60),
+        items in 0u32..150,
+        fail_at in proptest::option::of(0u32..150),
         interrupted in 0usize..5,
         done_with_last_part in any::<bool>(),
         per_receive in 1usize..=2,
@@ -190,9 +190,13 @@ proptest! {
         let mut sock = Socket::new(&k);
         sock.per_receive = per_receive;
         let mut s = Session::new(Duration::from_secs(5));
-        let (r, _) = dump(&mut s, &mut sock, Items::failing_at(fail_at));
+        let (r, got) = dump(&mut s, &mut sock, Items::failing_at(fail_at));
         if fail_at.is_some_and(|i| i < items) && !foreign {
             prop_assert!(r.is_err(), "item {:?} cannot be decoded", fail_at);
+        }
+        // Whole or failed.
+        if r.is_ok() && !foreign {
+            prop_assert_eq!(got.got, sock.listing());
         }
         // Faults over, the same session lists everything, once.
         k.disarm();
