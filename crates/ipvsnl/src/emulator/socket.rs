@@ -18,6 +18,7 @@ use super::encode;
 use super::faults::{Fault, Taken};
 use super::kernel::{Kernel, State};
 use super::record;
+use super::socket_faults::{self, Congestion};
 use crate::proto::Wait;
 use crate::transport::{Received, Transport};
 use crate::{Request, RequestKind};
@@ -41,13 +42,24 @@ pub(crate) struct Port {
     namespace: String,
     pid: u32,
     queue: VecDeque<Datagram>,
-    dump: Option<Dump>,
+    dump: Option<Box<Dump>>,
     /// An error the next receive reports (`ENOBUFS`).
     error: Option<i32>,
     /// The largest receive buffer used so far.
     max_recv: usize,
     /// Answers nothing more but family lookups.
     stalled: bool,
+    /// Its receive queue's limit and congestion, a receive to fail.
+    congestion: Congestion,
+}
+
+/// What became of a datagram sent.
+enum Sent {
+    Taken,
+    /// A fault holds it back: the send never completes.
+    Held,
+    /// The socket refused it with this errno.
+    Failed(i32),
 }
 
 /// One message of a datagram.
@@ -116,6 +128,7 @@ impl Port {
             error: None,
             max_recv: 0,
             stalled: false,
+            congestion: Congestion::default(),
         }
     }
 
@@ -141,8 +154,23 @@ impl Port {
         self.kernel.lock().ns(&self.namespace).serial
     }
 
-    /// Takes a datagram: false if a fault holds it back (never sent).
-    fn take(&mut self, datagram: &[u8]) -> bool {
+    /// Whether a dump is under way on the socket.
+    #[cfg(test)]
+    pub(crate) fn dump_open(&self) -> bool {
+        self.dump.is_some()
+    }
+
+    /// Ends a [`Fault::Stall`] and a [`Fault::ReceiveFails`] yet to
+    /// strike: the socket answers again (what it took meanwhile stays
+    /// unanswered), for tests of a driver that outlives a hang.
+    #[cfg(test)]
+    pub(crate) fn recover(&mut self) {
+        self.stalled = false;
+        self.congestion.fail_receive = None;
+    }
+
+    /// Takes a datagram, unless a fault holds it back or fails it.
+    fn take(&mut self, datagram: &[u8]) -> Sent {
         let kernel = self.kernel.clone();
         let mut s = kernel.lock();
         if !s.logging && s.faults.is_empty() {
@@ -150,7 +178,7 @@ impl Port {
             for m in Messages(datagram) {
                 self.message(&mut s, &m, None);
             }
-            return true;
+            return Sent::Taken;
         }
         let msgs: Vec<Message<'_>> = Messages(datagram).collect();
         let mut taken: Vec<Taken> = msgs.iter().map(|m| self.describe(&s, m)).collect();
@@ -163,7 +191,14 @@ impl Port {
             });
         }
         if faults.iter().any(|f| matches!(f, Some(Fault::Hold))) {
-            return false;
+            return Sent::Held;
+        }
+        if let Some(Fault::SendFails(e)) = faults
+            .iter()
+            .flatten()
+            .find(|f| matches!(f, Fault::SendFails(_)))
+        {
+            return Sent::Failed(*e);
         }
         for ((m, t), fault) in msgs.iter().zip(&mut taken).zip(faults) {
             t.errno = self.message(&mut s, m, fault);
@@ -171,7 +206,7 @@ impl Port {
         if s.logging {
             s.log.extend(taken);
         }
-        true
+        Sent::Taken
     }
 
     /// What a message asks, for the record and the faults' conditions.
@@ -228,6 +263,14 @@ impl Port {
             Some(Fault::Foreign(requests)) => {
                 foreign(s, &self.namespace, &requests);
             }
+            Some(Fault::QueueLimit(n)) => self.congestion.limit = Some(n),
+            Some(Fault::Stray) => {
+                let family = s.family.unwrap_or(GENL_ID_CTRL);
+                self.queue.push_back(Datagram {
+                    bytes: socket_faults::stray(family, self.pid),
+                    cut: false,
+                });
+            }
             other => post = other,
         }
         if self.stalled && m.kind != GENL_ID_CTRL {
@@ -242,20 +285,33 @@ impl Port {
         }
         match post {
             Some(Fault::Overrun) => {
-                self.queue.clear();
+                self.congestion.congested = true;
                 self.error = Some(libc::ENOBUFS);
                 None
             }
-            Some(Fault::LoseReply) => None,
-            Some(Fault::Truncate) => {
+            Some(Fault::LoseReply) => {
+                if errno == 0 && m.is_dump() && m.kind != GENL_ID_CTRL {
+                    // Every part of it, to the DONE.
+                    self.dump = None;
+                }
+                None
+            }
+            Some(Fault::Unanswered) if errno == 0 => Some(libc::EINTR),
+            Some(fault @ (Fault::Truncate | Fault::Garbage)) => {
                 let mut replies = replies.into_iter();
                 if let Some(first) = replies.next() {
-                    self.queue.push_back(Datagram {
-                        bytes: first,
-                        cut: true,
-                    });
+                    let (bytes, cut) = match fault {
+                        Fault::Garbage => (socket_faults::garbage(), false),
+                        _ => (first, true),
+                    };
+                    self.queue.push_back(Datagram { bytes, cut });
                 }
                 replies.for_each(|r| self.push(r));
+                Some(errno)
+            }
+            Some(Fault::ReceiveFails(e)) => {
+                replies.into_iter().for_each(|r| self.push(r));
+                self.congestion.fail_receive = Some(e);
                 Some(errno)
             }
             _ => {
@@ -265,8 +321,14 @@ impl Port {
         }
     }
 
+    /// Queues a reply, or drops it if the queue is full or congested (an
+    /// overrun: the next receive fails with `ENOBUFS`).
     fn push(&mut self, bytes: Vec<u8>) {
-        self.queue.push_back(Datagram { bytes, cut: false });
+        if self.congestion.admits(self.queue.len()) {
+            self.queue.push_back(Datagram { bytes, cut: false });
+        } else {
+            self.error = Some(libc::ENOBUFS);
+        }
     }
 
     /// Runs one message; its errno (0: done), its replies into `replies`.
@@ -340,9 +402,21 @@ impl Port {
             IpvsCommand::GetDest => Listing::Dests(dest_listing_of(m.attrs())),
             _ => Listing::Daemons,
         };
-        self.dump = Some(Dump::new(listing, &self.namespace, family, m.seq, self.pid));
-        if let Some(part) = self.next_part(s) {
-            replies.push(part.bytes);
+        self.dump = Some(Box::new(Dump::new(
+            listing,
+            &self.namespace,
+            family,
+            m.seq,
+            self.pid,
+        )));
+        // A full queue: the first part is written when the reader made room.
+        let room = self.congestion.limit.map_or(true, |l| self.queue.len() < l);
+        if room && !self.congestion.congested {
+            match self.next_part(s) {
+                Some(part) if part.cut => self.queue.push_back(part),
+                Some(part) => replies.push(part.bytes),
+                None => {}
+            }
         }
         0
     }
@@ -355,8 +429,20 @@ impl Port {
         } else {
             s.fault_at_part(dump.parts + 1)
         };
-        if let Some(Fault::Foreign(requests)) = &fault {
-            foreign(s, &dump.namespace, requests);
+        match &fault {
+            Some(Fault::Foreign(requests)) => {
+                foreign(s, &dump.namespace, requests);
+            }
+            Some(Fault::DumpQuirk(q)) => dump.quirks.add(q),
+            Some(Fault::Stray) => {
+                let family = s.family.unwrap_or(GENL_ID_CTRL);
+                self.queue.push_back(Datagram {
+                    bytes: socket_faults::stray(family, self.pid),
+                    cut: false,
+                });
+            }
+            Some(Fault::ReceiveFails(e)) => self.congestion.fail_receive = Some(*e),
+            _ => {}
         }
         let mut bytes = Vec::with_capacity(4096);
         let ns = s.ns(&dump.namespace);
@@ -370,6 +456,10 @@ impl Port {
                 None
             }
             Some(Fault::Truncate) => Some(Datagram { bytes, cut: true }),
+            Some(Fault::Garbage) => Some(Datagram {
+                bytes: socket_faults::garbage(),
+                cut: false,
+            }),
             _ => Some(Datagram { bytes, cut: false }),
         }
     }
@@ -383,6 +473,9 @@ impl Port {
         wait: Wait,
     ) -> io::Result<usize> {
         self.max_recv = self.max_recv.max(segment);
+        if let Some(e) = self.congestion.fail_receive.take() {
+            return Err(io::Error::from_raw_os_error(e));
+        }
         if let Some(e) = self.error.take() {
             return Err(io::Error::from_raw_os_error(e));
         }
@@ -412,6 +505,10 @@ impl Port {
                 }
             }
         }
+        if self.queue.is_empty() {
+            // Read empty: a congested socket takes replies again.
+            self.congestion.congested = false;
+        }
         if n > 0 {
             return Ok(n);
         }
@@ -429,10 +526,11 @@ impl Transport for Port {
     fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send {
         let sent = self.take(datagram);
         async move {
-            if !sent {
-                std::future::pending::<()>().await;
+            match sent {
+                Sent::Taken => Ok(()),
+                Sent::Held => std::future::pending().await,
+                Sent::Failed(e) => Err(io::Error::from_raw_os_error(e)),
             }
-            Ok(())
         }
     }
 

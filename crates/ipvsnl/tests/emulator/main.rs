@@ -4,12 +4,15 @@
 //! - `sockopt`: its socket-option interface lists what netlink lists;
 //! - `faults`: the faults a daemon lives with, injected, and what the
 //!   library makes of them;
+//! - `socket_faults`: the emulated socket's own faults, and the answers
+//!   IPVS gives rarely or never;
 //! - `differential`: the emulator against the real kernel, request by
 //!   request (a kernel test: ignored on the host, run in the VM).
 
 mod differential;
 mod faults;
 mod kernel;
+mod socket_faults;
 mod sockopt;
 
 use std::net::IpAddr;
