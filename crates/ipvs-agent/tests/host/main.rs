@@ -19,7 +19,13 @@ mod fleet_current;
 #[cfg(feature = "fleet")]
 mod fleet_encode;
 #[cfg(feature = "fleet")]
+mod fleet_etcd;
+#[cfg(feature = "fleet")]
 mod fleet_split;
+#[cfg(feature = "fleet")]
+mod fleet_store;
+#[cfg(feature = "fleet")]
+mod fleet_watch;
 mod health_book;
 mod health_state;
 mod probe_command;
