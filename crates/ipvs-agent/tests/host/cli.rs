@@ -105,3 +105,11 @@ fn run_refuses_a_bad_command_line_and_a_bad_file_before_it_starts() {
         text(&out.stderr)
     );
 }
+
+#[cfg(not(feature = "fleet"))]
+#[test]
+fn publish_without_the_fleet_feature_says_so_and_exits_2() {
+    let out = agent(&["publish", EXAMPLE, "--etcd", "http://127.0.0.1:2379"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("build with the `fleet` feature"));
+}

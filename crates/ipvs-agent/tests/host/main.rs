@@ -15,11 +15,15 @@ mod daemon_lifecycle;
 mod daemon_support;
 mod desired;
 #[cfg(feature = "fleet")]
+mod fleet_cli;
+#[cfg(feature = "fleet")]
 mod fleet_current;
 #[cfg(feature = "fleet")]
 mod fleet_encode;
 #[cfg(feature = "fleet")]
 mod fleet_etcd;
+#[cfg(feature = "fleet")]
+mod fleet_layout;
 #[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
