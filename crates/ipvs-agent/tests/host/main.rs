@@ -9,6 +9,7 @@ mod config_check_errors;
 mod config_errors;
 mod config_ok;
 mod config_robust;
+mod daemon_apply;
 mod daemon_health;
 mod daemon_http;
 mod daemon_lifecycle;
@@ -22,6 +23,8 @@ mod fleet_current;
 mod fleet_encode;
 #[cfg(feature = "fleet")]
 mod fleet_etcd;
+#[cfg(feature = "fleet")]
+mod fleet_figures;
 #[cfg(feature = "fleet")]
 mod fleet_layout;
 #[cfg(feature = "fleet")]
