@@ -294,6 +294,8 @@ mod errno;
 mod error;
 mod failures;
 mod fixed_attrs;
+#[cfg(all(test, feature = "tokio"))]
+mod futures_are_send;
 mod listing;
 mod model;
 mod operations;

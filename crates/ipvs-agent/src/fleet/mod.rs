@@ -13,12 +13,14 @@
 //!   sees half of it, and read back verified;
 //! - [`publish`]: `ipvs-agent publish FILE --etcd URL`;
 //! - [`watch`]: [`Source`], the configurations a running agent follows;
+//!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
 pub mod current;
 pub mod encode;
 pub mod errors;
+pub mod follow;
 pub mod layout;
 pub mod publish;
 pub mod read;

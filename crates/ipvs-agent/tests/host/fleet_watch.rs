@@ -167,3 +167,56 @@ async fn after_a_compaction_the_watcher_reads_the_whole_state_again() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_agent_following_etcd_applies_each_generation_as_a_reload() {
+    use crate::daemon_support::{changes, config, start, text, weight, Scripted};
+    use ipvs_agent::daemon::AgentOptions;
+    use ipvsnl::emulator::Kernel;
+
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&server.endpoints()).await.unwrap();
+    let layout = Layout::new("/follow");
+    publish(
+        &etcd,
+        &layout,
+        &config(&text("1h", 20, "")),
+        PublishOptions::default(),
+    )
+    .await
+    .unwrap();
+    let mut source = Source::new(etcd.clone(), "/follow");
+    let first = ipvs_agent::fleet::follow::first(&mut source).await;
+    let kernel = Kernel::new();
+    let agent = start(
+        &kernel,
+        first,
+        &Scripted::default(),
+        AgentOptions::default(),
+    );
+    tokio::spawn(ipvs_agent::fleet::follow::follow(
+        source,
+        agent.handle.clone(),
+    ));
+    let key = crate::daemon_support::key(80);
+    let until = Instant::now() + Duration::from_secs(20);
+    while weight(&kernel, &key, crate::daemon_support::B) != "20" {
+        assert!(Instant::now() < until, "first sync");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    kernel.clear_requests();
+    publish(
+        &etcd,
+        &layout,
+        &config(&text("1h", 30, "")),
+        PublishOptions::default(),
+    )
+    .await
+    .unwrap();
+    while weight(&kernel, &key, crate::daemon_support::B) != "30" {
+        assert!(Instant::now() < until, "the second generation");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(changes(&kernel).len(), 1, "{:?}", changes(&kernel));
+    agent.stop(false).await;
+}

@@ -10,10 +10,12 @@ mod config_errors;
 mod config_ok;
 mod config_robust;
 mod daemon_apply;
+mod daemon_drain;
 mod daemon_health;
 mod daemon_http;
 mod daemon_lifecycle;
 mod daemon_support;
+mod daemon_watch;
 mod desired;
 #[cfg(feature = "fleet")]
 mod fleet_cli;
