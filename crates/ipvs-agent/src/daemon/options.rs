@@ -37,6 +37,11 @@ pub struct RunOptions {
     /// `--watch PERIOD`: reload the file when it changes, checked this
     /// often; `None`: only SIGHUP reloads.
     pub watch: Option<Duration>,
+    /// `--etcd URL[,URL...]` (fleet mode, instead of a FILE): follow the
+    /// configuration published there; `config` is then empty.
+    pub etcd: Option<Vec<String>>,
+    /// `--prefix P` with `--etcd` (default `/ipvs-agent`).
+    pub prefix: Option<String>,
 }
 
 /// What is wrong with a command line.
@@ -78,6 +83,8 @@ impl RunOptions {
             remove_on_exit: false,
             log_format: LogFormat::Logfmt,
             watch: None,
+            etcd: None,
+            prefix: None,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -98,6 +105,18 @@ impl RunOptions {
                             .map_err(|why| UsageError(format!("--watch: \"{period}\" {why}")))?,
                     );
                 }
+                "--etcd" => {
+                    let list = value("--etcd")?;
+                    let endpoints: Vec<String> =
+                        list.split(',').map(|e| e.trim().to_string()).collect();
+                    if endpoints.iter().any(String::is_empty) {
+                        return Err(UsageError(format!(
+                            "--etcd: \"{list}\" has an empty endpoint"
+                        )));
+                    }
+                    o.etcd = Some(endpoints);
+                }
+                "--prefix" => o.prefix = Some(value("--prefix")?),
                 "--log-format" => {
                     o.log_format = match value("--log-format")?.as_str() {
                         "logfmt" => LogFormat::Logfmt,
@@ -116,7 +135,28 @@ impl RunOptions {
                 extra => return Err(UsageError(format!("unexpected argument {extra}"))),
             }
         }
-        o.config = config.ok_or_else(|| UsageError("run needs a configuration FILE".into()))?;
+        if o.etcd.is_some() {
+            if let Some(file) = config {
+                return Err(UsageError(format!(
+                    "run takes a FILE or --etcd, not both ({})",
+                    file.display()
+                )));
+            }
+            if o.watch.is_some() {
+                return Err(UsageError("--watch is for a FILE, not --etcd".into()));
+            }
+            if !cfg!(feature = "fleet") {
+                return Err(UsageError(
+                    "--etcd: this build has no fleet mode (build with the `fleet` feature)".into(),
+                ));
+            }
+            return Ok(o);
+        }
+        if o.prefix.is_some() {
+            return Err(UsageError("--prefix goes with --etcd".into()));
+        }
+        o.config = config
+            .ok_or_else(|| UsageError("run needs a configuration FILE (or --etcd URL)".into()))?;
         Ok(o)
     }
 }
