@@ -37,6 +37,7 @@ use crate::service_dumps::SERVICE_DUMP_BUFFER;
 use crate::transport::Transport;
 use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
 
+use by_sockopt::{Copy, DestCounts};
 pub(crate) use checks::Checks;
 use parts::Parts;
 use replies::{write_service_dump, Destinations, Dump, Services};
@@ -143,6 +144,51 @@ impl<T: Transport> ClientCore<T> {
             }
         }
         Ok(entries)
+    }
+
+    /// Visits every row of a settings listing ([`Client::table_settings`])
+    /// in turn, each service's destinations listed just before its visit
+    /// and dropped after it (see [`Client::for_each_settings_row`]).
+    pub(crate) async fn for_each_settings_row(
+        &mut self,
+        mut visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let copies = self.opts.sockopt_listing;
+        self.checks.keep_snapshot = copies;
+        let listed = self.list_services(Detail::Settings).await;
+        self.checks.keep_snapshot = false;
+        let mut entries = match listed {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.checks.snapshot = None;
+                return Err(e);
+            }
+        };
+        let snapshot = if copies { self.copies_snapshot() } else { None };
+        self.checks.snapshot = None;
+        let mut counts = snapshot.as_ref().map(DestCounts::new);
+        // One list of destinations, handed from row to row.
+        let mut spare = Vec::new();
+        for entry in &mut entries {
+            entry.destinations = std::mem::take(&mut spare);
+            let copy = match &mut counts {
+                Some(c) => self.copy_into(c, entry, true).await,
+                None => Copy::Netlink,
+            };
+            if copy == Copy::Stop {
+                counts = None;
+            }
+            if copy != Copy::Filled {
+                let key = entry.service.key;
+                entry.destinations = self.list_destinations(&key, Detail::Settings).await?;
+            }
+            let flow = visit(entry);
+            spare = std::mem::take(&mut entry.destinations);
+            if flow.is_break() {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Every service, each once, whole (see [`Client::table`]): one dump,

@@ -20,6 +20,12 @@
 //! (those that only apply), but would make a namespace-bound client enter
 //! its namespace again mid-call, on a thread of its own (on the tokio
 //! blocking pool for the async client): it is not worth the descriptor.
+//! What the second socket adds to a client's construction: `socket`,
+//! `bind`, `getsockname`, `connect`, two `setsockopt` (and a `close` at
+//! drop), and tokio's registration for the async client. Measured on the
+//! host (release, 20,000 `Client::new` and drop in a loop, three runs):
+//! 14.6-14.8 us each with it, 13.4-15.5 us without, within the host's
+//! noise.
 //!
 //! It has its own protocol session (sequence numbers, an unfinished dump
 //! of its own to read out), and shares the family id with the main one:
