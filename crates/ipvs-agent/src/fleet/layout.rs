@@ -30,10 +30,12 @@
 
 use ipvsnl::ServiceKey;
 
-use crate::config::{self, AgentSettings, Config};
+use crate::config::{AgentSettings, Config};
 use crate::fleet::current::{digest, Current};
 use crate::fleet::encode;
 use crate::fleet::errors::FleetError;
+use crate::fleet::values::{parse_values, ParseCache};
+pub use crate::fleet::values::{SERVICES, SETTINGS};
 
 /// The keys under one prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,11 +78,6 @@ impl Layout {
         format!("{}0", start.trim_end_matches('/'))
     }
 }
-
-/// The key of the settings within a generation.
-pub const SETTINGS: &str = "settings";
-/// The start of the services' keys within a generation.
-pub const SERVICES: &str = "services/";
 
 /// A service's identity in its key: `tcp-192.0.2.1-80`, `fwmark-5-inet6`.
 fn identity(key: &ServiceKey) -> String {
@@ -144,6 +141,17 @@ pub fn verify(
     current: &Current,
     entries: &[(String, Vec<u8>)],
 ) -> Result<Config, FleetError> {
+    verify_with(layout, current, entries, &mut ParseCache::new())
+}
+
+/// [`verify`], the values unchanged since the generation `cache` holds
+/// not parsed again (a watcher's case: one service changed in 10,000).
+pub fn verify_with(
+    layout: &Layout,
+    current: &Current,
+    entries: &[(String, Vec<u8>)],
+    cache: &mut ParseCache,
+) -> Result<Config, FleetError> {
     let n = current.generation;
     let found = record(n, entries);
     if found.services != current.services {
@@ -164,7 +172,7 @@ pub fn verify(
             ),
         });
     }
-    parse(layout, n, entries)
+    parse_values(&layout.generation(n), entries, cache)
 }
 
 /// [`record`] and [`verify`] together: the record of `entries` and the
@@ -177,68 +185,4 @@ pub fn assemble(
     let current = record(n, entries);
     let config = verify(layout, &current, entries)?;
     Ok((current, config))
-}
-
-/// The entries as one document for the configuration parser (the settings
-/// first), so that the checks across services run too; an error is given
-/// at the key and the line within its value.
-fn parse(layout: &Layout, n: u64, entries: &[(String, Vec<u8>)]) -> Result<Config, FleetError> {
-    let base = layout.generation(n);
-    let mut doc = String::new();
-    // (first line of the value in the document, its key).
-    let mut starts: Vec<(usize, String)> = Vec::with_capacity(entries.len());
-    let mut line = 1;
-    let ordered = entries
-        .iter()
-        .filter(|(k, _)| k == SETTINGS)
-        .chain(entries.iter().filter(|(k, _)| k != SETTINGS));
-    for (k, v) in ordered {
-        let key = format!("{base}{k}");
-        if k != SETTINGS && !k.starts_with(SERVICES) {
-            return Err(FleetError::Value {
-                key,
-                message: "a key this agent does not know".to_string(),
-            });
-        }
-        let text = std::str::from_utf8(v).map_err(|e| FleetError::Value {
-            key: key.clone(),
-            message: format!("not UTF-8: {e}"),
-        })?;
-        starts.push((line, key));
-        doc.push_str(text);
-        if !text.ends_with('\n') {
-            doc.push('\n');
-        }
-        line += text.lines().count().max(1);
-    }
-    let config = config::parse_str(&base, &doc).map_err(|errors| {
-        let e = &errors.errors[0];
-        let at = starts
-            .partition_point(|(l, _)| *l <= e.line)
-            .saturating_sub(1);
-        match starts.get(at) {
-            Some((first, key)) => FleetError::Value {
-                key: key.clone(),
-                message: format!("line {}: {}", e.line - first + 1, e.message),
-            },
-            None => FleetError::Value {
-                key: base.clone(),
-                message: e.message.clone(),
-            },
-        }
-    })?;
-    let stored = entries
-        .iter()
-        .filter(|(k, _)| k.starts_with(SERVICES))
-        .count();
-    if config.services.len() != stored {
-        return Err(FleetError::Value {
-            key: format!("{base}{SERVICES}"),
-            message: format!(
-                "{stored} values hold {} services, one each expected",
-                config.services.len()
-            ),
-        });
-    }
-    Ok(config)
 }

@@ -7,7 +7,8 @@
 //!   service count and digest;
 //! - [`split`]: a generation's puts in transactions within etcd's limits;
 //! - [`layout`]: the keys under a prefix, a configuration's entries and
-//!   their verification;
+//!   their verification; [`values`]: the values parsed (only those that
+//!   changed, for a watcher);
 //! - [`connect`]: the etcd client, every request bounded by a timeout;
 //! - [`write`](mod@write) and [`read`]: a generation written so that a reader never
 //!   sees half of it, and read back verified;
@@ -25,6 +26,7 @@ pub mod layout;
 pub mod publish;
 pub mod read;
 pub mod split;
+pub mod values;
 pub mod watch;
 pub mod write;
 

@@ -9,7 +9,8 @@ use crate::config::Config;
 use crate::fleet::connect::Etcd;
 use crate::fleet::current::Current;
 use crate::fleet::errors::FleetError;
-use crate::fleet::layout::{verify, Layout};
+use crate::fleet::layout::{verify_with, Layout};
+use crate::fleet::values::ParseCache;
 
 /// Keys read per request when a generation is read.
 pub const PAGE: i64 = 1000;
@@ -111,15 +112,17 @@ pub async fn read_entries(
     }
 }
 
-/// The generation `current` names, read at `revision` and verified.
+/// The generation `current` names, read at `revision` and verified; the
+/// values `cache` has (the last generation's) are not parsed again.
 pub async fn read_generation(
     etcd: &Etcd,
     layout: &Layout,
     current: &Current,
     revision: i64,
+    cache: &mut ParseCache,
 ) -> Result<Config, FleetError> {
     let entries = read_entries(etcd, layout, current.generation, revision).await?;
-    verify(layout, current, &entries)
+    verify_with(layout, current, &entries, cache)
 }
 
 /// The complete generation under the prefix now (or at `revision`).
@@ -138,7 +141,7 @@ pub async fn read(
             prefix: layout.prefix.clone(),
         });
     };
-    let config = read_generation(etcd, layout, &current, at).await?;
+    let config = read_generation(etcd, layout, &current, at, &mut ParseCache::new()).await?;
     Ok(Snapshot {
         generation: current.generation,
         config,

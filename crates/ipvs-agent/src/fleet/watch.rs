@@ -32,6 +32,7 @@ use crate::fleet::current::Current;
 use crate::fleet::errors::FleetError;
 use crate::fleet::layout::Layout;
 use crate::fleet::read::{read_current, read_generation, Snapshot};
+use crate::fleet::values::ParseCache;
 
 /// The longest wait between two tries after errors.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -67,6 +68,8 @@ pub struct Source {
     stream: Option<WatchStream>,
     /// A flip seen on the watch whose generation is not read yet.
     pending: Option<(Current, i64)>,
+    /// The last generation's services, parsed.
+    cache: ParseCache,
     failures: u32,
     /// When the next try may start, after an error.
     retry_at: Option<tokio::time::Instant>,
@@ -95,6 +98,7 @@ impl Source {
             reread: true,
             stream: None,
             pending: None,
+            cache: ParseCache::new(),
             failures: 0,
             retry_at: None,
             stats: SourceStats::default(),
@@ -150,7 +154,9 @@ impl Source {
     async fn step(&mut self) -> Result<Snapshot, FleetError> {
         loop {
             if let Some((current, at)) = self.pending.clone() {
-                match read_generation(&self.etcd, &self.layout, &current, at).await {
+                let read =
+                    read_generation(&self.etcd, &self.layout, &current, at, &mut self.cache).await;
+                match read {
                     Ok(config) => {
                         self.pending = None;
                         self.stats.generations_read += 1;
@@ -280,7 +286,8 @@ impl Source {
             self.revision = at;
             return Ok(None);
         }
-        let config = read_generation(&self.etcd, &self.layout, &current, at).await?;
+        let config =
+            read_generation(&self.etcd, &self.layout, &current, at, &mut self.cache).await?;
         self.stats.generations_read += 1;
         self.reread = false;
         self.revision = at;

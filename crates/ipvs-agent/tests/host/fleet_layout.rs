@@ -3,7 +3,8 @@
 //! in its value). No etcd.
 
 use ipvs_agent::fleet::current::Current;
-use ipvs_agent::fleet::layout::{assemble, entries, record, verify, Layout};
+use ipvs_agent::fleet::layout::{assemble, entries, record, verify, verify_with, Layout};
+use ipvs_agent::fleet::values::ParseCache;
 use ipvs_agent::fleet::FleetError;
 
 use crate::fleet_etcd::config_of;
@@ -80,23 +81,31 @@ fn a_value_that_does_not_parse_is_named_by_its_key_and_line() {
         }
         other => panic!("{other:?}"),
     }
-    // Two services in one value, an unknown key, bytes that are not text.
+    // Two services in one value, one service twice, an unknown key, bytes
+    // that are not text.
     let mut two = entries(&config_of(2, 80));
-    let both = [two[0].1.clone(), two[1].1.clone()].concat();
-    two[0].1 = both;
+    two[0].1 = [two[0].1.clone(), two[1].1.clone()].concat();
     two.remove(1);
-    let mut dup = two.clone();
-    dup.insert(
-        1,
-        (
-            "services/00000001-x".into(),
-            entries(&config_of(3, 81))[2].1.clone(),
-        ),
-    );
-    let r = verify(&layout(), &record(3, &dup), &dup).unwrap_err();
+    let r = verify(&layout(), &record(3, &two), &two).unwrap_err();
     assert_eq!(
         r.to_string(),
-        "/p/generations/00000000000000000003/services/: 2 values hold 3 services, one each expected"
+        "/p/generations/00000000000000000003/services/00000000-tcp-10.0.0.0-80: 2 services in one value, one expected"
+    );
+    let mut twice = entries(&config_of(2, 80));
+    twice[1].1 = twice[0].1.clone();
+    let r = verify(&layout(), &record(3, &twice), &twice).unwrap_err();
+    assert_eq!(
+        r.to_string(),
+        "/p/generations/00000000000000000003/services/00000001-tcp-10.0.0.1-80: service TCP 10.0.0.0:80 is configured twice \
+         (first at /p/generations/00000000000000000003/services/00000000-tcp-10.0.0.0-80)"
+    );
+    let mut settings = entries(&config_of(1, 80));
+    settings[1].1 = b"[agent]\nresync = \"soon\"\n".to_vec();
+    let r = verify(&layout(), &record(3, &settings), &settings).unwrap_err();
+    assert!(
+        r.to_string()
+            .starts_with("/p/generations/00000000000000000003/settings: line 2: "),
+        "{r}"
     );
     let mut unknown = entries(&config_of(1, 80));
     unknown.push(("zzz".into(), b"x".to_vec()));
@@ -121,4 +130,28 @@ fn current_names_its_generation_count_and_digest() {
     let c = record(5, &e);
     assert_eq!(Current::parse(&c.to_text()), Ok(c.clone()));
     assert_ne!(record(5, &entries(&config_of(2, 81))).digest, c.digest);
+}
+
+#[test]
+fn with_a_cache_only_the_changed_values_are_parsed_and_the_result_is_the_same() {
+    let mut cache = ParseCache::new();
+    let mut c = config_of(50, 80);
+    let e = entries(&c);
+    assert_eq!(
+        verify_with(&layout(), &record(1, &e), &e, &mut cache).unwrap(),
+        c
+    );
+    assert_eq!(cache.len(), 50);
+    c.services[7].servers[2].destination.weight = 9;
+    c.services.remove(30);
+    let e2 = entries(&c);
+    let cached = verify_with(&layout(), &record(2, &e2), &e2, &mut cache).unwrap();
+    assert_eq!(cached, c);
+    assert_eq!(cached, verify(&layout(), &record(2, &e2), &e2).unwrap());
+    assert_eq!(cache.len(), 49, "only this generation's services kept");
+    // A bad generation leaves the cache as it was.
+    let mut bad = e2.clone();
+    bad[3].1 = b"[[service]]\n".to_vec();
+    assert!(verify_with(&layout(), &record(3, &bad), &bad, &mut cache).is_err());
+    assert_eq!(cache.len(), 49);
 }
