@@ -87,7 +87,8 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
     let second = config_of(30, 81);
     let options = PublishOptions::default()
         .with_limits(limits)
-        .with_pause(pause);
+        .with_pause(pause)
+        .with_in_flight(1);
     let p = publish(&etcd, &layout, &second, options).await.unwrap();
     assert_eq!(p.transactions, 6);
     let seen = seen.lock().unwrap().clone();
@@ -102,7 +103,43 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
         "(transaction, of, generation read, equal to the first, keys of generation 2 written)"
     );
     let s = read(&etcd, &layout, None).await.unwrap();
-    assert_eq!((s.generation, s.config), (2, second));
+    assert_eq!((s.generation, &s.config), (2, &second));
+
+    // Two transactions in flight at once: a reader between two windows
+    // still reads the previous generation whole.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (e, l, f, s) = (
+        etcd.clone(),
+        layout.clone(),
+        second.clone(),
+        Arc::clone(&seen),
+    );
+    let pause = Box::new(move |i: usize, n: usize| {
+        let (e, l, f, s) = (e.clone(), l.clone(), f.clone(), Arc::clone(&s));
+        Box::pin(async move {
+            let snapshot = read(&e, &l, None).await.unwrap();
+            let written = keys_under(&e, &l.generation(3)).await;
+            s.lock()
+                .unwrap()
+                .push((i, n, snapshot.generation, snapshot.config == f, written));
+        }) as ipvs_agent::fleet::write::PauseFuture
+    });
+    let third = config_of(30, 82);
+    let options = PublishOptions::default()
+        .with_limits(limits)
+        .with_pause(pause)
+        .with_in_flight(2);
+    publish(&etcd, &layout, &third, options).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            (0, 4, 2, true, 16),
+            (1, 4, 2, true, 16),
+            (2, 4, 2, true, 31),
+            (3, 4, 2, true, 31),
+        ]
+    );
+    assert_eq!(read(&etcd, &layout, None).await.unwrap().config, third);
 }
 
 #[tokio::test]
