@@ -45,6 +45,9 @@ pub struct PublishOptions {
     /// Transactions of entries in flight at once (0 counts as 1; default
     /// [`IN_FLIGHT`]).
     pub in_flight: usize,
+    /// Seconds the claim outlives a publisher that dies (default
+    /// [`CLAIM_TTL`]; a publish that takes longer loses its claim).
+    pub claim_ttl: i64,
 }
 
 /// Transactions of entries a publish has in flight at once by default.
@@ -56,6 +59,7 @@ impl Default for PublishOptions {
             limits: Limits::default(),
             pause: None,
             in_flight: IN_FLIGHT,
+            claim_ttl: CLAIM_TTL,
         }
     }
 }
@@ -66,6 +70,7 @@ impl std::fmt::Debug for PublishOptions {
             .field("limits", &self.limits)
             .field("pause", &self.pause.is_some())
             .field("in_flight", &self.in_flight)
+            .field("claim_ttl", &self.claim_ttl)
             .finish()
     }
 }
@@ -83,6 +88,14 @@ impl PublishOptions {
     #[must_use]
     pub fn with_in_flight(mut self, n: usize) -> Self {
         self.in_flight = n;
+        self
+    }
+
+    /// With a claim that outlives a dead publisher `seconds` (etcd raises
+    /// a lease shorter than its minimum, 1.5 s with default timings).
+    #[must_use]
+    pub fn with_claim_ttl(mut self, seconds: i64) -> Self {
+        self.claim_ttl = seconds;
         self
     }
 
@@ -135,7 +148,7 @@ pub async fn publish(
     let lease = etcd
         .call(
             "grant the claim's lease",
-            client.lease_grant(CLAIM_TTL, None),
+            client.lease_grant(options.claim_ttl, None),
         )
         .await?
         .id();
@@ -290,7 +303,7 @@ fn conflict(layout: &Layout, base: i64, token: &str, responses: &[TxnOpResponse]
             String::from_utf8_lossy(&v)
         ),
         (_, None) => format!(
-            "this publisher's claim `{}` is gone (its lease of {CLAIM_TTL} s expired)",
+            "this publisher's claim `{}` is gone (its lease expired)",
             layout.publishing()
         ),
         _ => "the transaction's compares failed".to_string(),

@@ -283,3 +283,51 @@ async fn an_etcd_that_does_not_answer_is_named() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_publisher_that_dies_holds_its_claim_until_its_lease_expires() {
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&server.endpoints()).await.unwrap();
+    let layout = Layout::new("/dead");
+    publish(&etcd, &layout, &config_of(2, 80), PublishOptions::default())
+        .await
+        .unwrap();
+    // A writes part of generation 2 and "dies": its publish is dropped
+    // while it waits between transactions (its lease is not revoked).
+    let pause = Box::new(|_: usize, _: usize| {
+        Box::pin(std::future::pending()) as ipvs_agent::fleet::write::PauseFuture
+    });
+    let options = PublishOptions::default()
+        .with_limits(Limits::new(10, 1 << 20))
+        .with_in_flight(1)
+        .with_pause(pause)
+        .with_claim_ttl(2);
+    let dead = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        publish(&etcd, &layout, &config_of(20, 81), options),
+    )
+    .await;
+    assert!(dead.is_err(), "the first publish never ends");
+    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 8);
+    let b = config_of(3, 82);
+    match publish(&etcd, &layout, &b, PublishOptions::default()).await {
+        Err(FleetError::Conflict { reason, .. }) => {
+            assert!(reason.contains("is held by another"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Once the lease expired, B goes through and replaces A's leftovers.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let p = loop {
+        match publish(&etcd, &layout, &b, PublishOptions::default()).await {
+            Ok(p) => break p,
+            Err(FleetError::Conflict { .. }) if std::time::Instant::now() < until => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(p.generation, 2);
+    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 4);
+    assert_eq!(read(&etcd, &layout, None).await.unwrap().config, b);
+}
