@@ -66,6 +66,8 @@ pub struct Source {
     /// The whole state is to be read (at the start, after a compaction).
     reread: bool,
     stream: Option<WatchStream>,
+    /// Whether etcd answered on the stream (its creation at least).
+    answered: bool,
     /// A flip seen on the watch whose generation is not read yet.
     pending: Option<(Current, i64)>,
     /// The last generation's services, parsed.
@@ -97,6 +99,7 @@ impl Source {
             current_revision: 0,
             reread: true,
             stream: None,
+            answered: false,
             pending: None,
             cache: ParseCache::new(),
             failures: 0,
@@ -199,12 +202,13 @@ impl Source {
                         self.stats.resumes += 1;
                     }
                     self.stats.watches += 1;
+                    self.answered = false;
                     self.stream.insert(s)
                 }
             };
             let response = match stream.message().await {
                 Ok(Some(r)) => r,
-                Ok(None) | Err(_) => {
+                Ok(None) | Err(_) if self.answered => {
                     // The connection is gone: resume from the revision held.
                     tracing::warn!(
                         etcd = self.etcd.endpoints(),
@@ -214,7 +218,18 @@ impl Source {
                     self.stream = None;
                     continue;
                 }
+                Ok(None) | Err(_) => {
+                    // Lost before any answer: an error, so that the next
+                    // try waits its backoff.
+                    self.stream = None;
+                    return Err(FleetError::Unreachable {
+                        endpoints: self.etcd.endpoints().to_string(),
+                        operation: "watch `current`",
+                        message: "the watch ended before etcd answered".to_string(),
+                    });
+                }
             };
+            self.answered = true;
             if response.canceled() {
                 self.stream = None;
                 if response.compact_revision() > 0 {

@@ -29,12 +29,12 @@ pub const CLAIM_TTL: i64 = 60;
 /// A future a [`Pause`] returns.
 pub type PauseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// Called after each transaction of a generation's entries with its index
-/// and the number of transactions; the publish goes on when its future
-/// ends (tests hold a publish between transactions with it).
+/// and the number of transactions, in order, once the window of
+/// transactions in flight with it is written; the publish goes on when
+/// its future ends (tests hold a publish between transactions with it).
 pub type Pause = Box<dyn FnMut(usize, usize) -> PauseFuture + Send>;
 
 /// How a publish is written.
-#[derive(Default)]
 #[non_exhaustive]
 pub struct PublishOptions {
     /// etcd's limits on one transaction (its defaults unless the cluster
@@ -42,6 +42,26 @@ pub struct PublishOptions {
     pub limits: Limits,
     /// Called between transactions.
     pub pause: Option<Pause>,
+    /// Transactions of entries in flight at once (0 counts as 1; default
+    /// [`IN_FLIGHT`]).
+    pub in_flight: usize,
+    /// Seconds the claim outlives a publisher that dies (default
+    /// [`CLAIM_TTL`]; a publish that takes longer loses its claim).
+    pub claim_ttl: i64,
+}
+
+/// Transactions of entries a publish has in flight at once by default.
+pub const IN_FLIGHT: usize = 8;
+
+impl Default for PublishOptions {
+    fn default() -> Self {
+        PublishOptions {
+            limits: Limits::default(),
+            pause: None,
+            in_flight: IN_FLIGHT,
+            claim_ttl: CLAIM_TTL,
+        }
+    }
 }
 
 impl std::fmt::Debug for PublishOptions {
@@ -49,6 +69,8 @@ impl std::fmt::Debug for PublishOptions {
         f.debug_struct("PublishOptions")
             .field("limits", &self.limits)
             .field("pause", &self.pause.is_some())
+            .field("in_flight", &self.in_flight)
+            .field("claim_ttl", &self.claim_ttl)
             .finish()
     }
 }
@@ -58,6 +80,22 @@ impl PublishOptions {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// With `n` transactions of entries in flight at once (1: one after
+    /// the other).
+    #[must_use]
+    pub fn with_in_flight(mut self, n: usize) -> Self {
+        self.in_flight = n;
+        self
+    }
+
+    /// With a claim that outlives a dead publisher `seconds` (etcd raises
+    /// a lease shorter than its minimum, 1.5 s with default timings).
+    #[must_use]
+    pub fn with_claim_ttl(mut self, seconds: i64) -> Self {
+        self.claim_ttl = seconds;
         self
     }
 
@@ -110,7 +148,7 @@ pub async fn publish(
     let lease = etcd
         .call(
             "grant the claim's lease",
-            client.lease_grant(CLAIM_TTL, None),
+            client.lease_grant(options.claim_ttl, None),
         )
         .await?
         .id();
@@ -144,22 +182,45 @@ pub async fn publish(
         if !response.succeeded() {
             return Err(conflict(layout, base, &token, &response.op_responses()));
         }
-        for (i, range) in parts.iter().enumerate() {
-            let mut ops = Vec::with_capacity(range.len());
-            for (k, v) in &full[range.clone()] {
-                bytes += put_bytes(k, v);
-                ops.push(TxnOp::put(k.as_str(), v.clone(), None));
+        // A window of transactions in flight at once (their order does not
+        // matter: nothing is in force before the flip); the pause is
+        // called after each, in order, once its window is written.
+        let window = options.in_flight.max(1);
+        for (w, chunk) in parts.chunks(window).enumerate() {
+            let mut set = tokio::task::JoinSet::new();
+            for (j, range) in chunk.iter().enumerate() {
+                let mut ops = Vec::with_capacity(range.len());
+                for (k, v) in &full[range.clone()] {
+                    bytes += put_bytes(k, v);
+                    ops.push(TxnOp::put(k.as_str(), v.clone(), None));
+                }
+                let txn = Txn::new()
+                    .when(vec![unchanged.clone(), held.clone()])
+                    .and_then(ops)
+                    .or_else(on_failure.clone());
+                let etcd = etcd.clone();
+                set.spawn(async move {
+                    let mut client = etcd.client();
+                    let r = etcd.call("write a generation", client.txn(txn)).await;
+                    (w * window + j, r)
+                });
             }
-            let txn = Txn::new()
-                .when(vec![unchanged.clone(), held.clone()])
-                .and_then(ops)
-                .or_else(on_failure.clone());
-            let response = etcd.call("write a generation", client.txn(txn)).await?;
-            if !response.succeeded() {
-                return Err(conflict(layout, base, &token, &response.op_responses()));
+            let mut done = Vec::with_capacity(chunk.len());
+            while let Some(joined) = set.join_next().await {
+                done.push(joined.map_err(|e| FleetError::Etcd {
+                    operation: "write a generation",
+                    message: e.to_string(),
+                })?);
             }
-            if let Some(pause) = options.pause.as_mut() {
-                pause(i, count).await;
+            done.sort_by_key(|(i, _)| *i);
+            for (i, response) in done {
+                let response = response?;
+                if !response.succeeded() {
+                    return Err(conflict(layout, base, &token, &response.op_responses()));
+                }
+                if let Some(pause) = options.pause.as_mut() {
+                    pause(i, count).await;
+                }
             }
         }
         let text = current.to_text();
@@ -242,7 +303,7 @@ fn conflict(layout: &Layout, base: i64, token: &str, responses: &[TxnOpResponse]
             String::from_utf8_lossy(&v)
         ),
         (_, None) => format!(
-            "this publisher's claim `{}` is gone (its lease of {CLAIM_TTL} s expired)",
+            "this publisher's claim `{}` is gone (its lease expired)",
             layout.publishing()
         ),
         _ => "the transaction's compares failed".to_string(),

@@ -21,6 +21,15 @@ async fn publish_and_watch_times() {
     for n in [1_000, 10_000] {
         let layout = Layout::new(&format!("/figures-{n}"));
         let c = config_of(n, 80);
+        let t = Instant::now();
+        let e = ipvs_agent::fleet::layout::entries(&c);
+        let encoded = t.elapsed();
+        let _ = ipvs_agent::fleet::layout::record(1, &e);
+        println!(
+            "{n} services: {} ms to encode, {} ms more for the digest",
+            encoded.as_millis(),
+            (t.elapsed() - encoded).as_millis()
+        );
         for round in 1..=3 {
             let t = Instant::now();
             let p = publish(&etcd, &layout, &c, PublishOptions::default())

@@ -87,7 +87,8 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
     let second = config_of(30, 81);
     let options = PublishOptions::default()
         .with_limits(limits)
-        .with_pause(pause);
+        .with_pause(pause)
+        .with_in_flight(1);
     let p = publish(&etcd, &layout, &second, options).await.unwrap();
     assert_eq!(p.transactions, 6);
     let seen = seen.lock().unwrap().clone();
@@ -102,7 +103,43 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
         "(transaction, of, generation read, equal to the first, keys of generation 2 written)"
     );
     let s = read(&etcd, &layout, None).await.unwrap();
-    assert_eq!((s.generation, s.config), (2, second));
+    assert_eq!((s.generation, &s.config), (2, &second));
+
+    // Two transactions in flight at once: a reader between two windows
+    // still reads the previous generation whole.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (e, l, f, s) = (
+        etcd.clone(),
+        layout.clone(),
+        second.clone(),
+        Arc::clone(&seen),
+    );
+    let pause = Box::new(move |i: usize, n: usize| {
+        let (e, l, f, s) = (e.clone(), l.clone(), f.clone(), Arc::clone(&s));
+        Box::pin(async move {
+            let snapshot = read(&e, &l, None).await.unwrap();
+            let written = keys_under(&e, &l.generation(3)).await;
+            s.lock()
+                .unwrap()
+                .push((i, n, snapshot.generation, snapshot.config == f, written));
+        }) as ipvs_agent::fleet::write::PauseFuture
+    });
+    let third = config_of(30, 82);
+    let options = PublishOptions::default()
+        .with_limits(limits)
+        .with_pause(pause)
+        .with_in_flight(2);
+    publish(&etcd, &layout, &third, options).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            (0, 4, 2, true, 16),
+            (1, 4, 2, true, 16),
+            (2, 4, 2, true, 31),
+            (3, 4, 2, true, 31),
+        ]
+    );
+    assert_eq!(read(&etcd, &layout, None).await.unwrap().config, third);
 }
 
 #[tokio::test]
@@ -245,4 +282,52 @@ async fn an_etcd_that_does_not_answer_is_named() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn a_publisher_that_dies_holds_its_claim_until_its_lease_expires() {
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&server.endpoints()).await.unwrap();
+    let layout = Layout::new("/dead");
+    publish(&etcd, &layout, &config_of(2, 80), PublishOptions::default())
+        .await
+        .unwrap();
+    // A writes part of generation 2 and "dies": its publish is dropped
+    // while it waits between transactions (its lease is not revoked).
+    let pause = Box::new(|_: usize, _: usize| {
+        Box::pin(std::future::pending()) as ipvs_agent::fleet::write::PauseFuture
+    });
+    let options = PublishOptions::default()
+        .with_limits(Limits::new(10, 1 << 20))
+        .with_in_flight(1)
+        .with_pause(pause)
+        .with_claim_ttl(2);
+    let dead = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        publish(&etcd, &layout, &config_of(20, 81), options),
+    )
+    .await;
+    assert!(dead.is_err(), "the first publish never ends");
+    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 8);
+    let b = config_of(3, 82);
+    match publish(&etcd, &layout, &b, PublishOptions::default()).await {
+        Err(FleetError::Conflict { reason, .. }) => {
+            assert!(reason.contains("is held by another"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Once the lease expired, B goes through and replaces A's leftovers.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let p = loop {
+        match publish(&etcd, &layout, &b, PublishOptions::default()).await {
+            Ok(p) => break p,
+            Err(FleetError::Conflict { .. }) if std::time::Instant::now() < until => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(p.generation, 2);
+    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 4);
+    assert_eq!(read(&etcd, &layout, None).await.unwrap().config, b);
 }
