@@ -200,8 +200,9 @@ impl Ctx {
             if let Err(e) = listed {
                 self.list_error(RequestKind::ListServices, &e);
             }
-            let text = rows.finish();
-            self.out.write_bytes(&text);
+            self.out.flush();
+            let mut so = std::io::stdout().lock();
+            let _ = rows.write_to(&mut so).and_then(|()| so.flush());
             return;
         }
         let table = self.listed_table(f);

@@ -11,7 +11,12 @@
 //! each) costs more in large parts: each part is allocated at the size
 //! the socket remembers, 32 KiB for a few hundred bytes. One socket read
 //! with 32 KiB once would give every later destination dump 32 KiB parts;
-//! a socket of its own keeps the two apart.
+//! a socket of its own keeps the two apart. Measured on 6.1 and 6.12
+//! (`tests/kernel_api/listing_facts.rs`): after one 64 KiB read, parts of
+//! 32,320 bytes (101 services; at most 32 KiB less the 320 bytes of the
+//! kernel's overhead), and 4 KiB reads of that socket get them truncated;
+//! a new socket's first part, made when the request is sent, before any
+//! read, is a page at most (3,520 bytes, 11 services).
 //!
 //! It is opened with the client's other sockets, in its namespace (a
 //! socket stays in the namespace it was made in), so a client holds one
