@@ -110,8 +110,9 @@ pub enum Fault {
     /// `ENOBUFS` (the kernel's overrun; what was queued before is read
     /// after it), and every reply after them is lost too until the reader
     /// reads the queue empty (netlink's congested socket). At a dump part:
-    /// that part is not written then (the dump goes on at the next
-    /// receive after the error).
+    /// the kernel could not have the part's buffer, so it writes nothing
+    /// (no entry is skipped), the receive under way ends, the next fails
+    /// with `ENOBUFS`, and the one after goes on with the dump.
     Overrun,
     /// The request is run but its replies never come (no error either):
     /// the client's wait runs out. (Netlink itself never loses a reply

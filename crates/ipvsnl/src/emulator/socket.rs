@@ -435,6 +435,13 @@ impl Port {
                 });
             }
             Some(Fault::ReceiveFails(e)) => self.congestion.fail_receive = Some(*e),
+            Some(Fault::Overrun) => {
+                // The part's buffer could not be had: nothing written (no
+                // entry skipped); the next receive after the error tries
+                // again.
+                self.error = Some(libc::ENOBUFS);
+                return None;
+            }
             _ => {}
         }
         let mut bytes = Vec::with_capacity(4096);
@@ -444,10 +451,6 @@ impl Port {
             self.dump = None;
         }
         match fault {
-            Some(Fault::Overrun) => {
-                self.error = Some(libc::ENOBUFS);
-                None
-            }
             Some(Fault::Truncate) => Some(Datagram { bytes, cut: true }),
             Some(Fault::Garbage) => Some(Datagram {
                 bytes: socket_faults::garbage(),
@@ -475,7 +478,9 @@ impl Port {
         let kernel = self.kernel.clone();
         let mut s = kernel.lock();
         let mut n = 0;
-        while n < got.len() {
+        // An error a dump part raised ends the receive (recvmmsg returns
+        // what it has; the error comes at the next call).
+        while n < got.len() && self.error.is_none() && self.congestion.fail_receive.is_none() {
             if self.queue.is_empty() && self.dump.is_some() && !self.stalled {
                 if let Some(part) = self.next_part(&mut s) {
                     self.queue.push_back(part);
