@@ -144,14 +144,16 @@ impl AsyncClient {
     ) -> Result<Self, Error> {
         let Sockets {
             netlink: sock,
+            service_dumps: dumps,
             sockopt,
         } = sockets;
         let granted = sock
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
         let io = real(Tokio::new(sock).map_err(setup_error)?);
+        let dumps = real(Tokio::new(dumps).map_err(setup_error)?);
         Ok(AsyncClient {
-            core: ClientCore::new(io, granted, opts, netns, sockopt),
+            core: ClientCore::new(io, granted, opts, netns, (dumps, sockopt)),
         })
     }
 

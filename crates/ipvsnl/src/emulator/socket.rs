@@ -142,6 +142,13 @@ impl Port {
         .totals()
     }
 
+    /// The largest receive buffer it was read with (what the kernel sizes
+    /// its dump parts by).
+    #[cfg(test)]
+    pub(crate) fn largest_receive(&self) -> usize {
+        self.max_recv
+    }
+
     /// Its namespace's identity (see [`NsTable::serial`](super::table::NsTable)).
     pub(crate) fn serial(&self) -> u64 {
         self.kernel.lock().ns(&self.namespace).serial
