@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 
-use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
+use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::IpvsCommand;
 
 use super::attrs;
@@ -17,6 +17,7 @@ use super::dump::{Dump, Listing};
 use super::encode;
 use super::faults::{Fault, Taken};
 use super::kernel::{Kernel, State};
+use super::messages::{Message, Messages};
 use super::record;
 use super::socket_faults::{self, Congestion};
 use crate::proto::Wait;
@@ -60,55 +61,6 @@ enum Sent {
     Held,
     /// The socket refused it with this errno.
     Failed(i32),
-}
-
-/// One message of a datagram.
-struct Message<'a> {
-    bytes: &'a [u8],
-    kind: u16,
-    flags: u16,
-    seq: u32,
-}
-
-/// The messages of a datagram, as `netlink_rcv_skb` walks them (it stops
-/// at the first whose length does not fit).
-struct Messages<'a>(&'a [u8]);
-
-impl<'a> Iterator for Messages<'a> {
-    type Item = Message<'a>;
-
-    fn next(&mut self) -> Option<Message<'a>> {
-        let rest = self.0;
-        if rest.len() < 16 {
-            return None;
-        }
-        let len = u32::from_ne_bytes(rest[..4].try_into().unwrap_or_default()) as usize;
-        if len < 16 || len > rest.len() {
-            self.0 = &[];
-            return None;
-        }
-        self.0 = rest.get((len + 3) & !3..).unwrap_or_default();
-        Some(Message {
-            bytes: &rest[..len],
-            kind: u16::from_ne_bytes([rest[4], rest[5]]),
-            flags: u16::from_ne_bytes([rest[6], rest[7]]),
-            seq: u32::from_ne_bytes(rest[8..12].try_into().unwrap_or_default()),
-        })
-    }
-}
-
-impl Message<'_> {
-    fn is_dump(&self) -> bool {
-        self.flags & NLM_F_DUMP == NLM_F_DUMP
-    }
-
-    fn command(&self) -> u8 {
-        self.bytes.get(16).copied().unwrap_or(0)
-    }
-
-    fn attrs(&self) -> &[u8] {
-        self.bytes.get(20..).unwrap_or_default()
-    }
 }
 
 impl Port {
