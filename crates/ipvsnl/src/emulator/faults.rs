@@ -55,7 +55,10 @@ pub type Condition = Box<dyn FnMut(&Taken) -> bool + Send>;
 #[non_exhaustive]
 pub enum When {
     /// At the first request (a message of a datagram a client sent) for
-    /// which the condition holds, before the kernel runs it.
+    /// which the condition holds, before the kernel runs it. Every armed
+    /// fault's condition sees every request (so one that counts counts
+    /// them all); one fault strikes a request, the first armed of those
+    /// whose condition holds.
     Request(Condition),
     /// Before the kernel writes part `n` (1: the first, written when the
     /// dump request is taken) of the next dump that gets that far.
@@ -73,14 +76,15 @@ impl When {
         When::Request(Box::new(move |t| t.kind == Some(kind)))
     }
 
-    /// At the `n`-th change from now (1: the next one).
+    /// At the `n`-th change from now (1: the next one); if another fault
+    /// struck at that one, at the next change.
     pub fn nth_change(n: usize) -> Self {
         let mut seen = 0;
         When::Request(Box::new(move |t| {
             if t.is_change() {
                 seen += 1;
             }
-            t.is_change() && seen == n
+            t.is_change() && seen >= n
         }))
     }
 
@@ -110,8 +114,9 @@ pub enum Fault {
     /// `ENOBUFS` (the kernel's overrun; what was queued before is read
     /// after it), and every reply after them is lost too until the reader
     /// reads the queue empty (netlink's congested socket). At a dump part:
-    /// that part is not written then (the dump goes on at the next
-    /// receive after the error).
+    /// the kernel could not have the part's buffer, so it writes nothing
+    /// (no entry is skipped), the receive under way ends, the next fails
+    /// with `ENOBUFS`, and the one after goes on with the dump.
     Overrun,
     /// The request is run but its replies never come (no error either):
     /// the client's wait runs out. (Netlink itself never loses a reply

@@ -75,11 +75,17 @@ impl State {
 
     /// The first armed request fault whose condition holds for `t`.
     pub(crate) fn fault_for(&mut self, t: &Taken) -> Option<Fault> {
-        let at = self.faults.iter_mut().position(|a| match &mut a.when {
-            When::Request(cond) => cond(t),
-            When::DumpPart(_) => false,
-        })?;
-        Some(self.faults.remove(at).fault)
+        // Every condition sees the request (a counting one counts it),
+        // the first that holds strikes.
+        let mut first = None;
+        for (at, a) in self.faults.iter_mut().enumerate() {
+            if let When::Request(cond) = &mut a.when {
+                if cond(t) && first.is_none() {
+                    first = Some(at);
+                }
+            }
+        }
+        Some(self.faults.remove(first?).fault)
     }
 
     /// The armed fault for dump part `n`, if any.

@@ -142,6 +142,7 @@ mod encode;
 mod faults;
 mod inspect;
 mod kernel;
+mod messages;
 mod parse;
 mod record;
 mod socket;

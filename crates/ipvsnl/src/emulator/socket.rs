@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 
-use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
+use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::IpvsCommand;
 
 use super::attrs;
@@ -17,6 +17,7 @@ use super::dump::{Dump, Listing};
 use super::encode;
 use super::faults::{Fault, Taken};
 use super::kernel::{Kernel, State};
+use super::messages::{Message, Messages};
 use super::record;
 use super::socket_faults::{self, Congestion};
 use crate::proto::Wait;
@@ -60,55 +61,6 @@ enum Sent {
     Held,
     /// The socket refused it with this errno.
     Failed(i32),
-}
-
-/// One message of a datagram.
-struct Message<'a> {
-    bytes: &'a [u8],
-    kind: u16,
-    flags: u16,
-    seq: u32,
-}
-
-/// The messages of a datagram, as `netlink_rcv_skb` walks them (it stops
-/// at the first whose length does not fit).
-struct Messages<'a>(&'a [u8]);
-
-impl<'a> Iterator for Messages<'a> {
-    type Item = Message<'a>;
-
-    fn next(&mut self) -> Option<Message<'a>> {
-        let rest = self.0;
-        if rest.len() < 16 {
-            return None;
-        }
-        let len = u32::from_ne_bytes(rest[..4].try_into().unwrap_or_default()) as usize;
-        if len < 16 || len > rest.len() {
-            self.0 = &[];
-            return None;
-        }
-        self.0 = rest.get((len + 3) & !3..).unwrap_or_default();
-        Some(Message {
-            bytes: &rest[..len],
-            kind: u16::from_ne_bytes([rest[4], rest[5]]),
-            flags: u16::from_ne_bytes([rest[6], rest[7]]),
-            seq: u32::from_ne_bytes(rest[8..12].try_into().unwrap_or_default()),
-        })
-    }
-}
-
-impl Message<'_> {
-    fn is_dump(&self) -> bool {
-        self.flags & NLM_F_DUMP == NLM_F_DUMP
-    }
-
-    fn command(&self) -> u8 {
-        self.bytes.get(16).copied().unwrap_or(0)
-    }
-
-    fn attrs(&self) -> &[u8] {
-        self.bytes.get(20..).unwrap_or_default()
-    }
 }
 
 impl Port {
@@ -442,6 +394,13 @@ impl Port {
                 });
             }
             Some(Fault::ReceiveFails(e)) => self.congestion.fail_receive = Some(*e),
+            Some(Fault::Overrun) => {
+                // The part's buffer could not be had: nothing written (no
+                // entry skipped); the next receive after the error tries
+                // again.
+                self.error = Some(libc::ENOBUFS);
+                return None;
+            }
             _ => {}
         }
         let mut bytes = Vec::with_capacity(4096);
@@ -451,10 +410,6 @@ impl Port {
             self.dump = None;
         }
         match fault {
-            Some(Fault::Overrun) => {
-                self.error = Some(libc::ENOBUFS);
-                None
-            }
             Some(Fault::Truncate) => Some(Datagram { bytes, cut: true }),
             Some(Fault::Garbage) => Some(Datagram {
                 bytes: socket_faults::garbage(),
@@ -482,7 +437,9 @@ impl Port {
         let kernel = self.kernel.clone();
         let mut s = kernel.lock();
         let mut n = 0;
-        while n < got.len() {
+        // An error a dump part raised ends the receive (recvmmsg returns
+        // what it has; the error comes at the next call).
+        while n < got.len() && self.error.is_none() && self.congestion.fail_receive.is_none() {
             if self.queue.is_empty() && self.dump.is_some() && !self.stalled {
                 if let Some(part) = self.next_part(&mut s) {
                     self.queue.push_back(part);

@@ -143,3 +143,22 @@ fn dump_quirks_another_family_may_show() {
     assert_eq!(e.errno(), Some(libc::EMSGSIZE), "{e}");
     assert_eq!(c.services().unwrap().len(), 100);
 }
+
+#[test]
+fn faults_counted_from_their_arming_strike_at_their_own_changes() {
+    let k = Kernel::new();
+    let mut c = Client::emulated(&k);
+    k.inject(When::nth_change(2), Fault::Refuse(libc::EPERM));
+    k.inject(When::nth_change(4), Fault::Refuse(libc::EACCES));
+    let errnos: Vec<Option<i32>> = (1..=5)
+        .map(|i| {
+            c.add_service(&Service::new(key(i)))
+                .err()
+                .and_then(|e| e.errno())
+        })
+        .collect();
+    assert_eq!(
+        errnos,
+        [None, Some(libc::EPERM), None, Some(libc::EACCES), None]
+    );
+}
