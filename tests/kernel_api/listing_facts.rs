@@ -124,13 +124,8 @@ fn a_socket_reads_the_namespace_it_was_made_in_after_every_thread_left_it() {
     );
 }
 
-/// The datagrams of a service dump read 4 KiB at a time on a new socket:
-/// (length, service messages, whether it holds the `NLMSG_DONE`).
-fn dump_parts() -> Vec<(usize, usize, bool)> {
-    let mut raw = rawnl::RawNl::open().unwrap();
-    let req = raw.request_bytes(IpvsMessage::new(IpvsCommand::GetService, vec![]), true);
-    // A socket of its own: RawNl reads 64 KiB at a time, and the kernel
-    // sizes the parts by the largest read a socket made.
+/// A new generic-netlink socket of the calling thread's namespace.
+fn nl_socket() -> OwnedFd {
     // SAFETY: socket(2) takes only integers; the result is checked.
     let fd = unsafe {
         libc::socket(
@@ -141,7 +136,23 @@ fn dump_parts() -> Vec<(usize, usize, bool)> {
     };
     assert!(fd >= 0);
     // SAFETY: `fd` was just created and nothing else owns it.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// The datagrams of a service dump read 4 KiB at a time on a new socket:
+/// (length, service messages, whether it holds the `NLMSG_DONE`).
+fn dump_parts() -> Vec<(usize, usize, bool)> {
+    // A socket of its own: RawNl reads 64 KiB at a time, and the kernel
+    // sizes the parts by the largest read a socket made.
+    dump_parts_on(&nl_socket(), 4096)
+}
+
+/// The datagrams of a service dump on `fd`, each read into `read` bytes:
+/// (its whole length, even when longer than `read`; the service messages
+/// of what was read; whether it holds the `NLMSG_DONE`).
+fn dump_parts_on(fd: &OwnedFd, read: usize) -> Vec<(usize, usize, bool)> {
+    let mut raw = rawnl::RawNl::open().unwrap();
+    let req = raw.request_bytes(IpvsMessage::new(IpvsCommand::GetService, vec![]), true);
     // SAFETY: an all-zero sockaddr_nl is valid (the kernel's address).
     let mut to: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
     to.nl_family = libc::AF_NETLINK as libc::sa_family_t;
@@ -158,12 +169,20 @@ fn dump_parts() -> Vec<(usize, usize, bool)> {
     };
     assert!(rc >= 0, "sendto: {}", io::Error::last_os_error());
     let mut parts = Vec::new();
+    let mut buf = vec![0u8; read];
     loop {
-        let mut buf = vec![0u8; 4096];
-        // SAFETY: `buf` is live and writable for its length.
-        let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        // SAFETY: `buf` is live and writable for its length. MSG_TRUNC:
+        // the datagram's own length, even when it did not fit.
+        let n = unsafe {
+            libc::recv(
+                fd.as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                libc::MSG_TRUNC,
+            )
+        };
         assert!(n >= 0, "recv: {}", io::Error::last_os_error());
-        let d = &buf[..n as usize];
+        let d = &buf[..(n as usize).min(read)];
         let (mut at, mut services, mut done) = (0, 0, false);
         while at + 16 <= d.len() {
             let len = u32::from_ne_bytes(d[at..at + 4].try_into().unwrap()) as usize;
@@ -174,8 +193,9 @@ fn dump_parts() -> Vec<(usize, usize, bool)> {
             }
             at += (len.max(16) + 3) & !3;
         }
-        parts.push((d.len(), services, done));
-        if done {
+        parts.push((n as usize, services, done));
+        // A truncated part's rest is lost: its dump's end is not awaited.
+        if done || n as usize > read {
             return parts;
         }
     }
@@ -207,4 +227,52 @@ fn a_service_dump_ends_with_a_done_of_its_own_and_fills_its_parts() {
     for p in &full[..full.len() - 1] {
         assert!(p.0 > 3328 - 400 && !p.2, "a full part: {forty:?}");
     }
+}
+
+/// `SKB_WITH_OVERHEAD(32768)` on x86-64: 32 KiB less the kernel's
+/// `skb_shared_info` (320 bytes).
+const LARGEST_PART: usize = 32768 - 320;
+
+#[test]
+#[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
+fn dump_parts_are_sized_by_the_largest_read_a_socket_made_at_most_32_kib() {
+    // What the client's socket of service dumps rests on
+    // (crates/ipvsnl/src/service_dumps.rs): the kernel remembers the
+    // largest receive a socket made, caps it at 32 KiB, and sizes every
+    // later dump part of that socket by it.
+    fresh_netns();
+    let mut c = Client::new().unwrap();
+    for i in 0..400u16 {
+        let [a, b] = i.to_be_bytes();
+        add(&mut c, ServiceKey::tcp(IpAddr::from([10, 4, a, b]), 80));
+    }
+    // Read with 64 KiB: the first part is made before any read (when the
+    // request is sent), so a new socket's is a page at most (measured:
+    // 3,520 bytes, 11 services); every later one of at most 32 KiB less
+    // the overhead, each full (less than a service's message left;
+    // measured: 32,320 bytes, 101 services).
+    let fd = nl_socket();
+    let big = dump_parts_on(&fd, 64 << 10);
+    let (done, parts) = big.split_last().unwrap();
+    assert_eq!(*done, (20, 0, true), "{big:?}");
+    assert_eq!(parts.iter().map(|p| p.1).sum::<usize>(), 400, "{big:?}");
+    let (first, full) = parts.split_first().unwrap();
+    assert!(first.0 <= 4096, "a new socket's first part: {big:?}");
+    for p in &full[..full.len() - 1] {
+        assert!(
+            p.0 <= LARGEST_PART && p.0 > LARGEST_PART - 400,
+            "a full part of at most 32 KiB: {big:?}"
+        );
+    }
+    // The same socket read with 4 KiB: its parts are still 32 KiB ones
+    // (the first does not fit, MSG_TRUNC says how long it was).
+    let after = dump_parts_on(&fd, 4096);
+    assert!(
+        after[0].0 > LARGEST_PART - 400 && after[0].0 <= LARGEST_PART,
+        "the size sticks to the socket: {after:?}"
+    );
+    // A new socket read with 4 KiB gets page-sized parts.
+    let small = dump_parts();
+    assert!(small.iter().all(|p| p.0 <= 4096), "{small:?}");
+    assert_eq!(small.iter().map(|p| p.1).sum::<usize>(), 400, "{small:?}");
 }

@@ -16,7 +16,7 @@
 //!   it is left out of the table (the syncer deletes it); else it stays as
 //!   its servers' health says.
 
-use ipvsnl::sync::{Drain, PlanOptions, Scope, Table};
+use ipvsnl::sync::{Clock, Drain, PlanOptions, Scope, Table};
 use ipvsnl::{Destination, ServiceKey};
 
 use crate::check::Health;
@@ -137,7 +137,13 @@ fn destinations(vs: &VirtualService, states: &[Health], state: ServiceState) -> 
 /// The drain is the syncer's, for every service: servers a reload removes
 /// drain too. UDP and SCTP servers are deleted at once (the library's
 /// default: their "connections" are only timers).
+///
+/// Drains are timed by tokio's clock: the system's in a running daemon, the
+/// test's when a test pauses it (so `drain_max` is exact under a paused
+/// clock, like every other timer of the agent).
 pub fn plan_options(config: &Config) -> PlanOptions {
     let scope = Scope::keys(config.services.iter().map(|s| s.service.key));
-    PlanOptions::new(scope).with_drain(Drain::new(config.agent.drain_max))
+    PlanOptions::new(scope)
+        .with_drain(Drain::new(config.agent.drain_max))
+        .with_clock(Clock::from_fn(|| tokio::time::Instant::now().into_std()))
 }

@@ -13,12 +13,18 @@ use ipvs_agent::render::render;
 
 const USAGE: &str = concat!(
     "usage: ipvs-agent check FILE\n",
+    "       ipvs-agent publish FILE --etcd URL[,URL...] [--prefix P]\n",
     "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
-    "                           [--log-format logfmt|json]\n",
+    "                           [--log-format logfmt|json] [--watch PERIOD]\n",
+    "       ipvs-agent run --etcd URL[,URL...] [--prefix P] [OPTIONS]\n",
     "  check FILE   validate the configuration FILE and print what it would configure\n",
     "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
+    "  publish FILE validate FILE, then publish it to etcd as the fleet's desired state\n",
+    "               (needs the `fleet` feature; exit 0: published; 1: errors; 2: usage)\n",
     "  run FILE     keep the services of FILE in the kernel, their servers checked\n",
-    "               (SIGHUP reloads, SIGTERM stops; HTTP on 127.0.0.1:9102 by default)"
+    "               (SIGHUP reloads, SIGTERM stops; HTTP on 127.0.0.1:9102 by default)\n",
+    "  run --etcd   the same, its configuration what `publish` put in etcd, each new\n",
+    "               generation applied as a reload (needs the `fleet` feature)"
 );
 
 fn main() -> ExitCode {
@@ -30,6 +36,7 @@ fn main() -> ExitCode {
         .as_slice()
     {
         ["check", file] => check(Path::new(file)),
+        ["publish", rest @ ..] => publish(rest),
         ["run", rest @ ..] => ipvs_agent::daemon::run_args(rest, Arc::new(NetProber::new())),
         ["-h" | "--help"] => {
             println!("{USAGE}");
@@ -44,6 +51,17 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+#[cfg(feature = "fleet")]
+fn publish(args: &[&str]) -> ExitCode {
+    ipvs_agent::fleet::publish::publish_args(args)
+}
+
+#[cfg(not(feature = "fleet"))]
+fn publish(_args: &[&str]) -> ExitCode {
+    eprintln!("ipvs-agent publish: this build has no fleet mode (build with the `fleet` feature)");
+    ExitCode::from(2)
 }
 
 fn check(path: &Path) -> ExitCode {

@@ -23,6 +23,7 @@ mod kernel;
 mod list;
 mod names;
 mod restore;
+mod save;
 mod sort;
 
 use grammar::{ArgError, Command, ListFormat, ListWhat};
@@ -189,6 +190,21 @@ impl Ctx {
     }
 
     fn save(&mut self, f: &ListFormat) {
+        if !(f.stats || f.rate) {
+            // The settings listing, row by row (save.rs).
+            let mut rows = save::SaveRows::new(f.nosort, self.names(f.numeric));
+            let listed = self.client.for_each_settings_row(|se| {
+                rows.row(se);
+                std::ops::ControlFlow::Continue(())
+            });
+            if let Err(e) = listed {
+                self.list_error(RequestKind::ListServices, &e);
+            }
+            self.out.flush();
+            let mut so = std::io::stdout().lock();
+            let _ = rows.write_to(&mut so).and_then(|()| so.flush());
+            return;
+        }
         let table = self.listed_table(f);
         let lines: usize = table.iter().map(|s| 1 + s.destinations.len()).sum();
         let mut text = Vec::with_capacity(lines * 60);

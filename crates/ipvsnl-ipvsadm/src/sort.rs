@@ -168,14 +168,22 @@ fn cmp_dests(a: &DestOrder, b: &DestOrder) -> i32 {
 /// The order ipvsadm prints `services` in (indices into it); the kernel's
 /// order with `nosort`.
 pub(crate) fn services(services: &[ServiceEntry], nosort: bool) -> Vec<u32> {
-    let n = services.len() as u32;
+    service_keys(services.iter().map(|s| &s.service.key), nosort)
+}
+
+/// The order ipvsadm prints the services of `keys` in (indices into
+/// them); the kernel's order with `nosort`.
+pub(crate) fn service_keys<'a>(
+    keys: impl ExactSizeIterator<Item = &'a ServiceKey>,
+    nosort: bool,
+) -> Vec<u32> {
+    let n = keys.len() as u32;
     if nosort {
         return (0..n).collect();
     }
-    let mut keys: Vec<ServiceOrder> = services
-        .iter()
+    let mut keys: Vec<ServiceOrder> = keys
         .zip(0..n)
-        .map(|(s, i)| ServiceOrder::of(&s.service.key, i))
+        .map(|(k, i)| ServiceOrder::of(k, i))
         .collect();
     let mut tmp = keys.clone();
     msort(&mut keys, &mut tmp, &cmp_services);

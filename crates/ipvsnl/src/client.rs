@@ -1,4 +1,4 @@
-//! The blocking client: one socket, typed operations, pipelined batches.
+//! The blocking client: its sockets, typed operations, pipelined batches.
 //! Here are its constructors; its operations are declared once, for both
 //! clients, in [`crate::operations`]: each is the one of [`crate::client_core`],
 //! run to its end on the calling thread.
@@ -15,7 +15,9 @@ use crate::{ClientOptions, Error, Stats};
 
 /// A client of the kernel's IPVS table in one network namespace.
 ///
-/// It owns one netlink socket for its whole life, resolves the IPVS family
+/// It owns its sockets for its whole life (two netlink sockets, the
+/// second for its service dumps, and a socket for the older
+/// socket-option interface: three descriptors), resolves the IPVS family
 /// id on first use (and again if the module was reloaded), and never waits
 /// longer than its timeout for a reply. It is a thin driver: every protocol
 /// decision is made by the sans-IO machines of [`crate::proto`]. Its calls
@@ -111,14 +113,23 @@ impl Client {
     ) -> Result<Self, Error> {
         let Sockets {
             netlink: mut sock,
+            service_dumps: mut dumps,
             sockopt,
         } = sockets;
         sock.set_timeout(opts.timeout).map_err(setup_error)?;
+        dumps.set_timeout(opts.timeout).map_err(setup_error)?;
         let granted = sock
             .set_receive_buffer(opts.socket_buffer)
             .map_err(setup_error)?;
+        let dumps = real(Blocking { sock: dumps });
         Ok(Client {
-            core: ClientCore::new(real(Blocking { sock }), granted, opts, netns, sockopt),
+            core: ClientCore::new(
+                real(Blocking { sock }),
+                granted,
+                opts,
+                netns,
+                (dumps, sockopt),
+            ),
         })
     }
 

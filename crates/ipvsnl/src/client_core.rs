@@ -12,6 +12,7 @@ use crate::drive::{drive, outcome, DATAGRAMS};
 use crate::listing::Checks;
 use crate::options::ClientOptions;
 use crate::proto::{frame, CallKind, Replies, Session};
+use crate::service_dumps::ServiceDumps;
 use crate::transport::netns::NetnsHandle;
 use crate::transport::sockopt::SockoptSocket;
 use crate::transport::Transport;
@@ -31,6 +32,8 @@ pub(crate) struct ClientCore<T> {
     pub(crate) max_batch_requests: usize,
     /// Room for [`DATAGRAMS`] datagrams of the receive buffer's size.
     pub(crate) rx: Vec<u8>,
+    /// The socket its service dumps take ([`crate::service_dumps`]).
+    pub(crate) service_dumps: ServiceDumps<T>,
     /// The client's namespace, for the `/proc/net` files (None if `/proc`
     /// was not there when the client was made).
     pub(crate) netns: Option<NetnsHandle>,
@@ -67,19 +70,22 @@ pub(crate) fn setup_error(source: std::io::Error) -> Error {
 
 impl<T: Transport> ClientCore<T> {
     /// A client's state over `io`, whose socket was given a receive buffer
-    /// of `granted` bytes, with the socket-option socket of its namespace
-    /// (or why there is none).
+    /// of `granted` bytes, with the socket of its service dumps over
+    /// `service_dumps` and the socket-option socket of its namespace (or
+    /// why there is none).
     pub(crate) fn new(
         io: T,
         granted: usize,
         opts: ClientOptions,
         netns: Option<NetnsHandle>,
-        sockopt: std::io::Result<SockoptSocket>,
+        (service_dumps, sockopt): (T, std::io::Result<SockoptSocket>),
     ) -> Self {
+        let session = Session::new(opts.timeout);
         ClientCore {
             checks: Checks::new(sockopt),
             io,
-            session: Session::new(opts.timeout),
+            service_dumps: ServiceDumps::new(service_dumps, &session),
+            session,
             max_batch_requests: (granted / REPLY_TRUESIZE / 2).max(1),
             rx: vec![0; opts.recv_buffer * DATAGRAMS],
             opts,

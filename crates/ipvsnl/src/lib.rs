@@ -23,7 +23,7 @@
 //!
 //! # The blocking `Client`
 //!
-//! [`Client`] opens one netlink socket; each method is one kernel
+//! [`Client`] opens its sockets once; each method is one kernel
 //! operation on the model types: a [`Service`] keyed by its
 //! [`ServiceKey`] (protocol + address + port, or fwmark + family), a
 //! [`Destination`] with its [`Forward`]ing method, any [`Scheduler`] by
@@ -294,6 +294,8 @@ mod errno;
 mod error;
 mod failures;
 mod fixed_attrs;
+#[cfg(all(test, feature = "tokio"))]
+mod futures_are_send;
 mod listing;
 mod model;
 mod operations;
@@ -303,6 +305,7 @@ pub mod proto;
 mod reason;
 mod request;
 pub mod rules;
+mod service_dumps;
 pub mod sync;
 mod target;
 mod totals;

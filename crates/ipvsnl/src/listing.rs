@@ -1,5 +1,6 @@
-//! Listing: services and destinations, one dump (or get) at a time on the
-//! client's one socket (over either transport), each reply decoded in place from the kernel's bytes
+//! Listing: services and destinations, one dump (or get) at a time, over
+//! either transport (service dumps on a socket of their own,
+//! [`crate::service_dumps`]), each reply decoded in place from the kernel's bytes
 //! (the wire crate's one-pass values, then [`crate::decode`]) without an
 //! intermediate attribute list. A listing of the services is whole: what
 //! the kernel's dump skipped is found by the checks of [`whole`].
@@ -10,8 +11,9 @@
 //! end, `NLMSG_DONE`) as the previous one is read, so one `recvmmsg` takes
 //! two: a service with a few destinations costs one `sendmsg` and one
 //! receive call. The kernel sizes the parts from the reader's buffer: the
-//! client's page-sized buffers keep them small, which measured faster than
-//! big ones.
+//! client's page-sized buffers keep destination dumps' parts small, which
+//! measured faster than big ones; service dumps, read with 32 KiB on their
+//! own socket, come in large parts, which costs them less.
 
 mod by_sockopt;
 mod checks;
@@ -31,9 +33,11 @@ use crate::drive::{drive, outcome};
 use crate::proto::repeats::keep_first;
 use crate::proto::CallKind;
 use crate::request::push_service_nest;
+use crate::service_dumps::SERVICE_DUMP_BUFFER;
 use crate::transport::Transport;
 use crate::{DestinationEntry, Error, Object, RequestKind, ServiceEntry, ServiceKey, Target};
 
+use by_sockopt::{Copy, DestCounts};
 pub(crate) use checks::Checks;
 use parts::Parts;
 use replies::{write_service_dump, Destinations, Dump, Services};
@@ -80,12 +84,15 @@ impl<T: Transport> ClientCore<T> {
     ) -> Result<(), Error> {
         let kind = RequestKind::ListServices;
         let mut visit = Visit::new(visit);
-        let mut call = self
+        let dumps = &mut self.service_dumps;
+        dumps.take_family(&self.session);
+        let mut call = dumps
             .session
             .call(CallKind::Dump, write_service_dump, Visiting(&mut visit));
-        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        drive(&mut dumps.io, &mut dumps.rx, SERVICE_DUMP_BUFFER, &mut call).await;
         let result = call.result();
         drop(call);
+        dumps.give_family(&mut self.session);
         outcome(result, || Target::new(kind, Object::Table))?;
         if visit.ipv6 {
             self.checks.ipv6_listed();
@@ -139,6 +146,51 @@ impl<T: Transport> ClientCore<T> {
         Ok(entries)
     }
 
+    /// Visits every row of a settings listing ([`Client::table_settings`])
+    /// in turn, each service's destinations listed just before its visit
+    /// and dropped after it (see [`Client::for_each_settings_row`]).
+    pub(crate) async fn for_each_settings_row(
+        &mut self,
+        mut visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
+    ) -> Result<(), Error> {
+        let copies = self.opts.sockopt_listing;
+        self.checks.keep_snapshot = copies;
+        let listed = self.list_services(Detail::Settings).await;
+        self.checks.keep_snapshot = false;
+        let mut entries = match listed {
+            Ok(entries) => entries,
+            Err(e) => {
+                self.checks.snapshot = None;
+                return Err(e);
+            }
+        };
+        let snapshot = if copies { self.copies_snapshot() } else { None };
+        self.checks.snapshot = None;
+        let mut counts = snapshot.as_ref().map(DestCounts::new);
+        // One list of destinations, handed from row to row.
+        let mut spare = Vec::new();
+        for entry in &mut entries {
+            entry.destinations = std::mem::take(&mut spare);
+            let copy = match &mut counts {
+                Some(c) => self.copy_into(c, entry, true).await,
+                None => Copy::Netlink,
+            };
+            if copy == Copy::Stop {
+                counts = None;
+            }
+            if copy != Copy::Filled {
+                let key = entry.service.key;
+                entry.destinations = self.list_destinations(&key, Detail::Settings).await?;
+            }
+            let flow = visit(entry);
+            spare = std::mem::take(&mut entry.destinations);
+            if flow.is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Every service, each once, whole (see [`Client::table`]): one dump,
     /// checked by [`whole`] unless it was made in one part.
     pub(crate) async fn list_services(
@@ -158,20 +210,24 @@ impl<T: Transport> ClientCore<T> {
         Ok(services)
     }
 
-    /// One service dump, and how its services came. A dump that resumed
-    /// can hold repeats (see [`keep_first`]): they are the caller's to
-    /// drop.
+    /// One service dump, on the socket of service dumps
+    /// ([`crate::service_dumps`]), and how its services came. A dump that
+    /// resumed can hold repeats (see [`keep_first`]): they are the
+    /// caller's to drop.
     async fn dump_services(&mut self, detail: Detail) -> Result<(Vec<ServiceEntry>, Parts), Error> {
-        let mut call = self.session.call(
+        let dumps = &mut self.service_dumps;
+        dumps.take_family(&self.session);
+        let mut call = dumps.session.call(
             CallKind::Dump,
             write_service_dump,
             Dump::new(Services(detail)),
         );
-        drive(&mut self.io, &mut self.rx, self.opts.recv_buffer, &mut call).await;
+        drive(&mut dumps.io, &mut dumps.rx, SERVICE_DUMP_BUFFER, &mut call).await;
         let result = call.result();
         let out = std::mem::take(&mut call.replies().out);
         let parts = call.replies().parts;
         drop(call);
+        dumps.give_family(&mut self.session);
         outcome(result, || {
             Target::new(RequestKind::ListServices, Object::Table)
         })?;

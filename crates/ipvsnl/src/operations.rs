@@ -208,7 +208,10 @@ client_ops! {
     /// [`ServiceEntry::destinations`]: this lists no destination (see
     /// [`table`](Self::table) for a listing with them). Whole as
     /// [`table`](Self::table) says: every service that existed for the
-    /// whole call is in it, once.
+    /// whole call is in it, once. Service dumps, this one and those of the
+    /// other listings, take a netlink socket of their own read with
+    /// 32 KiB (the kernel then makes fewer, larger dump parts, which costs
+    /// it less), beside the one every other call takes with a page.
     fn services(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
         self.core.list_services(Detail::Full);
 
@@ -362,6 +365,35 @@ client_ops! {
     /// ```
     fn table_settings(self: &mut Self) -> Result<Vec<ServiceEntry>, Error> =
         self.core.list_entries(Detail::Settings, |_| true);
+
+    /// Visits every row of [`table_settings`](Self::table_settings) in
+    /// turn, without holding them all: each service's destinations are
+    /// listed just before its visit and dropped after it (a table of
+    /// 10,000 services x 5 destinations holds 6.8 MB of
+    /// [`DestinationEntry`] at once in `table_settings`). The services are
+    /// listed first, whole as [`table`](Self::table) says, then visited in
+    /// the kernel's order, each with what its destinations are when its
+    /// turn comes; `visit` returns [`ControlFlow::Break`] to stop early.
+    /// An error after some visits ends the listing: the rows visited were
+    /// right, the rest are not known.
+    ///
+    /// ```no_run
+    /// use std::ops::ControlFlow;
+    /// use ipvsnl::{Error, Operations};
+    ///
+    /// /// How many destinations have weight 0, through either client.
+    /// async fn drained(ipvs: &mut impl Operations) -> Result<usize, Error> {
+    ///     let mut n = 0;
+    ///     ipvs.for_each_settings_row(|row| {
+    ///         n += row.destinations.iter().filter(|d| d.destination.weight == 0).count();
+    ///         ControlFlow::Continue(())
+    ///     })
+    ///     .await?;
+    ///     Ok(n)
+    /// }
+    /// ```
+    fn for_each_settings_row[V: FnMut(&ServiceEntry) -> ControlFlow<()>](self: &mut Self, visit: V)
+        -> Result<(), Error> = self.core.for_each_settings_row(visit);
 
     /// Every service, as [`table`](Self::table) lists them, but with the
     /// destinations of only those `wanted` accepts (the others have an

@@ -46,8 +46,8 @@ impl Default for ClientOptions {
 /// the start), `table_settings` 0.159 -> 0.118 s, the no-op sync 0.193 ->
 /// 0.152 s, but `table` (a destination dump per service) 0.650 -> 1.134 s:
 /// the buffer size sticks to the socket, and every small dump then gets a
-/// 32 KiB message. A page stays; a larger buffer only for service dumps
-/// needs a socket of its own (issue 23).
+/// 32 KiB message. So a page stays here, and service dumps take a socket
+/// of their own read with 32 KiB (`service_dumps.rs`, with its A/B).
 fn default_recv_buffer() -> usize {
     // SAFETY: sysconf has no preconditions; it only reads a constant.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -84,6 +84,8 @@ impl ClientOptions {
     }
 
     /// The user-space buffer one receive reads into (default: a page).
+    /// Service dumps are read with 32 KiB on a socket of their own,
+    /// whatever this says: see [`Client::services`].
     #[must_use]
     pub fn with_recv_buffer(mut self, bytes: usize) -> Self {
         self.recv_buffer = bytes.clamp(4096, 1 << 20);

@@ -188,6 +188,10 @@ impl Agent {
                         let ok = l.reload(&self.options);
                         let _ = answer.send(ok);
                     }
+                    Some(Command::Apply(config, answer)) => {
+                        l.apply_given(*config, &self.options);
+                        let _ = answer.send(());
+                    }
                     Some(Command::State(answer)) => {
                         let _ = answer.send(l.state());
                     }
@@ -364,6 +368,18 @@ impl Looping {
             n.tell("READY=1");
         }
         ok
+    }
+
+    /// Applies a configuration given whole, as a reload applies a file.
+    fn apply_given(&mut self, new: Config, options: &AgentOptions) {
+        if let Some(n) = &options.notifier {
+            n.tell("RELOADING=1");
+        }
+        self.apply(new);
+        self.shared.metrics().reload(true);
+        if let Some(n) = &options.notifier {
+            n.tell("READY=1");
+        }
     }
 
     /// Applies a new configuration: kept servers keep their health and

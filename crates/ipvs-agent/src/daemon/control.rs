@@ -18,6 +18,9 @@ use crate::daemon::metrics::Metrics;
 pub(crate) enum Command {
     /// Read the configuration file again; answers whether it was applied.
     Reload(oneshot::Sender<bool>),
+    /// Apply a configuration given whole (a fleet's generation), as a
+    /// reload applies a file; answered once applied.
+    Apply(Box<Config>, oneshot::Sender<()>),
     /// Stop; `remove`: remove the agent's services first (`None`: as the
     /// options say). Answered when the loop has stopped.
     Stop(Option<bool>),
@@ -116,6 +119,22 @@ impl Handle {
             return false;
         }
         rx.await.unwrap_or(false)
+    }
+
+    /// Applies `config`, validated already, as a reload applies a file: a
+    /// diff, kept servers keep their check state and connections. What a
+    /// fleet's `Source` delivers goes in here. `false`
+    /// if the agent has stopped.
+    pub async fn apply(&self, config: Config) -> bool {
+        let (tx, rx) = oneshot::channel();
+        if self
+            .commands
+            .send(Command::Apply(Box::new(config), tx))
+            .is_err()
+        {
+            return false;
+        }
+        rx.await.is_ok()
     }
 
     /// Asks the agent to stop, removing its services or not as its options

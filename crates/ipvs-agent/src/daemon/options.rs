@@ -2,6 +2,9 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::parse_duration;
 
 /// The default address of the HTTP endpoint.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9102";
@@ -31,6 +34,14 @@ pub struct RunOptions {
     pub remove_on_exit: bool,
     /// `--log-format logfmt|json`.
     pub log_format: LogFormat,
+    /// `--watch PERIOD`: reload the file when it changes, checked this
+    /// often; `None`: only SIGHUP reloads.
+    pub watch: Option<Duration>,
+    /// `--etcd URL[,URL...]` (fleet mode, instead of a FILE): follow the
+    /// configuration published there; `config` is then empty.
+    pub etcd: Option<Vec<String>>,
+    /// `--prefix P` with `--etcd` (default `/ipvs-agent`).
+    pub prefix: Option<String>,
 }
 
 /// What is wrong with a command line.
@@ -55,6 +66,9 @@ impl RunOptions {
     /// assert_eq!(o.listen.as_deref(), Some("127.0.0.1:9102"));
     /// assert_eq!(o.log_format, LogFormat::Json);
     /// assert!(o.remove_on_exit);
+    /// assert_eq!(o.watch, None);
+    /// let o = RunOptions::parse(&["agent.toml", "--watch", "2s"]).unwrap();
+    /// assert_eq!(o.watch, Some(std::time::Duration::from_secs(2)));
     /// assert_eq!(
     ///     RunOptions::parse(&["a.toml", "--log-format", "xml"]).unwrap_err().to_string(),
     ///     "--log-format: unknown format \"xml\" (logfmt, json)"
@@ -68,6 +82,9 @@ impl RunOptions {
             netns: None,
             remove_on_exit: false,
             log_format: LogFormat::Logfmt,
+            watch: None,
+            etcd: None,
+            prefix: None,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -81,6 +98,25 @@ impl RunOptions {
                 "--no-http" => o.listen = None,
                 "--netns" => o.netns = Some(PathBuf::from(value("--netns")?)),
                 "--remove-on-exit" => o.remove_on_exit = true,
+                "--watch" => {
+                    let period = value("--watch")?;
+                    o.watch = Some(
+                        parse_duration(&period)
+                            .map_err(|why| UsageError(format!("--watch: \"{period}\" {why}")))?,
+                    );
+                }
+                "--etcd" => {
+                    let list = value("--etcd")?;
+                    let endpoints: Vec<String> =
+                        list.split(',').map(|e| e.trim().to_string()).collect();
+                    if endpoints.iter().any(String::is_empty) {
+                        return Err(UsageError(format!(
+                            "--etcd: \"{list}\" has an empty endpoint"
+                        )));
+                    }
+                    o.etcd = Some(endpoints);
+                }
+                "--prefix" => o.prefix = Some(value("--prefix")?),
                 "--log-format" => {
                     o.log_format = match value("--log-format")?.as_str() {
                         "logfmt" => LogFormat::Logfmt,
@@ -99,7 +135,28 @@ impl RunOptions {
                 extra => return Err(UsageError(format!("unexpected argument {extra}"))),
             }
         }
-        o.config = config.ok_or_else(|| UsageError("run needs a configuration FILE".into()))?;
+        if o.etcd.is_some() {
+            if let Some(file) = config {
+                return Err(UsageError(format!(
+                    "run takes a FILE or --etcd, not both ({})",
+                    file.display()
+                )));
+            }
+            if o.watch.is_some() {
+                return Err(UsageError("--watch is for a FILE, not --etcd".into()));
+            }
+            if !cfg!(feature = "fleet") {
+                return Err(UsageError(
+                    "--etcd: this build has no fleet mode (build with the `fleet` feature)".into(),
+                ));
+            }
+            return Ok(o);
+        }
+        if o.prefix.is_some() {
+            return Err(UsageError("--prefix goes with --etcd".into()));
+        }
+        o.config = config
+            .ok_or_else(|| UsageError("run needs a configuration FILE (or --etcd URL)".into()))?;
         Ok(o)
     }
 }

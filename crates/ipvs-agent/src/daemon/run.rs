@@ -1,4 +1,5 @@
-//! `ipvs-agent run FILE [OPTIONS]`: the whole daemon, as `main` calls it.
+//! `ipvs-agent run FILE [OPTIONS]` (or `run --etcd URL [--prefix P]`, the
+//! fleet mode): the whole daemon, as `main` calls it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -6,6 +7,7 @@ use std::sync::Arc;
 use crate::config::{self, LoadError};
 use crate::daemon::agent::{Agent, AgentOptions};
 use crate::daemon::connect::Connector;
+use crate::daemon::file_watch::watch_file;
 use crate::daemon::http::serve;
 use crate::daemon::limits::raise_open_files_limit;
 use crate::daemon::logging::init_logging;
@@ -27,7 +29,13 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
         }
     };
     init_logging(options.log_format);
-    let config = match config::load(&options.config) {
+    // Fleet mode (`--etcd`): the configuration comes from etcd, once the
+    // runtime runs.
+    let config = match options.etcd {
+        Some(_) => None,
+        None => Some(config::load(&options.config)),
+    };
+    let config = match config.transpose() {
         Ok(c) => c,
         Err(LoadError::Invalid(errors)) => {
             for line in errors.lines() {
@@ -58,12 +66,22 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        let (config, following) = match config {
+            Some(c) => (c, None),
+            None => match fleet_start(&options).await {
+                Ok((c, source)) => (c, Some(source)),
+                Err(code) => return code,
+            },
+        };
         let connector = match &options.netns {
             Some(path) => Connector::netns(path),
             None => Connector::current(),
         };
-        let agent_options = AgentOptions::default()
-            .with_config_path(&options.config)
+        let mut agent_options = AgentOptions::default();
+        if following.is_none() {
+            agent_options = agent_options.with_config_path(&options.config);
+        }
+        let agent_options = agent_options
             .with_remove_on_exit(options.remove_on_exit)
             .with_notifier(Notifier::from_env());
         let agent = Agent::new(config, connector.clone(), prober, agent_options);
@@ -80,6 +98,12 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
                 }
             }
         }
+        if let Some(source) = following {
+            follow(source, handle.clone());
+        }
+        if let Some(period) = options.watch {
+            tokio::spawn(watch_file(options.config.clone(), period, handle.clone()));
+        }
         tokio::spawn(async move {
             if let Err(e) = forward_signals(handle).await {
                 tracing::error!(error = %e, "cannot take signals");
@@ -93,4 +117,49 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
             }
         }
     })
+}
+
+/// What a daemon in fleet mode follows.
+#[cfg(feature = "fleet")]
+type Following = crate::fleet::Source;
+#[cfg(not(feature = "fleet"))]
+type Following = std::convert::Infallible;
+
+/// Fleet mode's start: the etcd client and the first configuration
+/// (waited for); exit 1 when etcd's endpoints are not usable.
+#[cfg(feature = "fleet")]
+async fn fleet_start(o: &RunOptions) -> Result<(crate::config::Config, Following), ExitCode> {
+    let endpoints = o.etcd.clone().unwrap_or_default();
+    let prefix = o
+        .prefix
+        .as_deref()
+        .unwrap_or(crate::fleet::publish::DEFAULT_PREFIX);
+    tracing::info!(etcd = %endpoints.join(","), prefix, "fleet: following etcd");
+    match crate::fleet::Source::connect(&endpoints, prefix).await {
+        Ok(mut source) => {
+            let config = crate::fleet::follow::first(&mut source).await;
+            Ok((config, source))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "fleet: cannot use etcd");
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// Not reached: without the feature, `--etcd` is a usage error.
+#[cfg(not(feature = "fleet"))]
+async fn fleet_start(_: &RunOptions) -> Result<(crate::config::Config, Following), ExitCode> {
+    Err(ExitCode::from(2))
+}
+
+/// Every new generation handed to the agent.
+#[cfg(feature = "fleet")]
+fn follow(source: Following, handle: crate::daemon::Handle) {
+    tokio::spawn(crate::fleet::follow::follow(source, handle));
+}
+
+#[cfg(not(feature = "fleet"))]
+fn follow(source: Following, _: crate::daemon::Handle) {
+    match source {}
 }

@@ -1,11 +1,34 @@
-//! Fleet mode (issue 26, part 1, in progress): one desired state in etcd.
+//! Fleet mode (issue 26, part 1): one desired state in etcd.
 //!
-//! So far [`current`] (the record naming the complete generation, with its
-//! count and digest) and [`encode`]: a configuration's services and settings in a
-//! stable, versioned text form (TOML the configuration parser reads back),
-//! the value each etcd key of a generation will hold; [`split`]: a
-//! generation's puts in transactions within etcd's limits.
+//! - [`encode`]: a service and the agent's settings as the text of one
+//!   etcd value (canonical, versioned TOML the configuration parser reads
+//!   back equal);
+//! - [`current`]: the record naming the complete generation, with its
+//!   service count and digest;
+//! - [`split`]: a generation's puts in transactions within etcd's limits;
+//! - [`layout`]: the keys under a prefix, a configuration's entries and
+//!   their verification; [`values`]: the values parsed (only those that
+//!   changed, for a watcher);
+//! - [`connect`]: the etcd client, every request bounded by a timeout;
+//! - [`write`](mod@write) and [`read`]: a generation written so that a reader never
+//!   sees half of it, and read back verified;
+//! - [`publish`]: `ipvs-agent publish FILE --etcd URL`;
+//! - [`watch`]: [`Source`], the configurations a running agent follows;
+//!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
+//! - [`errors`]: [`FleetError`], naming what failed.
 
+pub mod connect;
 pub mod current;
 pub mod encode;
+pub mod errors;
+pub mod follow;
+pub mod layout;
+pub mod publish;
+pub mod read;
 pub mod split;
+pub mod values;
+pub mod watch;
+pub mod write;
+
+pub use errors::FleetError;
+pub use watch::Source;

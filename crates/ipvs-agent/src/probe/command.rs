@@ -1,6 +1,7 @@
 //! The command check: a program run without a shell, the server in its
 //! environment, in a process group of its own so that a timeout kills
-//! whatever it started.
+//! whatever it started, and what it leaves behind when it exits is killed
+//! too (a check is its command's whole work, never a daemon's start).
 
 use std::net::SocketAddr;
 use std::process::Stdio;
@@ -17,7 +18,8 @@ pub(crate) const ENV_PORT: &str = "IPVS_AGENT_SERVER_PORT";
 
 /// Runs `argv` for `server`: exit status 0 within `timeout` passes. On
 /// timeout (or when the check is dropped) the command's process group is
-/// killed and the command reaped.
+/// killed and the command reaped; when it exits, what is left of its group
+/// (a background process it started) is killed.
 pub(crate) async fn check(server: SocketAddr, argv: &[String], timeout: Duration) -> Outcome {
     let Some((program, args)) = argv.split_first() else {
         return Outcome::Fail(Failure::Other("the command is empty".into()));
@@ -47,7 +49,7 @@ pub(crate) async fn check(server: SocketAddr, argv: &[String], timeout: Duration
             return Outcome::Fail(Failure::Timeout);
         }
     };
-    group.reaped();
+    group.leader_exited();
     match status {
         Ok(s) if s.success() => Outcome::Pass,
         Ok(s) => Outcome::Fail(Failure::Exit(s.code())),
@@ -86,6 +88,20 @@ impl Group {
     fn reaped(&mut self) {
         self.pgid = None;
     }
+
+    /// The leader exited and was reaped: what is left of its group is
+    /// killed. While any member is left, the group holds its id (the
+    /// kernel gives no new process a number still used as a group's), so
+    /// the signal reaches that group. With no member left, the number is
+    /// free again; the signal then finds nothing (ESRCH) unless a new
+    /// process took the number and made itself a group leader in the
+    /// microseconds since the reaping, which needs the whole pid space to
+    /// wrap around in between.
+    fn leader_exited(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            kill_group(pgid);
+        }
+    }
 }
 
 impl Drop for Group {
@@ -99,8 +115,8 @@ impl Drop for Group {
 fn kill_group(pgid: libc::pid_t) {
     // SAFETY: killpg only sends a signal; it reads and writes no memory of
     // ours. `pgid` is the group of a child we spawned with
-    // `process_group(0)` and have not reaped, so the id is still that
-    // group's and not some other process's.
+    // `process_group(0)`: unreaped, or just reaped (see
+    // `Group::leader_exited` for why the id is still that group's).
     unsafe {
         libc::killpg(pgid, libc::SIGKILL);
     }

@@ -105,3 +105,39 @@ fn run_refuses_a_bad_command_line_and_a_bad_file_before_it_starts() {
         text(&out.stderr)
     );
 }
+
+#[cfg(not(feature = "fleet"))]
+#[test]
+fn publish_without_the_fleet_feature_says_so_and_exits_2() {
+    let out = agent(&["publish", EXAMPLE, "--etcd", "http://127.0.0.1:2379"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("build with the `fleet` feature"));
+}
+
+#[test]
+fn run_with_etcd_refuses_a_file_too_and_without_the_fleet_feature() {
+    for (args, message) in [
+        (
+            vec!["run", EXAMPLE, "--etcd", "http://127.0.0.1:1"],
+            "run takes a FILE or --etcd, not both",
+        ),
+        (
+            vec!["run", "--prefix", "/p", EXAMPLE],
+            "--prefix goes with --etcd",
+        ),
+        (
+            vec!["run", "--etcd", "http://127.0.0.1:1", "--watch", "2s"],
+            "--watch is for a FILE, not --etcd",
+        ),
+    ] {
+        let out = agent(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains(message), "{}", text(&out.stderr));
+    }
+    // With the feature it would wait for etcd: not run here.
+    if !cfg!(feature = "fleet") {
+        let out = agent(&["run", "--etcd", "http://127.0.0.1:1"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains("build with the `fleet` feature"));
+    }
+}

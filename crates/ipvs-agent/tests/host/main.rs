@@ -9,17 +9,32 @@ mod config_check_errors;
 mod config_errors;
 mod config_ok;
 mod config_robust;
+mod daemon_apply;
+mod daemon_drain;
 mod daemon_health;
 mod daemon_http;
 mod daemon_lifecycle;
 mod daemon_support;
+mod daemon_watch;
 mod desired;
+#[cfg(feature = "fleet")]
+mod fleet_cli;
 #[cfg(feature = "fleet")]
 mod fleet_current;
 #[cfg(feature = "fleet")]
 mod fleet_encode;
 #[cfg(feature = "fleet")]
+mod fleet_etcd;
+#[cfg(feature = "fleet")]
+mod fleet_figures;
+#[cfg(feature = "fleet")]
+mod fleet_layout;
+#[cfg(feature = "fleet")]
 mod fleet_split;
+#[cfg(feature = "fleet")]
+mod fleet_store;
+#[cfg(feature = "fleet")]
+mod fleet_watch;
 mod health_book;
 mod health_state;
 mod probe_command;

@@ -159,3 +159,22 @@ async fn a_dropped_check_kills_the_group_too() {
     );
     assert!(wait_dead(shell), "the shell survived: {:?}", state(shell));
 }
+
+#[tokio::test]
+async fn what_a_command_leaves_behind_is_killed_when_it_exits() {
+    let file = scratch("leftover");
+    let _ = std::fs::remove_file(&file);
+    // The shell starts a sleeper in its group, writes both pids and exits
+    // at once: a pass, and the sleeper must not outlive the check.
+    let script = format!("sleep 600 & echo $$ $! > {}", file.display());
+    let outcome = run(
+        &["/bin/sh", "-c", &script],
+        r#", timeout = "10s", interval = "20s""#,
+    )
+    .await;
+    assert_eq!(outcome, Outcome::Pass);
+    let (shell, sleep) = pids(&file);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(state(shell), None, "the shell is still there");
+    assert!(wait_dead(sleep), "the sleeper survived: {:?}", state(sleep));
+}

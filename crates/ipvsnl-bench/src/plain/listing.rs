@@ -131,14 +131,20 @@ impl PlainDumper {
         Ok(Self::on(super::socket::open()?, family))
     }
 
-    /// A dumper on `sock`.
+    /// A dumper on `sock`, reading 4 KiB at a time.
     pub fn on(sock: netlink_sys::Socket, family: u16) -> Self {
+        Self::with_buffer(sock, family, 4096)
+    }
+
+    /// A dumper on `sock`, reading `bytes` at a time (the kernel sizes
+    /// the socket's dump parts by the largest read, up to 32 KiB).
+    pub fn with_buffer(sock: netlink_sys::Socket, family: u16, bytes: usize) -> Self {
         PlainDumper {
             sock,
             family,
             seq: 0,
             req: Vec::with_capacity(128),
-            buf: vec![0; 4096],
+            buf: vec![0; bytes],
         }
     }
 

@@ -161,7 +161,9 @@ pub(crate) const SERVICE: [Policy; 12] = [
     Policy::Int(4),        // TIMEOUT
     Policy::Int(4),        // NETMASK
     Policy::Any,           // STATS
-    Policy::NulString(15), // PE_NAME
+    // `IP_VS_PENAME_MAXLEN`, not less one as for the scheduler: a name of
+    // 16 passes, and is then an unknown engine (ENOENT).
+    Policy::NulString(16), // PE_NAME
 ];
 
 /// `ip_vs_dest_policy`.

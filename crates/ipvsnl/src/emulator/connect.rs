@@ -14,15 +14,23 @@ use crate::{Client, ClientOptions};
 /// The receive buffer a client is given (what a socket grants).
 const GRANTED: usize = 4 << 20;
 
-/// A client's state over a new socket of `netns`.
+/// A client's state over new sockets of `netns` (its own, and its service
+/// dumps').
 fn core<R: crate::transport::Transport + Send>(
     netns: &Netns,
     opts: ClientOptions,
 ) -> ClientCore<Io<R>> {
     let port = Port::open(&netns.kernel, &netns.name);
     let serial = port.serial();
+    let dumps = Io::Emulated(Port::open(&netns.kernel, &netns.name));
     let sockopt = SockoptSocket::emulated(SockoptPort::new(&netns.kernel, &netns.name));
-    let mut core = ClientCore::new(Io::Emulated(port), GRANTED, opts, None, Ok(sockopt));
+    let mut core = ClientCore::new(
+        Io::Emulated(port),
+        GRANTED,
+        opts,
+        None,
+        (dumps, Ok(sockopt)),
+    );
     core.emulated_ns = Some(serial);
     core
 }

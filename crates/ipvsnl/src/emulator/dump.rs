@@ -7,6 +7,7 @@
 //! repeat entries, as it does on a real kernel.
 
 use super::encode;
+use super::socket_faults::Quirks;
 use super::table::{DumpPlace, NsTable, SvcId};
 
 /// `NLMSG_GOODSIZE` on x86-64 (a page less the `skb_shared_info`): the
@@ -42,6 +43,8 @@ pub(crate) struct Dump {
     /// Parts written so far.
     pub(crate) parts: usize,
     finished: bool,
+    /// Framing IPVS never uses, struck by a test's fault.
+    pub(crate) quirks: Quirks,
 }
 
 impl Dump {
@@ -57,6 +60,7 @@ impl Dump {
             resume: None,
             parts: 0,
             finished: false,
+            quirks: Quirks::default(),
         }
     }
 
@@ -88,6 +92,31 @@ impl Dump {
             out.clear();
             encode::done(out, self.seq, self.pid);
             self.finished = true;
+        } else if self.quirks.done_with_last_part() && !self.has_more(ns) {
+            encode::done(out, self.seq, self.pid);
+            self.finished = true;
+        }
+        self.quirks.apply(out);
+    }
+
+    /// Whether the next part would list anything.
+    fn has_more(&self, ns: &NsTable) -> bool {
+        match &self.listing {
+            Listing::Services => {
+                let after = match self.resume {
+                    Some((generation, place)) if generation == ns.generation => Some(place),
+                    _ if self.written == 0 => None,
+                    _ => match ns.nth_place(self.written - 1) {
+                        Some(p) => Some(p),
+                        None => return false,
+                    },
+                };
+                ns.places_after(after).next().is_some()
+            }
+            Listing::Dests(id) => id
+                .and_then(|id| ns.get(&id))
+                .is_some_and(|svc| svc.dests.len() > self.written),
+            Listing::Daemons => ns.daemons.iter().flatten().count() > self.written,
         }
     }
 

@@ -75,11 +75,17 @@ impl State {
 
     /// The first armed request fault whose condition holds for `t`.
     pub(crate) fn fault_for(&mut self, t: &Taken) -> Option<Fault> {
-        let at = self.faults.iter_mut().position(|a| match &mut a.when {
-            When::Request(cond) => cond(t),
-            When::DumpPart(_) => false,
-        })?;
-        Some(self.faults.remove(at).fault)
+        // Every condition sees the request (a counting one counts it),
+        // the first that holds strikes.
+        let mut first = None;
+        for (at, a) in self.faults.iter_mut().enumerate() {
+            if let When::Request(cond) = &mut a.when {
+                if cond(t) && first.is_none() {
+                    first = Some(at);
+                }
+            }
+        }
+        Some(self.faults.remove(first?).fault)
     }
 
     /// The armed fault for dump part `n`, if any.
@@ -226,6 +232,11 @@ impl Kernel {
     /// Arms `fault`, to strike once, `when` says.
     pub fn inject(&self, when: When, fault: Fault) {
         self.lock().faults.push(Armed { when, fault });
+    }
+
+    /// Disarms every fault that has not struck yet.
+    pub fn disarm(&self) {
+        self.lock().faults.clear();
     }
 
     /// How many armed faults have not struck yet.

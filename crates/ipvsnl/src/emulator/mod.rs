@@ -39,7 +39,12 @@
 //! [`Fault::Overrun`] (`ENOBUFS`), [`Fault::LoseReply`],
 //! [`Fault::Stall`], [`Fault::Truncate`], [`Fault::Hold`],
 //! [`Fault::Unload`], [`Fault::Reload`], [`Fault::Foreign`] (another
-//! writer, between two calls or two dump parts). Time is not real: a
+//! writer, between two calls or two dump parts); at the socket,
+//! [`Fault::QueueLimit`] (a receive queue that overflows),
+//! [`Fault::SendFails`], [`Fault::ReceiveFails`], [`Fault::Garbage`],
+//! [`Fault::Stray`]; and [`Fault::Unanswered`] (a daemon's stop the kernel
+//! answers with nothing, a race) and [`Fault::DumpQuirk`] (dump framing
+//! IPVS never uses, for tests of a protocol reader). Time is not real: a
 //! wait for a reply that never comes ends at once and is added to
 //! [`Kernel::waited`].
 //!
@@ -137,18 +142,22 @@ mod encode;
 mod faults;
 mod inspect;
 mod kernel;
+mod messages;
 mod parse;
 mod record;
 mod socket;
+mod socket_faults;
 mod sockopt;
 mod table;
 
-pub use faults::{Condition, Fault, Taken, When};
+pub use faults::{Condition, DumpQuirk, Fault, Taken, When};
 pub use inspect::Connections;
 pub use kernel::{Kernel, Netns, INIT_NETNS};
 
 pub(crate) use socket::Port;
 #[cfg(feature = "emulator")]
 pub(crate) use sockopt::SockoptPort;
+#[cfg(test)]
+mod socket_fault_tests;
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 
-use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_DUMP, NLM_F_REQUEST};
+use ipvsnl_wire::netlink_packet_core::{NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::IpvsCommand;
 
 use super::attrs;
@@ -17,7 +17,9 @@ use super::dump::{Dump, Listing};
 use super::encode;
 use super::faults::{Fault, Taken};
 use super::kernel::{Kernel, State};
+use super::messages::{Message, Messages};
 use super::record;
+use super::socket_faults::{self, Congestion};
 use crate::proto::Wait;
 use crate::transport::{Received, Transport};
 use crate::{Request, RequestKind};
@@ -41,62 +43,24 @@ pub(crate) struct Port {
     namespace: String,
     pid: u32,
     queue: VecDeque<Datagram>,
-    dump: Option<Dump>,
+    dump: Option<Box<Dump>>,
     /// An error the next receive reports (`ENOBUFS`).
     error: Option<i32>,
     /// The largest receive buffer used so far.
     max_recv: usize,
     /// Answers nothing more but family lookups.
     stalled: bool,
+    /// Its receive queue's limit and congestion, a receive to fail.
+    congestion: Congestion,
 }
 
-/// One message of a datagram.
-struct Message<'a> {
-    bytes: &'a [u8],
-    kind: u16,
-    flags: u16,
-    seq: u32,
-}
-
-/// The messages of a datagram, as `netlink_rcv_skb` walks them (it stops
-/// at the first whose length does not fit).
-struct Messages<'a>(&'a [u8]);
-
-impl<'a> Iterator for Messages<'a> {
-    type Item = Message<'a>;
-
-    fn next(&mut self) -> Option<Message<'a>> {
-        let rest = self.0;
-        if rest.len() < 16 {
-            return None;
-        }
-        let len = u32::from_ne_bytes(rest[..4].try_into().unwrap_or_default()) as usize;
-        if len < 16 || len > rest.len() {
-            self.0 = &[];
-            return None;
-        }
-        self.0 = rest.get((len + 3) & !3..).unwrap_or_default();
-        Some(Message {
-            bytes: &rest[..len],
-            kind: u16::from_ne_bytes([rest[4], rest[5]]),
-            flags: u16::from_ne_bytes([rest[6], rest[7]]),
-            seq: u32::from_ne_bytes(rest[8..12].try_into().unwrap_or_default()),
-        })
-    }
-}
-
-impl Message<'_> {
-    fn is_dump(&self) -> bool {
-        self.flags & NLM_F_DUMP == NLM_F_DUMP
-    }
-
-    fn command(&self) -> u8 {
-        self.bytes.get(16).copied().unwrap_or(0)
-    }
-
-    fn attrs(&self) -> &[u8] {
-        self.bytes.get(20..).unwrap_or_default()
-    }
+/// What became of a datagram sent.
+enum Sent {
+    Taken,
+    /// A fault holds it back: the send never completes.
+    Held,
+    /// The socket refused it with this errno.
+    Failed(i32),
 }
 
 impl Port {
@@ -116,6 +80,7 @@ impl Port {
             error: None,
             max_recv: 0,
             stalled: false,
+            congestion: Congestion::default(),
         }
     }
 
@@ -129,13 +94,35 @@ impl Port {
         .totals()
     }
 
+    /// The largest receive buffer it was read with (what the kernel sizes
+    /// its dump parts by).
+    #[cfg(test)]
+    pub(crate) fn largest_receive(&self) -> usize {
+        self.max_recv
+    }
+
     /// Its namespace's identity (see [`NsTable::serial`](super::table::NsTable)).
     pub(crate) fn serial(&self) -> u64 {
         self.kernel.lock().ns(&self.namespace).serial
     }
 
-    /// Takes a datagram: false if a fault holds it back (never sent).
-    fn take(&mut self, datagram: &[u8]) -> bool {
+    /// Whether a dump is under way on the socket.
+    #[cfg(test)]
+    pub(crate) fn dump_open(&self) -> bool {
+        self.dump.is_some()
+    }
+
+    /// Ends a [`Fault::Stall`] and a [`Fault::ReceiveFails`] yet to
+    /// strike: the socket answers again (what it took meanwhile stays
+    /// unanswered), for tests of a driver that outlives a hang.
+    #[cfg(test)]
+    pub(crate) fn recover(&mut self) {
+        self.stalled = false;
+        self.congestion.fail_receive = None;
+    }
+
+    /// Takes a datagram, unless a fault holds it back or fails it.
+    fn take(&mut self, datagram: &[u8]) -> Sent {
         let kernel = self.kernel.clone();
         let mut s = kernel.lock();
         if !s.logging && s.faults.is_empty() {
@@ -143,7 +130,7 @@ impl Port {
             for m in Messages(datagram) {
                 self.message(&mut s, &m, None);
             }
-            return true;
+            return Sent::Taken;
         }
         let msgs: Vec<Message<'_>> = Messages(datagram).collect();
         let mut taken: Vec<Taken> = msgs.iter().map(|m| self.describe(&s, m)).collect();
@@ -156,7 +143,14 @@ impl Port {
             });
         }
         if faults.iter().any(|f| matches!(f, Some(Fault::Hold))) {
-            return false;
+            return Sent::Held;
+        }
+        if let Some(Fault::SendFails(e)) = faults
+            .iter()
+            .flatten()
+            .find(|f| matches!(f, Fault::SendFails(_)))
+        {
+            return Sent::Failed(*e);
         }
         for ((m, t), fault) in msgs.iter().zip(&mut taken).zip(faults) {
             t.errno = self.message(&mut s, m, fault);
@@ -164,7 +158,7 @@ impl Port {
         if s.logging {
             s.log.extend(taken);
         }
-        true
+        Sent::Taken
     }
 
     /// What a message asks, for the record and the faults' conditions.
@@ -221,6 +215,14 @@ impl Port {
             Some(Fault::Foreign(requests)) => {
                 foreign(s, &self.namespace, &requests);
             }
+            Some(Fault::QueueLimit(n)) => self.congestion.limit = Some(n),
+            Some(Fault::Stray) => {
+                let family = s.family.unwrap_or(GENL_ID_CTRL);
+                self.queue.push_back(Datagram {
+                    bytes: socket_faults::stray(family, self.pid),
+                    cut: false,
+                });
+            }
             other => post = other,
         }
         if self.stalled && m.kind != GENL_ID_CTRL {
@@ -235,20 +237,33 @@ impl Port {
         }
         match post {
             Some(Fault::Overrun) => {
-                self.queue.clear();
+                self.congestion.congested = true;
                 self.error = Some(libc::ENOBUFS);
                 None
             }
-            Some(Fault::LoseReply) => None,
-            Some(Fault::Truncate) => {
+            Some(Fault::LoseReply) => {
+                if errno == 0 && m.is_dump() && m.kind != GENL_ID_CTRL {
+                    // Every part of it, to the DONE.
+                    self.dump = None;
+                }
+                None
+            }
+            Some(Fault::Unanswered) if errno == 0 => Some(libc::EINTR),
+            Some(fault @ (Fault::Truncate | Fault::Garbage)) => {
                 let mut replies = replies.into_iter();
                 if let Some(first) = replies.next() {
-                    self.queue.push_back(Datagram {
-                        bytes: first,
-                        cut: true,
-                    });
+                    let (bytes, cut) = match fault {
+                        Fault::Garbage => (socket_faults::garbage(), false),
+                        _ => (first, true),
+                    };
+                    self.queue.push_back(Datagram { bytes, cut });
                 }
                 replies.for_each(|r| self.push(r));
+                Some(errno)
+            }
+            Some(Fault::ReceiveFails(e)) => {
+                replies.into_iter().for_each(|r| self.push(r));
+                self.congestion.fail_receive = Some(e);
                 Some(errno)
             }
             _ => {
@@ -258,8 +273,14 @@ impl Port {
         }
     }
 
+    /// Queues a reply, or drops it if the queue is full or congested (an
+    /// overrun: the next receive fails with `ENOBUFS`).
     fn push(&mut self, bytes: Vec<u8>) {
-        self.queue.push_back(Datagram { bytes, cut: false });
+        if self.congestion.admits(self.queue.len()) {
+            self.queue.push_back(Datagram { bytes, cut: false });
+        } else {
+            self.error = Some(libc::ENOBUFS);
+        }
     }
 
     /// Runs one message; its errno (0: done), its replies into `replies`.
@@ -333,9 +354,21 @@ impl Port {
             IpvsCommand::GetDest => Listing::Dests(dest_listing_of(m.attrs())),
             _ => Listing::Daemons,
         };
-        self.dump = Some(Dump::new(listing, &self.namespace, family, m.seq, self.pid));
-        if let Some(part) = self.next_part(s) {
-            replies.push(part.bytes);
+        self.dump = Some(Box::new(Dump::new(
+            listing,
+            &self.namespace,
+            family,
+            m.seq,
+            self.pid,
+        )));
+        // A full queue: the first part is written when the reader made room.
+        let room = self.congestion.limit.map_or(true, |l| self.queue.len() < l);
+        if room && !self.congestion.congested {
+            match self.next_part(s) {
+                Some(part) if part.cut => self.queue.push_back(part),
+                Some(part) => replies.push(part.bytes),
+                None => {}
+            }
         }
         0
     }
@@ -348,8 +381,27 @@ impl Port {
         } else {
             s.fault_at_part(dump.parts + 1)
         };
-        if let Some(Fault::Foreign(requests)) = &fault {
-            foreign(s, &dump.namespace, requests);
+        match &fault {
+            Some(Fault::Foreign(requests)) => {
+                foreign(s, &dump.namespace, requests);
+            }
+            Some(Fault::DumpQuirk(q)) => dump.quirks.add(q),
+            Some(Fault::Stray) => {
+                let family = s.family.unwrap_or(GENL_ID_CTRL);
+                self.queue.push_back(Datagram {
+                    bytes: socket_faults::stray(family, self.pid),
+                    cut: false,
+                });
+            }
+            Some(Fault::ReceiveFails(e)) => self.congestion.fail_receive = Some(*e),
+            Some(Fault::Overrun) => {
+                // The part's buffer could not be had: nothing written (no
+                // entry skipped); the next receive after the error tries
+                // again.
+                self.error = Some(libc::ENOBUFS);
+                return None;
+            }
+            _ => {}
         }
         let mut bytes = Vec::with_capacity(4096);
         let ns = s.ns(&dump.namespace);
@@ -358,11 +410,11 @@ impl Port {
             self.dump = None;
         }
         match fault {
-            Some(Fault::Overrun) => {
-                self.error = Some(libc::ENOBUFS);
-                None
-            }
             Some(Fault::Truncate) => Some(Datagram { bytes, cut: true }),
+            Some(Fault::Garbage) => Some(Datagram {
+                bytes: socket_faults::garbage(),
+                cut: false,
+            }),
             _ => Some(Datagram { bytes, cut: false }),
         }
     }
@@ -376,13 +428,18 @@ impl Port {
         wait: Wait,
     ) -> io::Result<usize> {
         self.max_recv = self.max_recv.max(segment);
+        if let Some(e) = self.congestion.fail_receive.take() {
+            return Err(io::Error::from_raw_os_error(e));
+        }
         if let Some(e) = self.error.take() {
             return Err(io::Error::from_raw_os_error(e));
         }
         let kernel = self.kernel.clone();
         let mut s = kernel.lock();
         let mut n = 0;
-        while n < got.len() {
+        // An error a dump part raised ends the receive (recvmmsg returns
+        // what it has; the error comes at the next call).
+        while n < got.len() && self.error.is_none() && self.congestion.fail_receive.is_none() {
             if self.queue.is_empty() && self.dump.is_some() && !self.stalled {
                 if let Some(part) = self.next_part(&mut s) {
                     self.queue.push_back(part);
@@ -405,6 +462,10 @@ impl Port {
                 }
             }
         }
+        if self.queue.is_empty() {
+            // Read empty: a congested socket takes replies again.
+            self.congestion.congested = false;
+        }
         if n > 0 {
             return Ok(n);
         }
@@ -422,10 +483,11 @@ impl Transport for Port {
     fn send(&mut self, datagram: &[u8]) -> impl Future<Output = io::Result<()>> + Send {
         let sent = self.take(datagram);
         async move {
-            if !sent {
-                std::future::pending::<()>().await;
+            match sent {
+                Sent::Taken => Ok(()),
+                Sent::Held => std::future::pending().await,
+                Sent::Failed(e) => Err(io::Error::from_raw_os_error(e)),
             }
-            Ok(())
         }
     }
 

@@ -15,8 +15,9 @@
 //! Which path each service of a settings listing takes:
 //!
 //! - Every service's own settings come from the netlink service dump, made
-//!   whole as [`super::whole`] says (it is cheap: 0.088 s of the kernel's
-//!   time for 10,000 services, and the older interface has no persistence
+//!   whole as [`super::whole`] says (it is cheap: 0.059 s for 10,000
+//!   services, on its own socket read with 32 KiB,
+//!   [`crate::service_dumps`]; and the older interface has no persistence
 //!   engine).
 //! - One copy of every IPv4 service (`IP_VS_SO_GET_SERVICES`, one call
 //!   under the kernel's IPVS mutex) says how many destinations each has,
@@ -57,7 +58,8 @@
 //! The no-op sync costs 3.5 times less: 0.317x the plain netlink listing,
 //! 5.4x the plain socket-option one (whose listing has no persistence
 //! engine and no IPv6 service: ours pays the netlink service dump,
-//! 0.094 s, for them). [`Client::table_settings`] alone was not timed
+//! 0.094 s then, 0.059 s since [`crate::service_dumps`]: see its A/B, with
+//! `table_settings` at 0.118 s). [`Client::table_settings`] alone was not timed
 //! apart (the before tree has no such method).
 //!
 //! What the check cannot see: a destination of the other family that
@@ -85,14 +87,14 @@ use crate::{Client, ClientOptions};
 /// The destination counts of a snapshot, looked up in the snapshot's order
 /// (a dump's IPv4 services come in it when nothing changed), or by a map
 /// made at the first key out of that order.
-struct DestCounts<'a> {
+pub(super) struct DestCounts<'a> {
     snapshot: &'a ServiceSnapshot,
     in_order: SockoptServices<'a>,
     map: Option<HashMap<ServiceKey, u32>>,
 }
 
 impl<'a> DestCounts<'a> {
-    fn new(snapshot: &'a ServiceSnapshot) -> Self {
+    pub(super) fn new(snapshot: &'a ServiceSnapshot) -> Self {
         DestCounts {
             snapshot,
             in_order: snapshot.services(),
@@ -130,32 +132,104 @@ fn entry_of(d: &SockoptDest) -> DestinationEntry {
     e
 }
 
-/// What one service's copy gave.
-enum Copied {
-    /// Every destination, in the kernel's order.
-    Whole(Vec<DestinationEntry>),
-    /// The interface cannot express them all: netlink's turn.
-    Incomplete,
-}
-
-/// The destinations of the IPv4 service `key` that had `expected` of them,
-/// if the copy shows them all.
-fn copy_one(sock: &SockoptSocket, key: &ServiceKey, expected: u32) -> Result<Copied, crate::Error> {
+/// Copies the destinations of the IPv4 service `key` that had `expected`
+/// of them into `into` (cleared first); false if the copy does not show
+/// them all (then `into` is left empty).
+fn copy_one(
+    sock: &SockoptSocket,
+    key: &ServiceKey,
+    expected: u32,
+    into: &mut Vec<DestinationEntry>,
+) -> Result<bool, crate::Error> {
+    into.clear();
     let copy = sock.dests(key, expected)?;
-    let mut list = Vec::with_capacity(expected as usize);
+    into.reserve(expected as usize);
     for d in copy.dests() {
         if d.is_tunnelled() {
-            return Ok(Copied::Incomplete);
+            into.clear();
+            return Ok(false);
         }
-        list.push(entry_of(&d));
+        into.push(entry_of(&d));
     }
-    if list.len() < expected as usize {
-        return Ok(Copied::Incomplete);
+    if into.len() < expected as usize {
+        into.clear();
+        return Ok(false);
     }
-    Ok(Copied::Whole(list))
+    Ok(true)
+}
+
+/// What became of one service's copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Copy {
+    /// Its destinations are in its entry.
+    Filled,
+    /// Netlink's turn for this service.
+    Netlink,
+    /// The interface failed (the failure kept): netlink's turn for this
+    /// service and the rest of the listing.
+    Stop,
 }
 
 impl<T: Transport> ClientCore<T> {
+    /// The snapshot a settings listing counts destinations with: the
+    /// check's of this listing if it took one (taken just after the dump,
+    /// as this one would be), else one of its own; `None` without the
+    /// interface, or when it failed (the failure kept).
+    pub(super) fn copies_snapshot(&mut self) -> Option<ServiceSnapshot> {
+        let taken = self.checks.snapshot.take();
+        let Ok(sock) = &self.checks.sockopt else {
+            return None;
+        };
+        match taken.map_or_else(|| sock.services(), Ok) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.checks.last_failure = Some(e);
+                None
+            }
+        }
+    }
+
+    /// Fills the destinations of `entry` (a service of the listing that
+    /// took the snapshot of `counts`, in the listing's order) if the
+    /// socket-option interface lists them whole and `wanted` says so.
+    pub(super) async fn copy_into(
+        &mut self,
+        counts: &mut DestCounts<'_>,
+        entry: &mut ServiceEntry,
+        wanted: bool,
+    ) -> Copy {
+        let key = entry.service.key;
+        if key.family() != AddressFamily::Inet {
+            return Copy::Netlink;
+        }
+        // Asked of every IPv4 service, wanted or not: the counts are
+        // looked up in the listing's order.
+        let Some(expected) = counts.of(&key) else {
+            return Copy::Netlink;
+        };
+        if !wanted {
+            return Copy::Netlink;
+        }
+        let Ok(sock) = &self.checks.sockopt else {
+            return Copy::Stop;
+        };
+        let copied = copy_one(sock, &key, expected, &mut entry.destinations);
+        // The calls never wait, so an async listing of a big table
+        // would hold its runtime thread throughout without this (the
+        // kernel test `a_sync_of_a_big_table_lets_other_tasks_run`
+        // saw the other task run once in 1,000 services).
+        self.io.cooperate().await;
+        match copied {
+            Ok(true) => Copy::Filled,
+            Ok(false) => Copy::Netlink,
+            Err(e) if e.is_not_found() => Copy::Netlink,
+            Err(e) => {
+                self.checks.last_failure = Some(e);
+                Copy::Stop
+            }
+        }
+    }
+
     /// Fills the destinations of the services of `entries` that `wanted`
     /// marks and the socket-option interface lists whole (see the module);
     /// returns which it filled (the others are netlink's).
@@ -165,52 +239,15 @@ impl<T: Transport> ClientCore<T> {
         wanted: &[bool],
     ) -> Vec<bool> {
         let mut filled = vec![false; entries.len()];
-        let Ok(sock) = &self.checks.sockopt else {
+        let Some(snapshot) = self.copies_snapshot() else {
             return filled;
-        };
-        // The check's snapshot of this listing if it took one (taken just
-        // after the dump, as this one would be), else one of its own.
-        let snapshot = match self
-            .checks
-            .snapshot
-            .take()
-            .map_or_else(|| sock.services(), Ok)
-        {
-            Ok(s) => s,
-            Err(e) => {
-                self.checks.last_failure = Some(e);
-                return filled;
-            }
         };
         let mut counts = DestCounts::new(&snapshot);
         for (i, entry) in entries.iter_mut().enumerate() {
-            let key = entry.service.key;
-            if key.family() != AddressFamily::Inet {
-                continue;
-            }
-            let Some(expected) = counts.of(&key) else {
-                continue;
-            };
-            if !wanted[i] {
-                continue;
-            }
-            let copied = copy_one(sock, &key, expected);
-            // The calls never wait, so an async listing of a big table
-            // would hold its runtime thread throughout without this (the
-            // kernel test `a_sync_of_a_big_table_lets_other_tasks_run`
-            // saw the other task run once in 1,000 services).
-            self.io.cooperate().await;
-            match copied {
-                Ok(Copied::Whole(list)) => {
-                    entry.destinations = list;
-                    filled[i] = true;
-                }
-                Ok(Copied::Incomplete) => {}
-                Err(e) if e.is_not_found() => {}
-                Err(e) => {
-                    self.checks.last_failure = Some(e);
-                    break;
-                }
+            match self.copy_into(&mut counts, entry, wanted[i]).await {
+                Copy::Filled => filled[i] = true,
+                Copy::Netlink => {}
+                Copy::Stop => break,
             }
         }
         filled

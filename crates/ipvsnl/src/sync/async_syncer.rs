@@ -46,25 +46,3 @@ impl Syncer {
         self.sync_cached_in(&mut client.core, desired).await
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn its_futures_are_send() {
-        fn send<T: Send>(_: &T) {}
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let _in = rt.enter();
-        let mut c = AsyncClient::new().unwrap();
-        let mut s = Syncer::default();
-        let t = Table::new();
-        send(&s.list_async(&mut c));
-        send(&s.plan_async(&mut c, &t));
-        send(&s.sync_async(&mut c, &t));
-        send(&s.sync_cached_async(&mut c, &t));
-    }
-}

@@ -2,7 +2,6 @@
 //! converged to, and the plan of only the services that may differ since.
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 use crate::client_core::ClientCore;
 use crate::sync::fates::Fates;
@@ -118,7 +117,7 @@ pub(crate) fn plan_part(
     options: &PlanOptions,
     ledger: &DrainLedger,
 ) -> Plan {
-    let now = Instant::now();
+    let now = options.clock.now();
     match keys {
         Some(k) => plan(&current.subset(k), &desired.subset(k), options, ledger, now),
         None => plan(current, desired, options, ledger, now),
@@ -127,6 +126,8 @@ pub(crate) fn plan_part(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use std::net::IpAddr;
 
     use super::*;

@@ -23,7 +23,8 @@ pub(crate) fn connect(kernel: &Kernel, told: bool) -> ClientCore<Port> {
     // No socket-option interface: listings check themselves by dumping
     // again, as on a host without one.
     let no_sockopt = Err(std::io::Error::from_raw_os_error(libc::EAFNOSUPPORT));
-    let mut core = ClientCore::new(port, 1 << 20, opts, None, no_sockopt);
+    let dumps = Port::open(kernel, crate::emulator::INIT_NETNS);
+    let mut core = ClientCore::new(port, 1 << 20, opts, None, (dumps, no_sockopt));
     core.emulated_ns = told.then_some(serial);
     core
 }

@@ -18,6 +18,7 @@ mod apply;
 #[cfg(feature = "tokio")]
 mod async_syncer;
 mod cached;
+mod clock;
 mod drains;
 mod fates;
 mod journal;
@@ -34,6 +35,7 @@ mod table_edit;
 mod table_serde;
 mod view;
 
+pub use clock::Clock;
 pub use fates::Fate;
 pub use ledger::{DestinationId, DrainLedger};
 pub use plan::{plan, Drain, PlanOptions, Scope};

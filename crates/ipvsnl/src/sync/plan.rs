@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::sync::clock::Clock;
 use crate::sync::ledger::DrainLedger;
 use crate::sync::planned::{Plan, Steps};
 use crate::sync::table::{
@@ -140,12 +141,18 @@ pub struct PlanOptions {
     pub scope: Scope,
     /// Graceful destination removal; `None` deletes at once.
     pub drain: Option<Drain>,
+    /// The clock drains are timed by (the system's by default).
+    pub clock: Clock,
 }
 
 impl PlanOptions {
     /// Options with this scope and immediate removal.
     pub fn new(scope: Scope) -> Self {
-        PlanOptions { scope, drain: None }
+        PlanOptions {
+            scope,
+            drain: None,
+            clock: Clock::system(),
+        }
     }
 
     /// Removes destinations gracefully: weight 0 first, delete once their
@@ -155,6 +162,13 @@ impl PlanOptions {
     #[must_use]
     pub fn with_drain(mut self, drain: Drain) -> Self {
         self.drain = Some(drain);
+        self
+    }
+
+    /// Times drains by `clock` instead of the system's clock.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
         self
     }
 }

@@ -12,7 +12,6 @@
 //! sync lists).
 
 use std::collections::HashSet;
-use std::time::Instant;
 
 use crate::client_core::ClientCore;
 use crate::sync::drains::confirmed_drains;
@@ -206,7 +205,13 @@ impl Settler<'_> {
                 want.put(t.clone());
             }
         }
-        let p = plan(&cur, &want, self.options, self.ledger, Instant::now());
+        let p = plan(
+            &cur,
+            &want,
+            self.options,
+            self.ledger,
+            self.options.clock.now(),
+        );
         let (extra, _, drains) = p.into_parts();
         let results = core
             .apply_failures(&extra, self.apply)

@@ -4,7 +4,6 @@
 //! nothing of it.
 
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 use crate::block_on::block_on;
 use crate::client_core::ClientCore;
@@ -204,7 +203,7 @@ impl Syncer {
             desired,
             &self.options,
             &self.ledger,
-            Instant::now(),
+            self.options.clock.now(),
         ))
     }
 
@@ -235,7 +234,7 @@ impl Syncer {
             desired,
             &self.options,
             &self.ledger,
-            Instant::now(),
+            self.options.clock.now(),
         );
         Ok(self.run(core, origin, current, desired, p, true).await)
     }

@@ -1,4 +1,4 @@
-//! The I/O layer: one netlink socket (the framing is the protocol core's,
+//! The I/O layer: a netlink socket (the framing is the protocol core's,
 //! [`crate::proto::frame`]) and the two ways of waiting on it: blocking
 //! system calls ([`blocking::Blocking`]) and tokio's readiness
 //! ([`tokio::Tokio`], with the `tokio` feature). The one driver loop

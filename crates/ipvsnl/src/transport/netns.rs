@@ -16,12 +16,14 @@ use super::socket::{enter_netns, NlSocket};
 use super::sockopt::SockoptSocket;
 use crate::Error;
 
-/// A client's sockets, made in one namespace: the netlink socket, and the
+/// A client's sockets, made in one namespace: the netlink socket, the
+/// netlink socket of its service dumps ([`crate::service_dumps`]), and the
 /// socket-option one (or why it could not be made: the listings then do
 /// without it, see [`crate::Client::table`]).
 #[derive(Debug)]
 pub(crate) struct Sockets {
     pub(crate) netlink: NlSocket,
+    pub(crate) service_dumps: NlSocket,
     pub(crate) sockopt: io::Result<SockoptSocket>,
 }
 
@@ -30,6 +32,7 @@ impl Sockets {
     pub(crate) fn open() -> io::Result<Self> {
         Ok(Sockets {
             netlink: NlSocket::open()?,
+            service_dumps: NlSocket::open()?,
             sockopt: SockoptSocket::open(),
         })
     }

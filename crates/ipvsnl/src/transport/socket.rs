@@ -1,4 +1,4 @@
-//! The one netlink socket of a client, and how it is opened (in another
+//! A netlink socket of a client, and how it is opened (in another
 //! network namespace: [`super::netns::Sockets`]).
 
 use std::fs::File;

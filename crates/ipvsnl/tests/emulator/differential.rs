@@ -32,7 +32,7 @@ use ipvsnl::{
 use crate::ip;
 
 /// Moves the calling thread into a new network namespace with `lo` up.
-fn fresh_netns() {
+pub(crate) fn fresh_netns() {
     // SAFETY: unshare takes a flag; it moves only the calling thread (the
     // test's own), whose later sockets and children are the namespace's.
     let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };

@@ -86,7 +86,12 @@ fn an_overrun_in_a_batch_leaves_outcomes_unknown_never_refused() {
 fn a_listing_with_an_overrun_part_is_still_whole() {
     let k = kernel_with(200);
     let mut c = Client::emulated(&k);
-    k.inject(When::DumpPart(3), Fault::Overrun);
+    // The service dump comes in two parts of services (read with 32 KiB
+    // buffers: 101 services a part) and its `NLMSG_DONE`: the second is
+    // lost. (Not the `NLMSG_DONE`: the kernel makes a part only when the
+    // socket has room for it, and never drops one; the emulator's fault
+    // stands for a part of the answer lost all the same.)
+    k.inject(When::DumpPart(2), Fault::Overrun);
     let listed = c.table().unwrap();
     assert_eq!(listed.len(), 200);
     assert!(listed.iter().all(|e| e.destinations.len() == 2));

@@ -4,12 +4,18 @@
 //! - `sockopt`: its socket-option interface lists what netlink lists;
 //! - `faults`: the faults a daemon lives with, injected, and what the
 //!   library makes of them;
+//! - `socket_faults`: the emulated socket's own faults, and the answers
+//!   IPVS gives rarely or never;
 //! - `differential`: the emulator against the real kernel, request by
-//!   request (a kernel test: ignored on the host, run in the VM).
+//!   request (a kernel test: ignored on the host, run in the VM);
+//! - `bad_input`: the bad-input table never sent by a client, and sent
+//!   raw, judged alike by the emulator and the kernel (the VM).
 
+mod bad_input;
 mod differential;
 mod faults;
 mod kernel;
+mod socket_faults;
 mod sockopt;
 
 use std::net::IpAddr;

@@ -114,3 +114,50 @@ fn without_the_module_the_socket_options_are_not_there_and_netlink_says_so() {
     let e = c.table_settings().unwrap_err();
     assert!(e.is_unavailable(), "{e}");
 }
+
+/// The rows `for_each_settings_row` visits, each with its destinations.
+fn visited(c: &mut Client) -> Vec<ipvsnl::ServiceEntry> {
+    let mut rows = Vec::new();
+    c.for_each_settings_row(|row| {
+        rows.push(row.clone());
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    rows
+}
+
+#[test]
+fn the_settings_rows_visited_are_the_settings_listing() {
+    let k = populated();
+    for sockopt in [true, false] {
+        let opts = ClientOptions::default().with_socket_option_listing(sockopt);
+        let mut c = Client::emulated_with_options(&k.init_netns(), opts);
+        let want = c.table_settings().unwrap();
+        k.clear_requests();
+        let got = visited(&mut c);
+        assert_eq!(got, want, "socket options {sockopt}");
+        // The same kernel work: by sockopt, netlink dumps only for the
+        // IPv6 service and the tunnelled one; else one per service.
+        let dumps = k
+            .requests()
+            .iter()
+            .filter(|t| t.kind == Some(RequestKind::ListDestinations))
+            .count();
+        assert_eq!(dumps, if sockopt { 2 } else { 3 }, "{:?}", k.requests());
+    }
+}
+
+#[test]
+fn a_settings_visit_stops_when_told_and_the_client_goes_on() {
+    let k = populated();
+    let mut c = Client::emulated(&k);
+    let want = c.table_settings().unwrap();
+    let mut seen = Vec::new();
+    c.for_each_settings_row(|row| {
+        seen.push(row.clone());
+        std::ops::ControlFlow::Break(())
+    })
+    .unwrap();
+    assert_eq!(seen, want[..1]);
+    assert_eq!(visited(&mut c), want);
+}

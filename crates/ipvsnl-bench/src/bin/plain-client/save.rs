@@ -1,7 +1,8 @@
 //! `plain-client save`: the table listed and printed as `ipvsadm -S -n`
 //! prints it, the way a tight hand-written client does the same kernel
 //! work as our `ipvsadm -S -n` (the library's settings listing): one
-//! netlink service dump for every service's settings, one
+//! netlink service dump for every service's settings (on a socket of its
+//! own, read with 32 KiB: see the library's `service_dumps.rs`), one
 //! `IP_VS_SO_GET_SERVICES` for the destination counts, then one
 //! `IP_VS_SO_GET_DESTS` per IPv4 service (a netlink destination dump per
 //! IPv6 one); sorted as ipvsadm sorts (its comparators, glibc's merge
@@ -21,7 +22,7 @@ use ipvsnl::wire::{
 };
 use ipvsnl_bench::plain::attrs::{each_attr, get_u32};
 use ipvsnl_bench::plain::listing::{parse_dest, parse_service_key, PlainDumper, PlainService};
-use ipvsnl_bench::plain::sockopt;
+use ipvsnl_bench::plain::{socket, sockopt};
 
 /// `IP_VS_SVC_F_PERSISTENT`.
 const PERSISTENT: u32 = 0x1;
@@ -276,11 +277,15 @@ fn copy_of<'a>(
     }
 }
 
-/// Lists the table on `sock` and prints it to `out`.
+/// Lists the table on `sock` (and a socket of its service dump) and
+/// prints it to `out`.
 pub(crate) fn save(sock: netlink_sys::Socket, family: u16, out: &mut impl Write) -> io::Result<()> {
     let mut d = PlainDumper::on(sock, family);
+    // The service dump on a socket of its own read with 32 KiB, as the
+    // library's: larger parts, fewer walks of the kernel's service hash.
+    let mut service_dump = PlainDumper::with_buffer(socket::open()?, family, 32 << 10);
     let mut services = Vec::new();
-    d.dump(IpvsCommand::GetService, None, |attrs| {
+    service_dump.dump(IpvsCommand::GetService, None, |attrs| {
         each_attr(attrs, |t, p| {
             if t == IPVS_CMD_ATTR_SERVICE {
                 services.push(parse_service(p));

@@ -4,14 +4,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::kernel::{apply, run, Kernel, Req};
+use super::driver::{add, answered, apply, key, run, Socket};
+use crate::emulator::{Fault, Kernel, When};
 use crate::proto::{Cause, Limits, Outcome, Session, Wait};
+use crate::{Request, RequestKind};
 
 const T: Duration = Duration::from_secs(30);
-
-fn reqs(n: u32) -> Vec<Req> {
-    (0..n).map(Req).collect()
-}
 
 fn every_fifth(i: u32) -> i32 {
     if i % 5 == 2 {
@@ -21,11 +19,24 @@ fn every_fifth(i: u32) -> i32 {
     }
 }
 
+/// Requests `0..n` about items `from..`, answered as `verdict` says.
+fn requests(k: &Kernel, from: u32, n: u32, verdict: impl Fn(u32) -> i32) -> Vec<Request> {
+    (0..n).map(|i| answered(k, from + i, verdict(i))).collect()
+}
+
+/// Strikes at the first request about item `i`.
+fn at(i: u32) -> When {
+    let key = key(i);
+    When::request(move |t| t.service == Some(key))
+}
+
 #[test]
 fn refusals_and_acks_are_accounted_per_request() {
-    let mut k = Kernel::new(0x23, 1000, every_fifth);
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 100, every_fifth);
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let (out, waits) = apply(&mut s, &mut k, &reqs(100), Limits::new(256, 64));
+    let (out, waits) = apply(&mut s, &mut sock, &reqs, Limits::new(256, 64));
     for (i, o) in &out {
         let want = match every_fifth(*i as u32) {
             0 => Outcome::Done,
@@ -33,16 +44,21 @@ fn refusals_and_acks_are_accounted_per_request() {
         };
         assert_eq!(*o, want, "request {i}");
     }
-    assert_eq!(s.family(), Some(0x23));
+    assert_eq!(s.family(), Some(sock.family()));
     assert!(waits.iter().all(|w| *w == Wait::Up(T)), "{waits:?}");
+    // Done is applied: every new service is listed.
+    assert_eq!(k.init_netns().table().len(), 100);
 }
 
 #[test]
 fn an_overrun_leaves_unseen_replies_unknown_never_refused() {
-    // Every request refused, a buffer of 5 replies: most errors dropped.
-    let mut k = Kernel::new(0x23, 5, |_| libc::EEXIST);
+    // Every request refused, a queue of 5 replies: most errors dropped.
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 40, |_| libc::EEXIST);
+    k.inject(When::next_request(), Fault::QueueLimit(5));
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let (out, waits) = apply(&mut s, &mut k, &reqs(40), Limits::new(1 << 20, 40));
+    let (out, waits) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 40));
     let refused = out
         .values()
         .filter(|o| **o == Outcome::Refused(libc::EEXIST));
@@ -59,9 +75,10 @@ fn an_overrun_leaves_unseen_replies_unknown_never_refused() {
     assert!(waits
         .iter()
         .all(|w| matches!(w, Wait::Queued | Wait::Up(T))));
-    // The next apply on the same session works and waits normally.
-    let mut k2 = Kernel::new(0x23, 1000, |_| 0);
-    let (out, waits) = apply(&mut s, &mut k2, &reqs(3), Limits::new(1 << 20, 40));
+    // The next apply on the same session and socket works and waits
+    // normally.
+    let reqs = requests(&k, 100, 3, |_| 0);
+    let (out, waits) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 40));
     assert!(out.values().all(|o| *o == Outcome::Done));
     assert_eq!(waits, [Wait::Up(T)]);
 }
@@ -72,44 +89,56 @@ fn an_overrun_at_every_position_of_a_batch() {
     // one's ACK, seven replies. Drop each in turn (and, the socket being
     // congested then, every reply after it).
     let n = 12u32;
-    for lost in 1..=7 {
-        let mut k = Kernel::new(0x23, 1000, |i| if i % 2 == 0 { libc::ESRCH } else { 0 });
+    let verdict = |i: u32| if i % 2 == 0 { libc::ESRCH } else { 0 };
+    let answering = [0, 2, 4, 6, 8, 10, 11];
+    for lost in answering {
+        let k = Kernel::new();
+        let reqs = requests(&k, 0, n, verdict);
+        k.inject(at(lost), Fault::Overrun);
+        let mut sock = Socket::new(&k);
         let mut s = Session::new(T);
-        // The lookup's two replies come first: numbers 1 and 2.
-        k.faults.drop_replies = [lost + 2].into();
-        let (out, _) = apply(&mut s, &mut k, &reqs(n), Limits::new(1 << 20, n as usize));
+        let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, n as usize));
+        let listed = k.init_netns().table();
         for (i, o) in &out {
-            let v = k.last_verdict(*i as u32).unwrap();
+            let i = *i as u32;
             match o {
-                Outcome::Done => assert_eq!(v, 0, "request {i}, dropping reply {lost}"),
-                Outcome::Refused(e) => assert_eq!(*e, v),
+                Outcome::Done => {
+                    assert_eq!(verdict(i), 0, "request {i}, dropping reply of {lost}");
+                    assert!(listed.iter().any(|e| *e.key() == key(i)));
+                }
+                Outcome::Refused(e) => assert_eq!(*e, verdict(i)),
                 Outcome::Unknown(Cause::RepliesDropped) => {}
                 other => panic!("request {i}: {other:?}"),
             }
         }
         let unknown = out.values().filter(|o| !o.is_known()).count();
-        assert!(unknown >= 1, "dropping reply {lost}: {out:?}");
+        assert!(unknown >= 1, "dropping the reply of {lost}: {out:?}");
     }
 }
 
 #[test]
 fn a_later_batch_is_smaller_after_an_overrun() {
-    let mut k = Kernel::new(0x23, 4, |_| libc::EEXIST);
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 64, |_| libc::EEXIST);
+    k.inject(When::next_request(), Fault::QueueLimit(4));
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let requests = reqs(64);
     let skip = vec![false; 64];
     let mut sink = |_: usize, _: Outcome| {};
-    let mut m = s.apply(&requests, &skip, Limits::new(1 << 20, 32), &mut sink);
-    run(&mut m, &mut k, 100_000);
+    let mut m = s.apply(&reqs, &skip, Limits::new(1 << 20, 32), &mut sink);
+    run(&mut m, &mut sock, 100_000);
     assert!(m.batch_requests() < 32, "{}", m.batch_requests());
 }
 
 #[test]
 fn a_time_out_makes_the_batch_unknown_and_the_rest_not_sent() {
-    let mut k = Kernel::new(0x23, 1000, |_| 0);
-    k.faults.hang_after = Some(10);
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 30, |_| 0);
+    // The kernel runs ten, then stops answering.
+    k.inject(When::nth_change(11), Fault::Stall);
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let (out, _) = apply(&mut s, &mut k, &reqs(30), Limits::new(1 << 20, 8));
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
     for (i, o) in &out {
         let want = match i {
             0..=7 => Outcome::Done,
@@ -117,18 +146,20 @@ fn a_time_out_makes_the_batch_unknown_and_the_rest_not_sent() {
             _ => Outcome::NotSent(Cause::TimedOut(T)),
         };
         assert_eq!(*o, want, "request {i}");
-        // The kernel took ten, then stopped answering.
-        assert_eq!(k.received(*i as u32), *i < 10, "request {i}");
+        assert_eq!(sock.ran(*i as u32), *i < 10, "request {i}");
+        assert_eq!(sock.received(*i as u32), *i < 16, "request {i}");
     }
 }
 
 #[test]
 fn socket_failures_stop_the_apply_with_what_is_known() {
     // The second batch cannot be sent: it and the rest are not sent.
-    let mut k = Kernel::new(0x23, 1000, |_| 0);
-    k.faults.fail_send = Some(3); // lookup, batch 1, batch 2
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 20, |_| 0);
+    k.inject(at(8), Fault::SendFails(libc::ENOBUFS));
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let (out, _) = apply(&mut s, &mut k, &reqs(20), Limits::new(1 << 20, 8));
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
     for (i, o) in &out {
         let want = if *i < 8 {
             Outcome::Done
@@ -136,12 +167,15 @@ fn socket_failures_stop_the_apply_with_what_is_known() {
             Outcome::NotSent(Cause::Socket(libc::ENOBUFS))
         };
         assert_eq!(*o, want, "request {i}");
+        assert_eq!(sock.received(*i as u32), *i < 8, "request {i}");
     }
     // A receive fails: the batch in flight is unknown.
-    let mut k = Kernel::new(0x23, 1000, |_| 0);
-    k.faults.fail_recv = Some(3); // lookup reply, lookup ACK, then batch 1
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 20, |_| 0);
+    k.inject(at(0), Fault::ReceiveFails(libc::EBADF));
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let (out, _) = apply(&mut s, &mut k, &reqs(20), Limits::new(1 << 20, 8));
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
     for (i, o) in &out {
         let want = if *i < 8 {
             Outcome::Unknown(Cause::Socket(libc::EBADF))
@@ -154,18 +188,19 @@ fn socket_failures_stop_the_apply_with_what_is_known() {
 
 #[test]
 fn a_truncated_or_garbled_reply_is_not_a_guess() {
-    for garbage in [false, true] {
-        let mut k = Kernel::new(0x23, 1000, |i| if i == 3 { libc::EEXIST } else { 0 });
+    for fault in [Fault::Truncate, Fault::Garbage] {
+        let k = Kernel::new();
+        let reqs = requests(&k, 0, 6, |i| if i == 3 { libc::EEXIST } else { 0 });
+        // The batch's first reply: the error for request 3.
+        k.inject(at(3), fault.clone());
+        let mut sock = Socket::new(&k);
         let mut s = Session::new(T);
-        s.forget_family();
-        // Lookup: 2 datagrams; then the batch's error for request 3.
-        if garbage {
-            k.faults.garbage = Some(3);
-        } else {
-            k.faults.truncate = Some(3);
-        }
-        let (out, _) = apply(&mut s, &mut k, &reqs(6), Limits::new(1 << 20, 6));
-        assert_eq!(out[&3], Outcome::Unknown(Cause::BadReply), "{out:?}");
+        let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 6));
+        assert_eq!(
+            out[&3],
+            Outcome::Unknown(Cause::BadReply),
+            "{fault:?} {out:?}"
+        );
         assert_eq!(out[&5], Outcome::Done, "the last one's ACK was read");
         assert!((0..3).all(|i| out[&i] == Outcome::Unknown(Cause::BadReply)));
     }
@@ -173,11 +208,16 @@ fn a_truncated_or_garbled_reply_is_not_a_guess() {
 
 #[test]
 fn strangers_and_late_replies_are_passed_over() {
-    let mut k = Kernel::new(0x23, 1000, every_fifth);
-    k.faults.stray_every = Some(2);
+    let k = Kernel::new();
+    let reqs = requests(&k, 0, 50, every_fifth);
+    k.inject(When::next(RequestKind::ResolveFamily), Fault::Stray);
+    for i in (0..50).step_by(2) {
+        k.inject(at(i), Fault::Stray);
+    }
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
     s.set_last_seq(u32::MAX - 20); // and numbers wrap on the way
-    let (out, _) = apply(&mut s, &mut k, &reqs(50), Limits::new(1 << 20, 16));
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 16));
     for (i, o) in &out {
         let want = match every_fifth(*i as u32) {
             0 => Outcome::Done,
@@ -185,13 +225,28 @@ fn strangers_and_late_replies_are_passed_over() {
         };
         assert_eq!(*o, want, "request {i}");
     }
+    assert_eq!(k.faults_armed(), 0, "every stranger came");
+}
+
+/// An `NLMSG_ERROR` answering `seq` (0: an ACK), as the kernel frames it.
+fn error(seq: u32, errno: i32) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend_from_slice(&36u32.to_ne_bytes());
+    v.extend_from_slice(&ipvsnl_wire::netlink_packet_core::NLMSG_ERROR.to_ne_bytes());
+    v.extend_from_slice(&0x100u16.to_ne_bytes()); // NLM_F_CAPPED
+    v.extend_from_slice(&seq.to_ne_bytes());
+    v.extend_from_slice(&4321u32.to_ne_bytes());
+    v.extend_from_slice(&(-errno).to_ne_bytes());
+    for word in [16u32, 0, seq, 0] {
+        v.extend_from_slice(&word.to_ne_bytes());
+    }
+    v
 }
 
 #[test]
 fn errors_in_any_order_before_the_ack() {
-    use super::kernel::error;
     use crate::proto::{Input, Machine, Poll};
-    let requests = reqs(6);
+    let requests: Vec<Request> = (0..6).map(add).collect();
     let skip = vec![false; 6];
     let mut s = Session::new(T);
     s.state.family = Some(0x23);
@@ -224,11 +279,16 @@ fn errors_in_any_order_before_the_ack() {
 
 #[test]
 fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
-    let mut k = Kernel::new(0x24, 1000, every_fifth);
+    let k = Kernel::new();
+    let cached = k.family_id();
+    k.reload_module();
+    let reqs = requests(&k, 0, 20, every_fifth);
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    s.state.family = Some(0x23); // cached before the reload
-    let (out, _) = apply(&mut s, &mut k, &reqs(20), Limits::new(1 << 20, 8));
-    assert_eq!(s.family(), Some(0x24));
+    s.state.family = cached; // before the reload
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
+    assert_ne!(s.family(), cached);
+    assert_eq!(s.family(), k.family_id());
     for (i, o) in &out {
         let want = match every_fifth(*i as u32) {
             0 => Outcome::Done,
@@ -238,13 +298,14 @@ fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
     }
     // A real ENOENT (a missing scheduler) with the id unchanged stays a
     // refusal, after one look-up.
-    let mut k = Kernel::new(0x24, 1000, |_| libc::ENOENT);
-    let (out, _) = apply(&mut s, &mut k, &reqs(3), Limits::new(1 << 20, 8));
+    let reqs = requests(&k, 100, 3, |_| libc::ENOENT);
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
     assert!(out.values().all(|o| *o == Outcome::Refused(libc::ENOENT)));
     // Unloaded and not back: not applied, IPVS unavailable.
-    let mut k = Kernel::new(0x25, 1000, |_| 0);
-    k.unregistered = true;
-    let (out, _) = apply(&mut s, &mut k, &reqs(10), Limits::new(1 << 20, 4));
+    k.set_autoload(false);
+    k.unload_module();
+    let reqs: Vec<Request> = (200..210).map(add).collect();
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 4));
     assert!(out
         .values()
         .all(|o| *o == Outcome::NotSent(Cause::Unavailable)));
@@ -254,7 +315,7 @@ fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
 #[test]
 fn abandoning_an_apply_reports_what_is_known() {
     use crate::proto::{Input, Machine, Poll};
-    let requests = reqs(10);
+    let requests: Vec<Request> = (0..10).map(add).collect();
     let skip = vec![false; 10];
     let mut s = Session::new(T);
     s.state.family = Some(0x23);
@@ -273,14 +334,15 @@ fn abandoning_an_apply_reports_what_is_known() {
 
 #[test]
 fn skipped_requests_get_no_outcome_and_nothing_is_sent_for_none() {
-    let requests = reqs(3);
+    let requests: Vec<Request> = (0..3).map(add).collect();
     let mut s = Session::new(T);
     let mut n = 0;
     let mut sink = |_: usize, _: Outcome| n += 1;
     let mut m = s.apply(&requests, &[true; 3], Limits::new(1 << 20, 4), &mut sink);
-    let mut k = Kernel::new(0x23, 10, |_| 0);
-    run(&mut m, &mut k, 10);
+    let k = Kernel::new();
+    let mut sock = Socket::new(&k);
+    run(&mut m, &mut sock, 10);
     drop(m);
     assert_eq!(n, 0);
-    assert!(!k.received(0));
+    assert!(k.requests().is_empty(), "{:?}", k.requests());
 }

@@ -1,11 +1,11 @@
-//! What the scripted kernel's dumps list, as a caller collects it: each
-//! message's first four bytes are an item's index.
+//! What a service dump lists, as a caller collects it: each service's
+//! item index (see [`super::driver::key`]).
 
-use super::kernel::Req;
-use crate::proto::{Encode, Replies};
+use crate::decode::{service_reply, Detail};
+use crate::proto::Replies;
 use crate::DecodeError;
 
-/// Collects the indexes a dump lists; stops after `stop_after` of them,
+/// Collects the items a dump lists; stops after `stop_after` of them,
 /// fails on item `fail_at`, and counts the dump's restarts.
 #[derive(Debug, Default)]
 pub(crate) struct Items {
@@ -27,7 +27,8 @@ impl Items {
 
 impl Replies for Items {
     fn message(&mut self, _command: u8, attrs: &[u8]) -> Result<(), DecodeError> {
-        let i = u32::from_ne_bytes(attrs[..4].try_into().map_err(|_| "short")?);
+        let entry = service_reply(attrs, Detail::Full)?;
+        let i = super::driver::index(entry.key()).ok_or("not a test item")?;
         if self.fail_at == Some(i) {
             return Err(format!("item {i} cannot be decoded").into());
         }
@@ -43,7 +44,44 @@ impl Replies for Items {
     }
 }
 
-/// Writes the scripted kernel's one request.
+/// Writes a service dump request (or, as a get, a request the kernel
+/// answers with data: the same command).
 pub(crate) fn write(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-    Req(0).encode(out, family, seq, flags);
+    let m = ipvsnl_wire::write::begin_ipvs_message(
+        out,
+        family,
+        flags,
+        seq,
+        ipvsnl_wire::IpvsCommand::GetService,
+    );
+    ipvsnl_wire::write::end_message(out, m);
+}
+
+/// Writes a `GET_INFO`: a get the kernel answers with one message.
+pub(crate) fn write_info(out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
+    let m = ipvsnl_wire::write::begin_ipvs_message(
+        out,
+        family,
+        flags,
+        seq,
+        ipvsnl_wire::IpvsCommand::GetInfo,
+    );
+    ipvsnl_wire::write::end_message(out, m);
+}
+
+/// Counts the messages of an answer.
+#[derive(Debug, Default)]
+pub(crate) struct Count(pub usize);
+
+impl Replies for Count {
+    fn message(&mut self, _command: u8, _attrs: &[u8]) -> Result<(), DecodeError> {
+        self.0 += 1;
+        Ok(())
+    }
+    fn restart(&mut self) {
+        self.0 = 0;
+    }
+    fn stopped(&self) -> bool {
+        false
+    }
 }

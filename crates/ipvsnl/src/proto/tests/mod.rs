@@ -1,10 +1,12 @@
-//! The protocol core against a scripted kernel: every path a real kernel
-//! takes, and the faults it can only rarely be made to show.
+//! The protocol core against the emulated kernel (`crate::emulator`): real
+//! requests with the kernel's verdicts, every path a real kernel takes,
+//! and the faults it can only rarely be made to show, injected at its
+//! socket.
 
 mod apply;
 mod call;
+mod driver;
 mod items;
-mod kernel;
 mod property;
 mod stopped;
 mod unanswered;

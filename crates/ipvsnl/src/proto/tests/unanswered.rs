@@ -1,51 +1,44 @@
 //! Requests the kernel handles but answers with nothing at all (a sync
 //! daemon's stop whose thread never ran: the handler's `EINTR`, for which
-//! netlink sends no reply): a batch that ends with one is closed by a no-op
-//! whose ACK ends it, so its outcome is known at once, never a time-out.
+//! netlink sends no reply; the emulator's [`Fault::Unanswered`]): a batch
+//! that ends with one is closed by a no-op whose ACK ends it, so its
+//! outcome is known at once, never a time-out.
 
 use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::kernel::{apply, Faults, Kernel, Received, Req};
-use crate::proto::{Cause, Encode, Limits, Outcome, Session, Wait};
+use super::driver::{add, key, Socket};
+use crate::emulator::{Fault, Kernel, When};
+use crate::proto::tests::driver::apply;
+use crate::proto::{Cause, Limits, Outcome, Session, Wait};
+use crate::{DaemonRole, Request, RequestKind, SyncDaemon};
 
 const T: Duration = Duration::from_secs(30);
 
-/// A request as the kernel sees [`Req`], of a kind that may go unanswered
-/// (`silent`) or not.
-#[derive(Debug, Clone, Copy)]
-struct Kind {
-    index: u32,
-    silent: bool,
+fn start() -> Request {
+    Request::start_daemon(SyncDaemon::new(DaemonRole::Master, "lo"))
 }
 
-impl Encode for Kind {
-    fn encode(&self, out: &mut Vec<u8>, family: u16, seq: u32, flags: u16) {
-        Req(self.index).encode(out, family, seq, flags);
-    }
-    fn may_go_unanswered(&self) -> bool {
-        self.silent
-    }
+fn stop() -> Request {
+    Request::StopDaemon(DaemonRole::Master)
 }
 
-fn plain(index: u32) -> Kind {
-    Kind {
-        index,
-        silent: false,
-    }
+/// A kernel whose master sync daemon runs.
+fn running() -> Kernel {
+    let k = Kernel::new();
+    assert_eq!(k.init_netns().apply(&[start()]), [0]);
+    k
 }
 
-fn stop(index: u32) -> Kind {
-    Kind {
-        index,
-        silent: true,
-    }
+/// The next stop is done and answered with nothing.
+fn silent_stop(k: &Kernel) {
+    k.inject(When::next(RequestKind::StopDaemon), Fault::Unanswered);
 }
 
 /// Nothing is left queued for the next call.
-fn nothing_left(k: &mut Kernel) {
-    assert!(matches!(k.receive(Wait::Queued), Received::TimedOut));
+fn nothing_left(sock: &mut Socket) {
+    assert_eq!(sock.receive_one(), None);
 }
 
 fn wide() -> Limits {
@@ -54,69 +47,100 @@ fn wide() -> Limits {
 
 #[test]
 fn a_stop_answered_with_nothing_is_done_at_once() {
-    let mut k = Kernel::new(0x23, 100, |i| if i == 1 { libc::EINTR } else { 0 });
+    let k = running();
+    silent_stop(&k);
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    s.state.family = Some(0x23);
-    let (out, waits) = apply(&mut s, &mut k, &[plain(0), stop(1)], wide());
+    s.state.family = k.family_id();
+    let (out, waits) = apply(&mut s, &mut sock, &[add(0), stop()], wide());
     assert_eq!(out[&0], Outcome::Done);
     assert_eq!(out[&1], Outcome::Done);
     assert_eq!(waits, [Wait::Up(T)], "one receive: the closer's ACK");
-    nothing_left(&mut k);
+    nothing_left(&mut sock);
+    assert!(k.init_netns().sync_daemons().is_empty(), "stopped");
+    let stops: Vec<_> = k
+        .requests()
+        .into_iter()
+        .filter(|t| t.kind == Some(RequestKind::StopDaemon))
+        .collect();
+    assert_eq!(stops[0].errno, Some(libc::EINTR));
 }
 
 #[test]
 fn without_the_closer_such_a_request_would_wait_out_the_timeout() {
     // The kernel's side of it: a last request that asks for an ACK and
     // gets nothing leaves the batch unknown after the time-out.
-    let mut k = Kernel::new(0x23, 100, |i| if i == 1 { libc::EINTR } else { 0 });
+    let k = Kernel::new();
+    let key1 = key(1);
+    k.inject(
+        When::request(move |t| t.service == Some(key1)),
+        Fault::Unanswered,
+    );
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    s.state.family = Some(0x23);
-    let (out, _) = apply(&mut s, &mut k, &[plain(0), plain(1)], wide());
+    s.state.family = k.family_id();
+    let (out, _) = apply(&mut s, &mut sock, &[add(0), add(1)], wide());
     assert_eq!(out[&1], Outcome::Unknown(Cause::TimedOut(T)));
+    assert_eq!(k.init_netns().table().len(), 2, "both done");
 }
 
 #[test]
 fn a_refused_stop_keeps_its_errno_and_leaves_nothing_queued() {
-    let mut k = Kernel::new(0x23, 100, |_| libc::ESRCH);
+    let k = Kernel::new();
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    s.state.family = Some(0x23);
-    let (out, waits) = apply(&mut s, &mut k, &[stop(0)], wide());
+    s.state.family = k.family_id();
+    let (out, waits) = apply(&mut s, &mut sock, &[stop()], wide());
     assert_eq!(out[&0], Outcome::Refused(libc::ESRCH));
     assert_eq!(waits, [Wait::Up(T); 2], "its error, then the closer's ACK");
-    nothing_left(&mut k);
+    nothing_left(&mut sock);
     // The session goes on as usual.
-    let mut k = Kernel::new(0x23, 100, |_| 0);
-    let (out, _) = apply(&mut s, &mut k, &[plain(0)], wide());
+    let (out, _) = apply(&mut s, &mut sock, &[add(0)], wide());
     assert_eq!(out[&0], Outcome::Done);
 }
 
 #[test]
 fn only_the_last_request_of_a_batch_needs_the_closer() {
     // Silent stops inside batches of two are done; the batches whose last
-    // is a stop are closed, the others end on their last ACK.
-    let verdict = |i: u32| if i % 3 == 0 { libc::EINTR } else { 0 };
-    let mut k = Kernel::new(0x23, 100, verdict);
-    let mut s = Session::new(T);
-    s.state.family = Some(0x23);
-    let requests: Vec<Kind> = (0..12)
-        .map(|i| if i % 3 == 0 { stop(i) } else { plain(i) })
+    // is a stop are closed, the others end on their last ACK. Another
+    // program starts the daemon again before each stop but the first
+    // (the race in which a stop goes unanswered).
+    let k = running();
+    let requests: Vec<Request> = (0..12)
+        .map(|i| if i % 3 == 0 { stop() } else { add(i) })
         .collect();
-    let (out, waits) = apply(&mut s, &mut k, &requests, Limits::new(1 << 20, 2));
+    for i in [2, 5, 8] {
+        let before = key(i);
+        k.inject(
+            When::request(move |t| t.service == Some(before)),
+            Fault::Foreign(vec![start()]),
+        );
+    }
+    for _ in 0..4 {
+        silent_stop(&k);
+    }
+    let mut sock = Socket::new(&k);
+    let mut s = Session::new(T);
+    s.state.family = k.family_id();
+    let (out, waits) = apply(&mut s, &mut sock, &requests, Limits::new(1 << 20, 2));
     assert!(out.values().all(|o| *o == Outcome::Done), "{out:?}");
     assert_eq!(waits.len(), 6, "one wait per batch: {waits:?}");
-    nothing_left(&mut k);
+    nothing_left(&mut sock);
+    assert_eq!(k.faults_armed(), 0);
 }
 
 #[test]
 fn a_closer_lost_to_an_overrun_ends_with_the_barrier() {
-    // Replies 1-2 are the lookup's; 3 is the closer's ACK, dropped.
-    let mut k = Kernel::new(0x23, 100, |_| libc::EINTR);
-    k.faults.drop_replies = [3].into();
+    let k = running();
+    silent_stop(&k);
+    // The closer: the one message of no family.
+    k.inject(When::request(|t| t.kind.is_none()), Fault::Overrun);
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    let (out, waits) = apply(&mut s, &mut k, &[stop(0)], wide());
+    let (out, waits) = apply(&mut s, &mut sock, &[stop()], wide());
     assert_eq!(out[&0], Outcome::Unknown(Cause::RepliesDropped));
     assert!(waits.contains(&Wait::Queued), "{waits:?}");
-    nothing_left(&mut k);
+    nothing_left(&mut sock);
 }
 
 #[test]
@@ -124,22 +148,73 @@ fn a_stop_sent_again_under_a_new_family_id_is_closed_too() {
     // The session's id is stale: the kernel refuses the stop as no such
     // family, the id is looked up, the stop goes again and is handled
     // silently.
-    let mut k = Kernel::new(0x23, 100, |_| libc::EINTR);
+    let k = Kernel::new();
+    let stale = k.family_id();
+    k.reload_module();
+    assert_eq!(k.init_netns().apply(&[start()]), [0]);
+    // Sent under the stale id, the stop is no request of IPVS's: the
+    // fault strikes at the one sent again.
+    silent_stop(&k);
+    let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
-    s.state.family = Some(0x22);
-    let (out, _) = apply(&mut s, &mut k, &[plain(0), stop(1)], wide());
+    s.state.family = stale;
+    let (out, _) = apply(&mut s, &mut sock, &[add(0), stop()], wide());
     assert_eq!(out[&0], Outcome::Done);
     assert_eq!(out[&1], Outcome::Done);
-    assert_eq!(s.family(), Some(0x23));
-    assert!(k.received(1));
-    nothing_left(&mut k);
+    assert_eq!(s.family(), k.family_id());
+    assert!(k.init_netns().sync_daemons().is_empty());
+    nothing_left(&mut sock);
+}
+
+/// One kind of request of the property: an add (new: done; else a
+/// delete of a service there is not: `ESRCH`), or a stop of the master
+/// daemon, done (0: after a start in the same list), done silently (2:
+/// the same, the stop unanswered) or refused (1: none runs, `ESRCH`).
+fn requests_of(kinds: &[(bool, usize)]) -> (Vec<Request>, Vec<i32>, Vec<Fault>) {
+    let mut requests = Vec::new();
+    let mut verdicts = Vec::new();
+    // One fault for each stop, in order (a no-op: another writer that
+    // writes nothing).
+    let mut at_stops = Vec::new();
+    for (i, &(silent, v)) in kinds.iter().enumerate() {
+        let i = i as u32;
+        match (silent, v) {
+            (false, 0) => {
+                requests.push(add(i));
+                verdicts.push(0);
+            }
+            (false, _) => {
+                requests.push(Request::DeleteService(key(i)));
+                verdicts.push(libc::ESRCH);
+            }
+            (true, 1) => {
+                requests.push(stop());
+                verdicts.push(libc::ESRCH);
+                at_stops.push(Fault::Foreign(Vec::new()));
+            }
+            (true, v) => {
+                requests.push(start());
+                verdicts.push(0);
+                requests.push(stop());
+                if v == 2 {
+                    verdicts.push(libc::EINTR);
+                    at_stops.push(Fault::Unanswered);
+                } else {
+                    verdicts.push(0);
+                    at_stops.push(Fault::Foreign(Vec::new()));
+                }
+            }
+        }
+    }
+    (requests, verdicts, at_stops)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     /// Whatever the mix, with no faults every outcome is known and true,
-    /// and no receive waits out the time-out; with faults, an outcome is
+    /// and no receive waits out the time-out; with faults (replies of
+    /// adds or of the first closer lost to an overrun), an outcome is
     /// still never false.
     #[test]
     fn every_outcome_is_known_when_nothing_fails(
@@ -147,40 +222,46 @@ proptest! {
         batch_requests in 1usize..10,
         batch_bytes in 16usize..1024,
         faulty in any::<bool>(),
-        drop_replies in proptest::collection::hash_set(1usize..60, 0..4),
+        overruns in proptest::collection::hash_set(0u32..50, 0..4),
+        closer_overrun in any::<bool>(),
     ) {
-        // A silent kind is done (0), refused (ESRCH) or done silently
-        // (EINTR); another kind is done or refused.
-        let table: Vec<i32> = kinds
-            .iter()
-            .map(|&(silent, v)| match (silent, v) {
-                (_, 0) => 0,
-                (true, 2) => libc::EINTR,
-                _ => libc::ESRCH,
-            })
-            .collect();
-        let requests: Vec<Kind> = kinds
-            .iter()
-            .enumerate()
-            .map(|(i, &(silent, _))| Kind { index: i as u32, silent })
-            .collect();
-        let mut k = Kernel::new(0x23, 1000, move |i| table[i as usize]);
-        if faulty {
-            k.faults = Faults { drop_replies, ..Faults::default() };
+        let (requests, verdicts, at_stops) = requests_of(&kinds);
+        let k = Kernel::new();
+        for f in at_stops {
+            k.inject(When::next(RequestKind::StopDaemon), f);
         }
+        if faulty {
+            for i in overruns {
+                let key = key(i);
+                k.inject(When::request(move |t| t.service == Some(key)), Fault::Overrun);
+            }
+            if closer_overrun {
+                k.inject(When::request(|t| t.kind.is_none()), Fault::Overrun);
+            }
+        }
+        let mut sock = Socket::new(&k);
         let mut s = Session::new(T);
-        let (out, _) = apply(&mut s, &mut k, &requests, Limits::new(batch_bytes, batch_requests));
+        let (out, _) = apply(&mut s, &mut sock, &requests, Limits::new(batch_bytes, batch_requests));
+        let table = k.init_netns().table();
         for (i, o) in &out {
-            let v = k.last_verdict(*i as u32);
+            let v = verdicts[*i];
             match o {
-                Outcome::Done => prop_assert!(matches!(v, Some(0 | libc::EINTR)), "{} {:?}", i, v),
-                Outcome::Refused(e) => prop_assert_eq!(Some(*e), v),
+                Outcome::Done => {
+                    prop_assert!(v == 0 || v == libc::EINTR, "{} {:?}", i, v);
+                    if let Some(key) = requests[*i].service_key() {
+                        prop_assert!(table.iter().any(|e| *e.key() == key), "{} done, not there", i);
+                    }
+                }
+                Outcome::Refused(e) => prop_assert_eq!(*e, v),
                 Outcome::Unknown(c) => {
                     prop_assert!(faulty, "request {} unknown ({:?}) with no fault", i, c);
                     prop_assert_eq!(*c, Cause::RepliesDropped);
                 }
                 Outcome::NotSent(c) => prop_assert!(false, "request {} not sent: {:?}", i, c),
             }
+        }
+        if !faulty {
+            prop_assert_eq!(sock.stalls, 0);
         }
     }
 }

@@ -1,0 +1,315 @@
+//! Writing a configuration as a new generation: a claim, its entries in
+//! transactions within etcd's limits ([`split`](crate::fleet::split)), then
+//! `current` flipped to it in a final transaction, then the generations
+//! before the previous one deleted.
+//!
+//! Every transaction compares `current`'s mod revision with the one read
+//! at the start; the first creates the publisher's claim
+//! (`PREFIX/publishing`, on a lease) if no one holds it, each after it
+//! compares the claim: two publishers cannot interleave,
+//! the second gets [`FleetError::Conflict`] and nothing of its publish is
+//! in effect.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use etcd_client::{Compare, CompareOp, DeleteOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+
+use crate::config::Config;
+use crate::fleet::connect::Etcd;
+use crate::fleet::errors::FleetError;
+use crate::fleet::layout::{entries, record, Layout};
+use crate::fleet::read::read_current;
+use crate::fleet::split::{batches, put_bytes, Limits};
+
+/// How long a publisher's claim lives if the publisher dies (seconds).
+pub const CLAIM_TTL: i64 = 60;
+
+/// A future a [`Pause`] returns.
+pub type PauseFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// Called after each transaction of a generation's entries with its index
+/// and the number of transactions, in order, once the window of
+/// transactions in flight with it is written; the publish goes on when
+/// its future ends (tests hold a publish between transactions with it).
+pub type Pause = Box<dyn FnMut(usize, usize) -> PauseFuture + Send>;
+
+/// How a publish is written.
+#[non_exhaustive]
+pub struct PublishOptions {
+    /// etcd's limits on one transaction (its defaults unless the cluster
+    /// runs with others).
+    pub limits: Limits,
+    /// Called between transactions.
+    pub pause: Option<Pause>,
+    /// Transactions of entries in flight at once (0 counts as 1; default
+    /// [`IN_FLIGHT`]).
+    pub in_flight: usize,
+    /// Seconds the claim outlives a publisher that dies (default
+    /// [`CLAIM_TTL`]; a publish that takes longer loses its claim).
+    pub claim_ttl: i64,
+}
+
+/// Transactions of entries a publish has in flight at once by default.
+pub const IN_FLIGHT: usize = 8;
+
+impl Default for PublishOptions {
+    fn default() -> Self {
+        PublishOptions {
+            limits: Limits::default(),
+            pause: None,
+            in_flight: IN_FLIGHT,
+            claim_ttl: CLAIM_TTL,
+        }
+    }
+}
+
+impl std::fmt::Debug for PublishOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PublishOptions")
+            .field("limits", &self.limits)
+            .field("pause", &self.pause.is_some())
+            .field("in_flight", &self.in_flight)
+            .field("claim_ttl", &self.claim_ttl)
+            .finish()
+    }
+}
+
+impl PublishOptions {
+    /// With other limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// With `n` transactions of entries in flight at once (1: one after
+    /// the other).
+    #[must_use]
+    pub fn with_in_flight(mut self, n: usize) -> Self {
+        self.in_flight = n;
+        self
+    }
+
+    /// With a claim that outlives a dead publisher `seconds` (etcd raises
+    /// a lease shorter than its minimum, 1.5 s with default timings).
+    #[must_use]
+    pub fn with_claim_ttl(mut self, seconds: i64) -> Self {
+        self.claim_ttl = seconds;
+        self
+    }
+
+    /// With a pause between transactions.
+    #[must_use]
+    pub fn with_pause(mut self, pause: Pause) -> Self {
+        self.pause = Some(pause);
+        self
+    }
+}
+
+/// What a publish wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Published {
+    /// The new generation.
+    pub generation: u64,
+    /// Its services.
+    pub services: usize,
+    /// Transactions written: the claim, the entries', the flip of `current`.
+    pub transactions: usize,
+    /// Bytes of the keys and values written.
+    pub bytes: usize,
+    /// The revision of the flip: readers at or after it get this generation.
+    pub revision: i64,
+}
+
+/// Publishes `config` under `layout` as the next generation.
+pub async fn publish(
+    etcd: &Etcd,
+    layout: &Layout,
+    config: &Config,
+    mut options: PublishOptions,
+) -> Result<Published, FleetError> {
+    let mut client = etcd.client();
+    let (previous, base) = match read_current(etcd, layout, None).await?.0 {
+        Some((c, mod_revision)) => (c.generation, mod_revision),
+        None => (0, 0),
+    };
+    let n = previous + 1;
+    let relative = entries(config);
+    let current = record(n, &relative);
+    let prefix = layout.generation(n);
+    let full: Vec<(String, Vec<u8>)> = relative
+        .into_iter()
+        .map(|(k, v)| (format!("{prefix}{k}"), v))
+        .collect();
+    let parts = batches(&full, options.limits)
+        .map_err(|(key, bytes, room)| FleetError::TooLarge { key, bytes, room })?;
+    let lease = etcd
+        .call(
+            "grant the claim's lease",
+            client.lease_grant(options.claim_ttl, None),
+        )
+        .await?
+        .id();
+    let token = claim_token(n);
+    let (current_key, claim_key) = (layout.current(), layout.publishing());
+    let unchanged = Compare::mod_revision(current_key.as_str(), CompareOp::Equal, base);
+    let held = Compare::value(claim_key.as_str(), CompareOp::Equal, token.as_str());
+    let on_failure = vec![
+        TxnOp::get(current_key.as_str(), None),
+        TxnOp::get(claim_key.as_str(), None),
+    ];
+    let mut bytes = 0;
+    let count = parts.len().max(1);
+    let result = async {
+        // The claim, and whatever a publisher that died left of this
+        // generation deleted (etcd takes no put into a range the same
+        // transaction deletes: the puts follow).
+        let end = Layout::range_end(&prefix);
+        let leftovers = DeleteOptions::new().with_range(end);
+        let on_lease = PutOptions::new().with_lease(lease);
+        let free = Compare::create_revision(claim_key.as_str(), CompareOp::Equal, 0);
+        let claim = Txn::new()
+            .when(vec![unchanged.clone(), free])
+            .and_then(vec![
+                TxnOp::put(claim_key.as_str(), token.as_str(), Some(on_lease)),
+                TxnOp::delete(prefix.as_str(), Some(leftovers)),
+            ])
+            .or_else(on_failure.clone());
+        bytes += put_bytes(&claim_key, token.as_bytes());
+        let response = etcd.call("claim a generation", client.txn(claim)).await?;
+        if !response.succeeded() {
+            return Err(conflict(layout, base, &token, &response.op_responses()));
+        }
+        // A window of transactions in flight at once (their order does not
+        // matter: nothing is in force before the flip); the pause is
+        // called after each, in order, once its window is written.
+        let window = options.in_flight.max(1);
+        for (w, chunk) in parts.chunks(window).enumerate() {
+            let mut set = tokio::task::JoinSet::new();
+            for (j, range) in chunk.iter().enumerate() {
+                let mut ops = Vec::with_capacity(range.len());
+                for (k, v) in &full[range.clone()] {
+                    bytes += put_bytes(k, v);
+                    ops.push(TxnOp::put(k.as_str(), v.clone(), None));
+                }
+                let txn = Txn::new()
+                    .when(vec![unchanged.clone(), held.clone()])
+                    .and_then(ops)
+                    .or_else(on_failure.clone());
+                let etcd = etcd.clone();
+                set.spawn(async move {
+                    let mut client = etcd.client();
+                    let r = etcd.call("write a generation", client.txn(txn)).await;
+                    (w * window + j, r)
+                });
+            }
+            let mut done = Vec::with_capacity(chunk.len());
+            while let Some(joined) = set.join_next().await {
+                done.push(joined.map_err(|e| FleetError::Etcd {
+                    operation: "write a generation",
+                    message: e.to_string(),
+                })?);
+            }
+            done.sort_by_key(|(i, _)| *i);
+            for (i, response) in done {
+                let response = response?;
+                if !response.succeeded() {
+                    return Err(conflict(layout, base, &token, &response.op_responses()));
+                }
+                if let Some(pause) = options.pause.as_mut() {
+                    pause(i, count).await;
+                }
+            }
+        }
+        let text = current.to_text();
+        bytes += put_bytes(&current_key, text.as_bytes());
+        let flip = Txn::new()
+            .when(vec![unchanged.clone(), held.clone()])
+            .and_then(vec![
+                TxnOp::put(current_key.as_str(), text, None),
+                TxnOp::delete(claim_key.as_str(), None),
+            ])
+            .or_else(on_failure.clone());
+        let response = etcd.call("flip `current`", client.txn(flip)).await?;
+        if !response.succeeded() {
+            return Err(conflict(layout, base, &token, &response.op_responses()));
+        }
+        Ok(response.header().map_or(0, |h| h.revision()))
+    }
+    .await;
+    // The claim goes with its lease (already deleted after a flip).
+    let _ = etcd
+        .call("revoke the claim's lease", client.lease_revoke(lease))
+        .await;
+    let revision = result?;
+    if n >= 3 {
+        // Keep the previous generation: a reader that got `current` just
+        // before the flip still reads it.
+        let end = layout.generation(n - 1);
+        let older = DeleteOptions::new().with_range(end);
+        if let Err(e) = etcd
+            .call(
+                "delete old generations",
+                client.delete(layout.generations(), Some(older)),
+            )
+            .await
+        {
+            tracing::warn!(error = %e, "old generations not deleted (the next publish retries)");
+        }
+    }
+    Ok(Published {
+        generation: n,
+        services: current.services,
+        transactions: parts.len() + 2,
+        bytes,
+        revision,
+    })
+}
+
+/// A token no other publisher has: the host, the process, the time.
+fn claim_token(n: u64) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!(
+        "generation {n} by {} pid {} at {nanos}",
+        host.trim(),
+        std::process::id()
+    )
+}
+
+/// Why a transaction's compares failed, from its `or_else` reads of
+/// `current` and the claim.
+fn conflict(layout: &Layout, base: i64, token: &str, responses: &[TxnOpResponse]) -> FleetError {
+    let got = |i: usize| match responses.get(i) {
+        Some(TxnOpResponse::Get(g)) => g
+            .kvs()
+            .first()
+            .map(|kv| (kv.mod_revision(), kv.value().to_vec())),
+        _ => None,
+    };
+    let reason = match (got(0), got(1)) {
+        (Some((r, _)), _) if r != base => format!(
+            "`{}` changed since it was read (revision {base}, now {r})",
+            layout.current()
+        ),
+        (None, _) if base != 0 => format!("`{}` was deleted", layout.current()),
+        (_, Some((_, v))) if v != token.as_bytes() => format!(
+            "`{}` is held by another: {}",
+            layout.publishing(),
+            String::from_utf8_lossy(&v)
+        ),
+        (_, None) => format!(
+            "this publisher's claim `{}` is gone (its lease expired)",
+            layout.publishing()
+        ),
+        _ => "the transaction's compares failed".to_string(),
+    };
+    FleetError::Conflict {
+        prefix: layout.prefix.clone(),
+        reason,
+    }
+}

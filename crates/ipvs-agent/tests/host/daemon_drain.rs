@@ -1,0 +1,119 @@
+//! A failing server of a service with `remove_after_drain`: weight 0 at
+//! once, deleted once its connections are gone or its drain has run
+//! `drain_max`, whichever comes first, each seen within one drain poll
+//! (5 s), on tokio's paused clock (the drains are timed by it too).
+
+use std::time::Duration;
+
+use ipvs_agent::daemon::AgentOptions;
+use ipvsnl::emulator::{Connections, Kernel};
+use ipvsnl::Stats;
+
+use crate::daemon_support::*;
+
+const MS: Duration = Duration::from_millis(1);
+const S: Duration = Duration::from_secs(1);
+
+/// The test's configuration: B drains for at most 20 s, then is deleted;
+/// `persistent`: the service is persistent (its templates hold a drain).
+fn draining(persistent: bool) -> String {
+    let service = if persistent {
+        "port = 80\nremove_after_drain = true\npersistence = { timeout = 300 }\n"
+    } else {
+        "port = 80\nremove_after_drain = true\n"
+    };
+    text("1h", 20, "")
+        .replace("[agent]\n", "[agent]\ndrain_max = \"20s\"\n")
+        .replace("port = 80\n", service)
+}
+
+/// Sets B's connection counts in the kernel.
+fn b_connections(kernel: &Kernel, active: u32, persistent: u32) {
+    let set = kernel.init_netns().set_destination_state(
+        &key(80),
+        ip(B),
+        80,
+        Connections::new(active, 0, persistent),
+        Stats::default(),
+    );
+    assert!(set, "B is in the kernel");
+}
+
+/// The paused clock's seconds from `t0` until B leaves the kernel (`None`
+/// if it is still there after `limit`).
+async fn seconds_until_b_is_gone(
+    kernel: &Kernel,
+    t0: tokio::time::Instant,
+    limit: Duration,
+) -> Option<u64> {
+    while t0.elapsed() <= limit {
+        if weight(kernel, &key(80), B) == "-" {
+            return Some(t0.elapsed().as_secs());
+        }
+        advance(S).await;
+    }
+    None
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_that_never_empties_ends_at_drain_max() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let agent = start(
+        &kernel,
+        config(&draining(false)),
+        &prober,
+        AgentOptions::default(),
+    );
+    advance(MS).await;
+    b_connections(&kernel, 5, 0);
+    prober.fail(B);
+    // fall 3 x interval 2 s: out at the third failure.
+    advance(6 * S + MS).await;
+    assert_eq!(weight(&kernel, &key(80), B), "0");
+    let out = tokio::time::Instant::now();
+    let gone = seconds_until_b_is_gone(&kernel, out, 60 * S).await;
+    // Not before drain_max (its connections stay), at most a poll after.
+    let gone = gone.expect("B was never deleted");
+    assert!(
+        (20..=25).contains(&gone),
+        "B deleted {gone} s after its drain began"
+    );
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    agent.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_of_a_persistent_service_ends_when_its_connections_and_templates_are_gone() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let agent = start(
+        &kernel,
+        config(&draining(true)),
+        &prober,
+        AgentOptions::default(),
+    );
+    advance(MS).await;
+    b_connections(&kernel, 2, 1);
+    prober.fail(B);
+    advance(6 * S + MS).await;
+    assert_eq!(weight(&kernel, &key(80), B), "0");
+    let out = tokio::time::Instant::now();
+    // The connections end at 7 s, a persistence template stays to 12 s.
+    advance(7 * S).await;
+    b_connections(&kernel, 0, 1);
+    advance(5 * S).await;
+    assert_eq!(
+        weight(&kernel, &key(80), B),
+        "0",
+        "deleted with a template left"
+    );
+    b_connections(&kernel, 0, 0);
+    let gone = seconds_until_b_is_gone(&kernel, out, 60 * S).await;
+    let gone = gone.expect("B was never deleted");
+    assert!(
+        (12..=17).contains(&gone),
+        "B deleted {gone} s after its drain began"
+    );
+    agent.stop(false).await;
+}

@@ -1,0 +1,157 @@
+//! A generation's entries checked against `current` and parsed: every
+//! way they can be wrong named (the generation, or the key and the line
+//! in its value). No etcd.
+
+use ipvs_agent::fleet::current::Current;
+use ipvs_agent::fleet::layout::{assemble, entries, record, verify, verify_with, Layout};
+use ipvs_agent::fleet::values::ParseCache;
+use ipvs_agent::fleet::FleetError;
+
+use crate::fleet_etcd::config_of;
+
+fn layout() -> Layout {
+    Layout::new("/p/")
+}
+
+#[test]
+fn entries_are_in_key_order_and_read_back_equal() {
+    let c = config_of(12, 80);
+    let e = entries(&c);
+    assert_eq!(e.len(), 13);
+    assert!(
+        e.windows(2).all(|w| w[0].0 < w[1].0),
+        "sorted as etcd lists them"
+    );
+    assert_eq!(e[11].0, "services/00000011-tcp-10.0.0.11-80");
+    assert_eq!(e[12].0, "settings");
+    let (current, back) = assemble(&layout(), 4, &e).unwrap();
+    assert_eq!(back, c);
+    assert_eq!((current.generation, current.services), (4, 12));
+}
+
+#[test]
+fn a_missing_entry_or_a_changed_value_is_an_incomplete_generation() {
+    let e = entries(&config_of(3, 80));
+    let current = record(9, &e);
+    let mut missing = e.clone();
+    missing.remove(1);
+    match verify(&layout(), &current, &missing) {
+        Err(FleetError::Incomplete {
+            generation,
+            message,
+        }) => {
+            assert_eq!(generation, 9);
+            assert_eq!(message, "2 services stored, `current` records 3");
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut changed = e.clone();
+    changed[0].1.extend_from_slice(b"# one more line\n");
+    let e2 = verify(&layout(), &current, &changed).unwrap_err();
+    assert!(
+        e2.to_string()
+            .starts_with("generation 9 is incomplete: its entries' digest is sha256:"),
+        "{e2}"
+    );
+    let mut settings_gone = e;
+    settings_gone.pop();
+    assert!(matches!(
+        verify(&layout(), &current, &settings_gone),
+        Err(FleetError::Incomplete { generation: 9, .. })
+    ));
+}
+
+#[test]
+fn a_value_that_does_not_parse_is_named_by_its_key_and_line() {
+    let mut e = entries(&config_of(3, 80));
+    e[1].1 = b"# ipvs-agent fleet service v1\n[[service]]\nprotocol = \"tcp\"\n\
+               address = \"10.0.0.1\"\nport = 99999\n[[service.server]]\naddress = \"10.1.1.1\"\n"
+        .to_vec();
+    let current = record(2, &e);
+    match verify(&layout(), &current, &e) {
+        Err(FleetError::Value { key, message }) => {
+            assert_eq!(
+                key,
+                "/p/generations/00000000000000000002/services/00000001-tcp-10.0.0.1-80"
+            );
+            assert_eq!(
+                message,
+                "line 5: `port` must be an integer from 0 to 65535, found 99999"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Two services in one value, one service twice, an unknown key, bytes
+    // that are not text.
+    let mut two = entries(&config_of(2, 80));
+    two[0].1 = [two[0].1.clone(), two[1].1.clone()].concat();
+    two.remove(1);
+    let r = verify(&layout(), &record(3, &two), &two).unwrap_err();
+    assert_eq!(
+        r.to_string(),
+        "/p/generations/00000000000000000003/services/00000000-tcp-10.0.0.0-80: 2 services in one value, one expected"
+    );
+    let mut twice = entries(&config_of(2, 80));
+    twice[1].1 = twice[0].1.clone();
+    let r = verify(&layout(), &record(3, &twice), &twice).unwrap_err();
+    assert_eq!(
+        r.to_string(),
+        "/p/generations/00000000000000000003/services/00000001-tcp-10.0.0.1-80: service TCP 10.0.0.0:80 is configured twice \
+         (first at /p/generations/00000000000000000003/services/00000000-tcp-10.0.0.0-80)"
+    );
+    let mut settings = entries(&config_of(1, 80));
+    settings[1].1 = b"[agent]\nresync = \"soon\"\n".to_vec();
+    let r = verify(&layout(), &record(3, &settings), &settings).unwrap_err();
+    assert!(
+        r.to_string()
+            .starts_with("/p/generations/00000000000000000003/settings: line 2: "),
+        "{r}"
+    );
+    let mut unknown = entries(&config_of(1, 80));
+    unknown.push(("zzz".into(), b"x".to_vec()));
+    let r = verify(&layout(), &record(3, &unknown), &unknown).unwrap_err();
+    assert_eq!(
+        r.to_string(),
+        "/p/generations/00000000000000000003/zzz: a key this agent does not know"
+    );
+    let mut binary = entries(&config_of(1, 80));
+    binary[0].1 = vec![0xff, 0xfe];
+    let r = verify(&layout(), &record(3, &binary), &binary).unwrap_err();
+    assert!(
+        r.to_string()
+            .contains("services/00000000-tcp-10.0.0.0-80: not UTF-8"),
+        "{r}"
+    );
+}
+
+#[test]
+fn current_names_its_generation_count_and_digest() {
+    let e = entries(&config_of(2, 80));
+    let c = record(5, &e);
+    assert_eq!(Current::parse(&c.to_text()), Ok(c.clone()));
+    assert_ne!(record(5, &entries(&config_of(2, 81))).digest, c.digest);
+}
+
+#[test]
+fn with_a_cache_only_the_changed_values_are_parsed_and_the_result_is_the_same() {
+    let mut cache = ParseCache::new();
+    let mut c = config_of(50, 80);
+    let e = entries(&c);
+    assert_eq!(
+        verify_with(&layout(), &record(1, &e), &e, &mut cache).unwrap(),
+        c
+    );
+    assert_eq!(cache.len(), 50);
+    c.services[7].servers[2].destination.weight = 9;
+    c.services.remove(30);
+    let e2 = entries(&c);
+    let cached = verify_with(&layout(), &record(2, &e2), &e2, &mut cache).unwrap();
+    assert_eq!(cached, c);
+    assert_eq!(cached, verify(&layout(), &record(2, &e2), &e2).unwrap());
+    assert_eq!(cache.len(), 49, "only this generation's services kept");
+    // A bad generation leaves the cache as it was.
+    let mut bad = e2.clone();
+    bad[3].1 = b"[[service]]\n".to_vec();
+    assert!(verify_with(&layout(), &record(3, &bad), &bad, &mut cache).is_err());
+    assert_eq!(cache.len(), 49);
+}
