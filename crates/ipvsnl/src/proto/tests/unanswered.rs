@@ -140,7 +140,7 @@ proptest! {
 
     /// Whatever the mix, with no faults every outcome is known and true,
     /// and no receive waits out the time-out; with faults, an outcome is
-    /// still never false.
+    /// still never false (a request not sent never reached the kernel).
     #[test]
     fn every_outcome_is_known_when_nothing_fails(
         kinds in proptest::collection::vec((any::<bool>(), 0usize..3), 1..50),
@@ -179,7 +179,14 @@ proptest! {
                     prop_assert!(faulty, "request {} unknown ({:?}) with no fault", i, c);
                     prop_assert_eq!(*c, Cause::RepliesDropped);
                 }
-                Outcome::NotSent(c) => prop_assert!(false, "request {} not sent: {:?}", i, c),
+                // Dropped replies can fail the family lookup itself (its
+                // few tries each dropped): then nothing is sent, truly.
+                Outcome::NotSent(c) => prop_assert!(
+                    faulty && *c == Cause::RepliesDropped && !k.received(*i as u32),
+                    "request {} not sent: {:?}",
+                    i,
+                    c
+                ),
             }
         }
     }
