@@ -15,14 +15,19 @@
 //! - [`publish`]: `ipvs-agent publish FILE --etcd URL`;
 //! - [`watch`]: [`Source`], the configurations a running agent follows;
 //!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
+//! - [`leadership`]: whether this agent may hold the VIPs (a state
+//!   machine of times and events); [`election`]: the driver, on etcd's
+//!   election API and a lease (issue 26, part 2);
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
 pub mod current;
+pub mod election;
 pub mod encode;
 pub mod errors;
 pub mod follow;
 pub mod layout;
+pub mod leadership;
 pub mod publish;
 pub mod read;
 pub mod split;

@@ -22,6 +22,8 @@ mod fleet_cli;
 #[cfg(feature = "fleet")]
 mod fleet_current;
 #[cfg(feature = "fleet")]
+mod fleet_election;
+#[cfg(feature = "fleet")]
 mod fleet_encode;
 #[cfg(feature = "fleet")]
 mod fleet_etcd;
@@ -29,6 +31,8 @@ mod fleet_etcd;
 mod fleet_figures;
 #[cfg(feature = "fleet")]
 mod fleet_layout;
+#[cfg(feature = "fleet")]
+mod fleet_leadership;
 #[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
