@@ -17,7 +17,8 @@
 //!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
 //! - [`leadership`]: whether this agent may hold the VIPs (a state
 //!   machine of times and events); [`election`]: the driver, on etcd's
-//!   election API and a lease (issue 26, part 2);
+//!   election API and a lease (issue 26, part 2); [`roles`]: the kernel's
+//!   sync daemon as master on the leader, backup on the followers;
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
@@ -30,6 +31,7 @@ pub mod layout;
 pub mod leadership;
 pub mod publish;
 pub mod read;
+pub mod roles;
 pub mod split;
 pub mod values;
 pub mod watch;

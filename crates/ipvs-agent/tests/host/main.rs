@@ -34,6 +34,8 @@ mod fleet_layout;
 #[cfg(feature = "fleet")]
 mod fleet_leadership;
 #[cfg(feature = "fleet")]
+mod fleet_roles;
+#[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
