@@ -19,6 +19,8 @@
 //!   machine of times and events); [`election`]: the driver, on etcd's
 //!   election API and a lease (issue 26, part 2); [`roles`]: the kernel's
 //!   sync daemon as master on the leader, backup on the followers;
+//!   [`vip`]: the leader's addresses on an interface (rtnetlink), each
+//!   IPv4 one announced by [`garp`];
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
@@ -27,6 +29,7 @@ pub mod election;
 pub mod encode;
 pub mod errors;
 pub mod follow;
+pub mod garp;
 pub mod layout;
 pub mod leadership;
 pub mod publish;
@@ -34,6 +37,7 @@ pub mod read;
 pub mod roles;
 pub mod split;
 pub mod values;
+pub mod vip;
 pub mod watch;
 pub mod write;
 

@@ -40,6 +40,8 @@ mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
 #[cfg(feature = "fleet")]
+mod fleet_vip;
+#[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;
 mod health_state;
