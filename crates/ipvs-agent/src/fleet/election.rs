@@ -85,6 +85,21 @@ pub struct Status {
     pub lease: Option<i64>,
 }
 
+impl Status {
+    /// A status of `role` since `since`, nothing else known (for code
+    /// that drives [`lead`](super::lead::lead) without an election).
+    pub fn new(role: Role, since: Instant) -> Status {
+        Status {
+            role,
+            since,
+            reason: None,
+            elected: role == Role::Leader,
+            last_renewal: None,
+            lease: None,
+        }
+    }
+}
+
 enum Command {
     Resign,
     Stop(oneshot::Sender<()>),
@@ -101,14 +116,7 @@ pub struct Election {
 impl Election {
     /// Starts campaigning (a task on the current tokio runtime).
     pub fn start(etcd: &Etcd, options: ElectionOptions) -> Election {
-        let (status_tx, status) = watch::channel(Status {
-            role: Role::Follower,
-            since: Instant::now(),
-            reason: None,
-            elected: false,
-            last_renewal: None,
-            lease: None,
-        });
+        let (status_tx, status) = watch::channel(Status::new(Role::Follower, Instant::now()));
         let (commands, command_rx) = mpsc::channel(4);
         let driver = Driver {
             client: etcd.client(),

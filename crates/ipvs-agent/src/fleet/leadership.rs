@@ -97,6 +97,16 @@ pub enum Role {
     Leader,
 }
 
+impl Role {
+    /// What to do to take this role, in order (see [`Change::actions`]).
+    pub fn actions(self) -> &'static [Action] {
+        match self {
+            Role::Leader => &[Action::HoldVips, Action::SyncMaster],
+            Role::Follower => &[Action::DropVips, Action::SyncBackup],
+        }
+    }
+}
+
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -192,10 +202,7 @@ impl Change {
     /// address answers at once) then makes its sync daemon master; a
     /// leader stepping down drops its VIPs first.
     pub fn actions(&self) -> &'static [Action] {
-        match self.to {
-            Role::Leader => &[Action::HoldVips, Action::SyncMaster],
-            Role::Follower => &[Action::DropVips, Action::SyncBackup],
-        }
+        self.to.actions()
     }
 }
 

@@ -20,7 +20,8 @@
 //!   election API and a lease (issue 26, part 2); [`roles`]: the kernel's
 //!   sync daemon as master on the leader, backup on the followers;
 //!   [`vip`]: the leader's addresses on an interface (rtnetlink), each
-//!   IPv4 one announced by [`garp`];
+//!   IPv4 one announced by [`garp`]; [`lead`]: both applied on each change
+//!   of role;
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
@@ -31,6 +32,7 @@ pub mod errors;
 pub mod follow;
 pub mod garp;
 pub mod layout;
+pub mod lead;
 pub mod leadership;
 pub mod publish;
 pub mod read;

@@ -32,6 +32,8 @@ mod fleet_figures;
 #[cfg(feature = "fleet")]
 mod fleet_layout;
 #[cfg(feature = "fleet")]
+mod fleet_lead;
+#[cfg(feature = "fleet")]
 mod fleet_leadership;
 #[cfg(feature = "fleet")]
 mod fleet_roles;
