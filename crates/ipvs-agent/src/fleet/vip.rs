@@ -148,6 +148,9 @@ impl Vips {
     /// ones. Stops at the first refusal; those added before it stay
     /// recorded (a [`release`](Vips::release) removes them).
     pub fn hold(&mut self) -> Result<Held, VipError> {
+        if self.vips.is_empty() {
+            return Ok(Held::default());
+        }
         let doing = |what: String| {
             move |source| VipError {
                 doing: what,

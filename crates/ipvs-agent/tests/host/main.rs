@@ -38,6 +38,8 @@ mod fleet_leadership;
 #[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
+mod fleet_run_options;
+#[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
