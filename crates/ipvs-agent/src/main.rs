@@ -17,6 +17,7 @@ const USAGE: &str = concat!(
     "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
     "                           [--log-format logfmt|json] [--watch PERIOD]\n",
     "       ipvs-agent run --etcd URL[,URL...] [--prefix P] [OPTIONS]\n",
+    "                      [--vip ADDR/PREFIX ... --vip-interface IF] [--sync-interface IF]\n",
     "  check FILE   validate the configuration FILE and print what it would configure\n",
     "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
     "  publish FILE validate FILE, then publish it to etcd as the fleet's desired state\n",
@@ -24,7 +25,9 @@ const USAGE: &str = concat!(
     "  run FILE     keep the services of FILE in the kernel, their servers checked\n",
     "               (SIGHUP reloads, SIGTERM stops; HTTP on 127.0.0.1:9102 by default)\n",
     "  run --etcd   the same, its configuration what `publish` put in etcd, each new\n",
-    "               generation applied as a reload (needs the `fleet` feature)"
+    "               generation applied as a reload (needs the `fleet` feature); with\n",
+    "               --vip/--sync-interface it campaigns to lead: the leader holds the VIPs\n",
+    "               and runs the sync daemon as master, the others as backup"
 );
 
 fn main() -> ExitCode {

@@ -42,6 +42,14 @@ pub struct RunOptions {
     pub etcd: Option<Vec<String>>,
     /// `--prefix P` with `--etcd` (default `/ipvs-agent`).
     pub prefix: Option<String>,
+    /// `--vip ADDR/PREFIX` (repeatable, with `--etcd`): the addresses the
+    /// fleet's leader holds.
+    pub vips: Vec<String>,
+    /// `--vip-interface IF`: where the leader adds them.
+    pub vip_interface: Option<String>,
+    /// `--sync-interface IF`: the kernel's sync daemon on it, master on
+    /// the leader, backup on the followers.
+    pub sync_interface: Option<String>,
 }
 
 /// What is wrong with a command line.
@@ -85,6 +93,9 @@ impl RunOptions {
             watch: None,
             etcd: None,
             prefix: None,
+            vips: Vec::new(),
+            vip_interface: None,
+            sync_interface: None,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -117,6 +128,9 @@ impl RunOptions {
                     o.etcd = Some(endpoints);
                 }
                 "--prefix" => o.prefix = Some(value("--prefix")?),
+                "--vip" => o.vips.push(value("--vip")?),
+                "--vip-interface" => o.vip_interface = Some(value("--vip-interface")?),
+                "--sync-interface" => o.sync_interface = Some(value("--sync-interface")?),
                 "--log-format" => {
                     o.log_format = match value("--log-format")?.as_str() {
                         "logfmt" => LogFormat::Logfmt,
@@ -150,10 +164,25 @@ impl RunOptions {
                     "--etcd: this build has no fleet mode (build with the `fleet` feature)".into(),
                 ));
             }
+            match (o.vips.is_empty(), o.vip_interface.is_some()) {
+                (false, false) => return Err(UsageError("--vip needs --vip-interface".into())),
+                (true, true) => return Err(UsageError("--vip-interface needs --vip".into())),
+                _ => {}
+            }
+            #[cfg(feature = "fleet")]
+            for vip in &o.vips {
+                vip.parse::<crate::fleet::vip::Vip>()
+                    .map_err(|e| UsageError(format!("--vip: {e}")))?;
+            }
             return Ok(o);
         }
         if o.prefix.is_some() {
             return Err(UsageError("--prefix goes with --etcd".into()));
+        }
+        if !o.vips.is_empty() || o.vip_interface.is_some() || o.sync_interface.is_some() {
+            return Err(UsageError(
+                "--vip, --vip-interface and --sync-interface go with --etcd".into(),
+            ));
         }
         o.config = config
             .ok_or_else(|| UsageError("run needs a configuration FILE (or --etcd URL)".into()))?;

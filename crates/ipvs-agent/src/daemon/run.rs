@@ -86,6 +86,12 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
             .with_notifier(Notifier::from_env());
         let agent = Agent::new(config, connector.clone(), prober, agent_options);
         let handle = agent.handle();
+        // Fleet mode with VIPs or a sync interface: the election.
+        let leading = if following.is_some() {
+            fleet_lead(&options, &connector).await
+        } else {
+            None
+        };
         if let Some(address) = &options.listen {
             match ipvsnl_exporter::bind(address).await {
                 Ok(listener) => {
@@ -109,13 +115,15 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
                 tracing::error!(error = %e, "cannot take signals");
             }
         });
-        match agent.run().await {
+        let code = match agent.run().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 tracing::error!(error = %e, "cannot reach the kernel's IPVS table");
                 ExitCode::from(1)
             }
-        }
+        };
+        stop_leading(leading).await;
+        code
     })
 }
 
@@ -151,6 +159,85 @@ async fn fleet_start(o: &RunOptions) -> Result<(crate::config::Config, Following
 #[cfg(not(feature = "fleet"))]
 async fn fleet_start(_: &RunOptions) -> Result<(crate::config::Config, Following), ExitCode> {
     Err(ExitCode::from(2))
+}
+
+/// The election and the task applying its roles.
+#[cfg(feature = "fleet")]
+type Leading = (
+    crate::fleet::election::Election,
+    tokio::task::JoinHandle<()>,
+);
+#[cfg(not(feature = "fleet"))]
+type Leading = std::convert::Infallible;
+
+/// With `--vip` or `--sync-interface`: campaigns on `PREFIX/leader` and
+/// applies each role (the VIPs, the sync daemon) as it changes.
+#[cfg(feature = "fleet")]
+async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
+    use crate::fleet::election::{Election, ElectionOptions};
+    use crate::fleet::roles::SyncRoles;
+    use crate::fleet::vip::{Vip, Vips};
+    if o.vips.is_empty() && o.sync_interface.is_none() {
+        return None;
+    }
+    let endpoints = o.etcd.clone().unwrap_or_default();
+    let prefix = o
+        .prefix
+        .as_deref()
+        .unwrap_or(crate::fleet::publish::DEFAULT_PREFIX);
+    let etcd = match crate::fleet::connect::Etcd::connect(&endpoints).await {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::error!(error = %e, "fleet: no election: cannot use etcd");
+            return None;
+        }
+    };
+    let client = match connector.connect().await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "fleet: no election: cannot reach the kernel");
+            return None;
+        }
+    };
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let me = format!("{}/{}", host.trim(), std::process::id());
+    // Parsed by RunOptions::parse already.
+    let vips: Vec<Vip> = o.vips.iter().filter_map(|v| v.parse().ok()).collect();
+    let addresses = Vips::new(o.vip_interface.clone().unwrap_or_default(), vips);
+    let roles = o
+        .sync_interface
+        .as_ref()
+        .map(|i| SyncRoles::new(i.clone(), 0));
+    let election = Election::start(&etcd, ElectionOptions::new(format!("{prefix}/leader"), me));
+    let task = tokio::spawn(crate::fleet::lead::lead(
+        election.status(),
+        addresses,
+        roles,
+        client,
+    ));
+    Some((election, task))
+}
+
+#[cfg(not(feature = "fleet"))]
+async fn fleet_lead(_: &RunOptions, _: &Connector) -> Option<Leading> {
+    None
+}
+
+/// At exit: resigns (the VIPs go first), revokes the lease, waits for the
+/// roles' task to release what it holds.
+#[cfg(feature = "fleet")]
+async fn stop_leading(leading: Option<Leading>) {
+    if let Some((election, task)) = leading {
+        election.stop().await;
+        let _ = task.await;
+    }
+}
+
+#[cfg(not(feature = "fleet"))]
+async fn stop_leading(leading: Option<Leading>) {
+    if let Some(never) = leading {
+        match never {}
+    }
 }
 
 /// Every new generation handed to the agent.

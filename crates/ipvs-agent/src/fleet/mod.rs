@@ -15,18 +15,31 @@
 //! - [`publish`]: `ipvs-agent publish FILE --etcd URL`;
 //! - [`watch`]: [`Source`], the configurations a running agent follows;
 //!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
+//! - [`leadership`]: whether this agent may hold the VIPs (a state
+//!   machine of times and events); [`election`]: the driver, on etcd's
+//!   election API and a lease (issue 26, part 2); [`roles`]: the kernel's
+//!   sync daemon as master on the leader, backup on the followers;
+//!   [`vip`]: the leader's addresses on an interface (rtnetlink), each
+//!   IPv4 one announced by [`garp`]; [`lead`]: both applied on each change
+//!   of role;
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
 pub mod current;
+pub mod election;
 pub mod encode;
 pub mod errors;
 pub mod follow;
+pub mod garp;
 pub mod layout;
+pub mod lead;
+pub mod leadership;
 pub mod publish;
 pub mod read;
+pub mod roles;
 pub mod split;
 pub mod values;
+pub mod vip;
 pub mod watch;
 pub mod write;
 

@@ -22,6 +22,8 @@ mod fleet_cli;
 #[cfg(feature = "fleet")]
 mod fleet_current;
 #[cfg(feature = "fleet")]
+mod fleet_election;
+#[cfg(feature = "fleet")]
 mod fleet_encode;
 #[cfg(feature = "fleet")]
 mod fleet_etcd;
@@ -30,9 +32,19 @@ mod fleet_figures;
 #[cfg(feature = "fleet")]
 mod fleet_layout;
 #[cfg(feature = "fleet")]
+mod fleet_lead;
+#[cfg(feature = "fleet")]
+mod fleet_leadership;
+#[cfg(feature = "fleet")]
+mod fleet_roles;
+#[cfg(feature = "fleet")]
+mod fleet_run_options;
+#[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
+#[cfg(feature = "fleet")]
+mod fleet_vip;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;

@@ -32,8 +32,9 @@ pub struct Taken {
     /// destination listing's).
     pub service: Option<ServiceKey>,
     /// The errno it was answered with: `Some(0)` done (a dump: started),
-    /// `Some(e)` refused, `None` not answered (a fault; or not yet run,
-    /// when a fault's condition sees it).
+    /// `Some(e)` refused, `Some(EINTR)` done and answered with nothing
+    /// ([`Fault::Unanswered`]), `None` not answered (a fault; or not yet
+    /// run, when a fault's condition sees it).
     pub errno: Option<i32>,
 }
 

@@ -1,0 +1,464 @@
+//! Leader election through etcd's election API, on a lease: the driver of
+//! [`Leadership`]. One task per agent grants a lease, keeps it alive every
+//! TTL/3, campaigns, and publishes the agent's [`Status`] on a watch
+//! channel; the state machine decides the role (see
+//! [`leadership`](super::leadership): a leader steps down when no
+//! keepalive succeeded within TTL - margin, before etcd can let its lease
+//! expire).
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), ipvs_agent::fleet::FleetError> {
+//! use ipvs_agent::fleet::connect::Etcd;
+//! use ipvs_agent::fleet::election::{Election, ElectionOptions};
+//! use ipvs_agent::fleet::leadership::Role;
+//!
+//! let etcd = Etcd::connect(&["http://127.0.0.1:2379".to_string()]).await?;
+//! let election = Election::start(&etcd, ElectionOptions::new("/ipvs-agent/leader", "director-1"));
+//! let mut status = election.status();
+//! while status.borrow_and_update().role != Role::Leader {
+//!     status.changed().await.ok();
+//! }
+//! election.stop().await;
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use etcd_client::{Client, LeaderKey, LeaseKeepAliveStream, LeaseKeeper, ResignOptions};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tokio::time::{sleep, sleep_until, timeout, Instant};
+
+use crate::fleet::connect::Etcd;
+use crate::fleet::leadership::{Change, Event, Leadership, Reason, Role, Timing};
+
+/// How long a campaign that failed (etcd unreachable) waits to try again.
+const RETRY: Duration = Duration::from_millis(500);
+/// How long resigning and revoking may take when the agent stops.
+const STOP_WITHIN: Duration = Duration::from_secs(1);
+
+/// An election to take part in.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ElectionOptions {
+    /// The election's name: the etcd key prefix candidates campaign on.
+    pub name: String,
+    /// This agent's value in the election (its name, for logs and
+    /// `etcdctl elect -l`).
+    pub value: String,
+    /// The lease's TTL and the step-down margin.
+    pub timing: Timing,
+}
+
+impl ElectionOptions {
+    /// The election `name`, this agent as `value`, the default timing.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> ElectionOptions {
+        ElectionOptions {
+            name: name.into(),
+            value: value.into(),
+            timing: Timing::default(),
+        }
+    }
+
+    /// The same with `timing`.
+    pub fn with_timing(mut self, timing: Timing) -> ElectionOptions {
+        self.timing = timing;
+        self
+    }
+}
+
+/// The agent's place in the fleet, as the election's task last saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Status {
+    /// Leader (holds the VIPs) or follower.
+    pub role: Role,
+    /// When the role last changed (or the task started).
+    pub since: Instant,
+    /// Why it last changed.
+    pub reason: Option<Reason>,
+    /// Whether the election says this agent leads.
+    pub elected: bool,
+    /// When the last answered keepalive was sent.
+    pub last_renewal: Option<Instant>,
+    /// The lease the agent campaigns on.
+    pub lease: Option<i64>,
+}
+
+impl Status {
+    /// A status of `role` since `since`, nothing else known (for code
+    /// that drives [`lead`](super::lead::lead) without an election).
+    pub fn new(role: Role, since: Instant) -> Status {
+        Status {
+            role,
+            since,
+            reason: None,
+            elected: role == Role::Leader,
+            last_renewal: None,
+            lease: None,
+        }
+    }
+}
+
+enum Command {
+    Resign,
+    Stop(oneshot::Sender<()>),
+}
+
+/// A running candidate: its status, and the means to resign or stop.
+#[derive(Debug)]
+pub struct Election {
+    status: watch::Receiver<Status>,
+    commands: mpsc::Sender<Command>,
+    task: JoinHandle<()>,
+}
+
+impl Election {
+    /// Starts campaigning (a task on the current tokio runtime).
+    pub fn start(etcd: &Etcd, options: ElectionOptions) -> Election {
+        let (status_tx, status) = watch::channel(Status::new(Role::Follower, Instant::now()));
+        let (commands, command_rx) = mpsc::channel(4);
+        let driver = Driver {
+            client: etcd.client(),
+            machine: Leadership::new(options.timing),
+            options,
+            status: status_tx,
+        };
+        let task = tokio::spawn(driver.run(command_rx));
+        Election {
+            status,
+            commands,
+            task,
+        }
+    }
+
+    /// The status, updated on every change.
+    pub fn status(&self) -> watch::Receiver<Status> {
+        self.status.clone()
+    }
+
+    /// Gives up leadership (if held) and campaigns again, behind the
+    /// candidates already waiting.
+    pub async fn resign(&self) {
+        let _ = self.commands.send(Command::Resign).await;
+    }
+
+    /// Resigns, revokes the lease (each within 1 s) and ends the task.
+    pub async fn stop(mut self) {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Stop(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+        let _ = (&mut self.task).await;
+    }
+}
+
+impl Drop for Election {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What the session's tasks report.
+enum Input {
+    /// A keepalive sent at the instant was answered with the TTL.
+    Renewed(Instant, Duration),
+    KeepaliveFailed,
+    LeaseGone,
+    Won(LeaderKey),
+    /// The election's leader key now (`None`: no leader).
+    LeaderIs(Option<Vec<u8>>),
+}
+
+/// One lease's tasks, aborted when dropped.
+struct Session {
+    lease: i64,
+    inputs: mpsc::Receiver<Input>,
+    sender: mpsc::Sender<Input>,
+    our_key: watch::Sender<Option<Vec<u8>>>,
+    leader_key: Option<LeaderKey>,
+    keepalive: JoinHandle<()>,
+    campaign: Option<JoinHandle<()>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.keepalive.abort();
+        if let Some(c) = &self.campaign {
+            c.abort();
+        }
+    }
+}
+
+struct Driver {
+    client: Client,
+    machine: Leadership,
+    options: ElectionOptions,
+    status: watch::Sender<Status>,
+}
+
+impl Driver {
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        loop {
+            let Some(mut session) = self.grant(&mut commands).await else {
+                return;
+            };
+            loop {
+                let deadline = self.machine.deadline();
+                tokio::select! {
+                    input = session.inputs.recv() => {
+                        let Some(input) = input else { break };
+                        if !self.input(&mut session, input) {
+                            break;
+                        }
+                    }
+                    _ = sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
+                        let change = self.machine.tick(Instant::now());
+                        self.publish(change, Some(session.lease));
+                    }
+                    command = commands.recv() => match command {
+                        Some(Command::Resign) => self.resign(&mut session).await,
+                        Some(Command::Stop(done)) => {
+                            self.resign(&mut session).await;
+                            let mut lease = self.client.lease_client();
+                            let _ = timeout(STOP_WITHIN, lease.revoke(session.lease)).await;
+                            let _ = done.send(());
+                            return;
+                        }
+                        None => return,
+                    },
+                }
+            }
+        }
+    }
+
+    /// A new lease and its tasks; `None` when told to stop meanwhile.
+    async fn grant(&mut self, commands: &mut mpsc::Receiver<Command>) -> Option<Session> {
+        let ttl = self.options.timing.ttl.as_secs() as i64;
+        loop {
+            let mut lease = self.client.lease_client();
+            let granted = tokio::select! {
+                r = timeout(self.options.timing.keepalive_interval(), lease.grant(ttl, None)) => r,
+                command = commands.recv() => match command {
+                    Some(Command::Resign) => continue,
+                    Some(Command::Stop(done)) => { let _ = done.send(()); return None; }
+                    None => return None,
+                },
+            };
+            match granted {
+                Ok(Ok(g)) => {
+                    let sent = Instant::now();
+                    let change = self.machine.handle(
+                        Event::KeepaliveOk {
+                            sent,
+                            ttl: Duration::from_secs(g.ttl().max(0) as u64),
+                        },
+                        sent,
+                    );
+                    self.publish(change, Some(g.id()));
+                    tracing::info!(lease = g.id(), ttl = g.ttl(), "election: lease granted");
+                    return Some(self.session(g.id()));
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "election: cannot grant a lease"),
+                Err(_) => tracing::warn!("election: cannot grant a lease: no answer"),
+            }
+            sleep(RETRY).await;
+        }
+    }
+
+    fn session(&self, lease: i64) -> Session {
+        let (sender, inputs) = mpsc::channel(16);
+        let (our_key, watched) = watch::channel(None);
+        let keepalive = tokio::spawn(keep_alive(
+            self.client.clone(),
+            lease,
+            self.options.clone(),
+            watched,
+            sender.clone(),
+        ));
+        let mut session = Session {
+            lease,
+            inputs,
+            sender,
+            our_key,
+            leader_key: None,
+            keepalive,
+            campaign: None,
+        };
+        self.campaign(&mut session);
+        session
+    }
+
+    fn campaign(&self, session: &mut Session) {
+        if let Some(c) = session.campaign.take() {
+            c.abort();
+        }
+        session.campaign = Some(tokio::spawn(campaign(
+            self.client.clone(),
+            self.options.clone(),
+            session.lease,
+            session.sender.clone(),
+        )));
+    }
+
+    /// Applies one input; `false` when the session is over (lease gone).
+    fn input(&mut self, session: &mut Session, input: Input) -> bool {
+        let now = Instant::now();
+        let event = match input {
+            Input::Renewed(sent, ttl) => Event::KeepaliveOk { sent, ttl },
+            Input::KeepaliveFailed => Event::KeepaliveFailed,
+            Input::LeaseGone => Event::LeaseLost,
+            Input::Won(key) => {
+                let _ = session.our_key.send(Some(key.key().to_vec()));
+                session.leader_key = Some(key);
+                Event::CampaignWon
+            }
+            Input::LeaderIs(key) => {
+                let ours = session.leader_key.as_ref().map(|k| k.key().to_vec());
+                if ours.is_none() || key == ours {
+                    return true;
+                }
+                session.leader_key = None;
+                let _ = session.our_key.send(None);
+                self.campaign(session);
+                Event::LeaderLost
+            }
+        };
+        let change = self.machine.handle(event, now);
+        self.publish(change, Some(session.lease));
+        event != Event::LeaseLost
+    }
+
+    /// Steps down first (the status says follower: the VIPs go), then
+    /// deletes the leader key, which lets the next candidate win.
+    async fn resign(&mut self, session: &mut Session) {
+        let change = self.machine.handle(Event::Resigned, Instant::now());
+        self.publish(change, Some(session.lease));
+        if let Some(key) = session.leader_key.take() {
+            let _ = session.our_key.send(None);
+            let mut election = self.client.election_client();
+            let options = ResignOptions::new().with_leader(key);
+            if let Ok(Err(e)) = timeout(STOP_WITHIN, election.resign(Some(options))).await {
+                tracing::warn!(error = %e, "election: resign failed");
+            }
+        }
+        self.campaign(session);
+    }
+
+    fn publish(&self, change: Option<Change>, lease: Option<i64>) {
+        let machine = &self.machine;
+        self.status.send_modify(|s| {
+            if let Some(c) = change {
+                tracing::info!(from = %c.from, to = %c.to, reason = %c.reason, "election: role changed");
+                s.role = c.to;
+                s.since = Instant::now();
+                s.reason = Some(c.reason);
+            }
+            s.elected = machine.elected();
+            s.last_renewal = machine.last_renewal();
+            s.lease = lease;
+        });
+    }
+}
+
+/// Campaigns until won (etcd's campaign call blocks until then), trying
+/// again while etcd is unreachable.
+async fn campaign(client: Client, options: ElectionOptions, lease: i64, out: mpsc::Sender<Input>) {
+    let mut election = client.election_client();
+    loop {
+        match election
+            .campaign(options.name.as_str(), options.value.as_str(), lease)
+            .await
+        {
+            Ok(mut r) => {
+                if let Some(key) = r.take_leader() {
+                    let _ = out.send(Input::Won(key)).await;
+                    return;
+                }
+            }
+            Err(e) if e.to_string().contains("lease not found") => {
+                let _ = out.send(Input::LeaseGone).await;
+                return;
+            }
+            Err(e) => tracing::debug!(error = %e, "election: campaign failed"),
+        }
+        sleep(RETRY).await;
+    }
+}
+
+/// Renews the lease every TTL/3, each try bounded by that interval; while
+/// this agent is elected, checks after each renewal that its key leads.
+async fn keep_alive(
+    client: Client,
+    lease: i64,
+    options: ElectionOptions,
+    our_key: watch::Receiver<Option<Vec<u8>>>,
+    out: mpsc::Sender<Input>,
+) {
+    let interval = options.timing.keepalive_interval();
+    let mut stream: Option<(LeaseKeeper, LeaseKeepAliveStream)> = None;
+    let mut next = Instant::now() + interval;
+    loop {
+        sleep_until(next).await;
+        let sent = Instant::now();
+        next = sent + interval;
+        let renewed = timeout(interval, renew(&client, lease, &mut stream, &options)).await;
+        let input = match renewed {
+            Ok(Ok(Some(ttl))) => Input::Renewed(sent, ttl),
+            Ok(Ok(None)) => Input::LeaseGone,
+            Ok(Err(e)) if e.to_string().contains("lease not found") => Input::LeaseGone,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, lease, "election: keepalive failed");
+                stream = None;
+                Input::KeepaliveFailed
+            }
+            Err(_) => {
+                tracing::warn!(lease, "election: keepalive not answered");
+                stream = None;
+                Input::KeepaliveFailed
+            }
+        };
+        let gone = matches!(input, Input::LeaseGone);
+        let renewed = matches!(input, Input::Renewed(..));
+        if out.send(input).await.is_err() || gone {
+            return;
+        }
+        let ours = our_key.borrow().clone();
+        if renewed && ours.is_some() {
+            let mut election = client.election_client();
+            let asked = timeout(interval / 2, election.leader(options.name.as_str())).await;
+            let leader = match asked {
+                Ok(Ok(mut r)) => r.take_kv().map(|kv| kv.key().to_vec()),
+                Ok(Err(e)) if e.to_string().contains("no leader") => None,
+                _ => continue,
+            };
+            if out.send(Input::LeaderIs(leader)).await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// One keepalive on the lease's stream (opened if there is none): the TTL
+/// etcd answers, `None` if the lease is gone.
+async fn renew(
+    client: &Client,
+    lease: i64,
+    stream: &mut Option<(LeaseKeeper, LeaseKeepAliveStream)>,
+    options: &ElectionOptions,
+) -> Result<Option<Duration>, etcd_client::Error> {
+    let Some((keeper, responses)) = stream.as_mut() else {
+        // Opening the stream sends a keepalive and reads its answer (an
+        // error if the lease is gone); the TTL is the one granted.
+        *stream = Some(client.lease_client().keep_alive(lease).await?);
+        return Ok(Some(options.timing.ttl));
+    };
+    keeper.keep_alive().await?;
+    match responses.message().await? {
+        Some(r) if r.ttl() > 0 => Ok(Some(Duration::from_secs(r.ttl() as u64))),
+        Some(_) => Ok(None),
+        None => Err(etcd_client::Error::LeaseKeepAliveError(
+            "the keepalive stream ended".into(),
+        )),
+    }
+}

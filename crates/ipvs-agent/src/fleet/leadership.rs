@@ -1,0 +1,316 @@
+//! Whether this agent may hold the fleet's VIPs: a state machine of times
+//! and events, no I/O (the driver is [`election`](super::election)).
+//!
+//! An agent leads when etcd's election says so (its campaign won, its
+//! leader key still there) **and** its lease was renewed recently enough
+//! that etcd cannot have let it expire: a keepalive sent at `t` and
+//! answered keeps the lease at etcd until at least `t + ttl` (etcd renews
+//! it on receipt, after `t`), so the agent holds the VIPs until
+//! `t + ttl - margin` and no longer. If no keepalive succeeds by then it
+//! steps down (drops its VIPs, sync daemon as backup) before the lease can
+//! expire and another agent win the election: no two directors answering
+//! for a VIP. A keepalive that succeeds after a step-down proves the lease
+//! never expired (nobody else can have won), so the agent leads again.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tokio::time::Instant;
+//! use ipvs_agent::fleet::leadership::{Event, Leadership, Role, Timing};
+//!
+//! let timing = Timing::new(Duration::from_secs(5), Duration::from_secs(1)).unwrap();
+//! let mut l = Leadership::new(timing);
+//! let t0 = Instant::now();
+//! l.handle(Event::KeepaliveOk { sent: t0, ttl: Duration::from_secs(5) }, t0);
+//! let change = l.handle(Event::CampaignWon, t0).unwrap();
+//! assert_eq!(change.to, Role::Leader);
+//! // No keepalive since t0: it steps down at t0 + 5 s - 1 s exactly.
+//! assert_eq!(l.deadline(), Some(t0 + Duration::from_secs(4)));
+//! assert!(l.tick(t0 + Duration::from_millis(3999)).is_none());
+//! assert_eq!(l.tick(t0 + Duration::from_secs(4)).unwrap().to, Role::Follower);
+//! ```
+
+use std::fmt;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The lease's TTL by default.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(5);
+/// How long before the lease could expire the leader steps down, by default.
+pub const DEFAULT_MARGIN: Duration = Duration::from_secs(1);
+/// etcd's smallest lease TTL (3.4 with its default heartbeat and
+/// election timeout raises shorter ones to 2 s).
+pub const MIN_TTL: Duration = Duration::from_secs(2);
+
+/// The lease's TTL and the leader's safety margin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Timing {
+    /// The lease's time to live at etcd.
+    pub ttl: Duration,
+    /// How long before the lease could expire the leader steps down.
+    pub margin: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Timing {
+        Timing {
+            ttl: DEFAULT_TTL,
+            margin: DEFAULT_MARGIN,
+        }
+    }
+}
+
+impl Timing {
+    /// A TTL of at least [`MIN_TTL`] in whole seconds (etcd's unit), and a
+    /// margin above zero and below half the TTL (so that a leader survives
+    /// one lost keepalive: they are sent every TTL/3).
+    pub fn new(ttl: Duration, margin: Duration) -> Result<Timing, String> {
+        if ttl < MIN_TTL || ttl.subsec_nanos() != 0 {
+            return Err(format!(
+                "lease TTL {ttl:?}: etcd takes whole seconds, at least {}",
+                MIN_TTL.as_secs()
+            ));
+        }
+        if margin.is_zero() || margin >= ttl / 2 {
+            return Err(format!(
+                "step-down margin {margin:?}: must be above 0 and below half the TTL ({:?})",
+                ttl / 2
+            ));
+        }
+        Ok(Timing { ttl, margin })
+    }
+
+    /// How often the lease is renewed: a third of its TTL.
+    pub fn keepalive_interval(&self) -> Duration {
+        self.ttl / 3
+    }
+}
+
+/// What this agent is in the fleet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Role {
+    /// Holds no VIP; the sync daemon runs as backup.
+    Follower,
+    /// Holds the VIPs; the sync daemon runs as master.
+    Leader,
+}
+
+impl Role {
+    /// What to do to take this role, in order (see [`Change::actions`]).
+    pub fn actions(self) -> &'static [Action] {
+        match self {
+            Role::Leader => &[Action::HoldVips, Action::SyncMaster],
+            Role::Follower => &[Action::DropVips, Action::SyncBackup],
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::Follower => "follower",
+            Role::Leader => "leader",
+        })
+    }
+}
+
+/// What happened, as the driver saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A keepalive sent at `sent` was answered: the lease lives, its TTL
+    /// `ttl` from etcd's answer.
+    KeepaliveOk {
+        /// When the request was sent (not when the answer came).
+        sent: Instant,
+        /// The TTL etcd reports.
+        ttl: Duration,
+    },
+    /// A keepalive failed or was not answered in time.
+    KeepaliveFailed,
+    /// etcd says the lease is gone (expired or revoked).
+    LeaseLost,
+    /// This agent's campaign won the election.
+    CampaignWon,
+    /// This agent's leader key is gone or another agent's leads.
+    LeaderLost,
+    /// This agent resigned.
+    Resigned,
+}
+
+/// Why the role changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The campaign won, with the lease renewed recently.
+    Elected,
+    /// A keepalive succeeded after a step-down: the lease never expired.
+    Renewed,
+    /// No keepalive succeeded within TTL - margin.
+    RenewalOverdue,
+    /// etcd says the lease is gone.
+    LeaseLost,
+    /// The leader key is gone or another agent leads.
+    LeaderLost,
+    /// This agent resigned.
+    Resigned,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::Elected => "elected",
+            Reason::Renewed => "lease renewed",
+            Reason::RenewalOverdue => "no lease renewal within TTL - margin",
+            Reason::LeaseLost => "lease lost",
+            Reason::LeaderLost => "another agent leads",
+            Reason::Resigned => "resigned",
+        })
+    }
+}
+
+/// One thing to do on a change of role, in the order given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Action {
+    /// Add the VIPs (with gratuitous ARP).
+    HoldVips,
+    /// Remove the VIPs.
+    DropVips,
+    /// Run the kernel's sync daemon as master.
+    SyncMaster,
+    /// Run the kernel's sync daemon as backup.
+    SyncBackup,
+}
+
+/// A change of role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Change {
+    /// The role before.
+    pub from: Role,
+    /// The role now.
+    pub to: Role,
+    /// Why.
+    pub reason: Reason,
+}
+
+impl Change {
+    /// What to do, in order: a new leader takes the VIPs first (the
+    /// address answers at once) then makes its sync daemon master; a
+    /// leader stepping down drops its VIPs first.
+    pub fn actions(&self) -> &'static [Action] {
+        self.to.actions()
+    }
+}
+
+/// The state machine: feed it [`Event`]s and the time; it says when the
+/// role changes.
+#[derive(Clone, Debug)]
+pub struct Leadership {
+    timing: Timing,
+    role: Role,
+    elected: bool,
+    /// The last instant the VIPs may be held on the lease's renewals.
+    hold_until: Option<Instant>,
+    /// When the last answered keepalive was sent.
+    last_renewal: Option<Instant>,
+}
+
+impl Leadership {
+    /// A follower, not elected, its lease not yet renewed.
+    pub fn new(timing: Timing) -> Leadership {
+        Leadership {
+            timing,
+            role: Role::Follower,
+            elected: false,
+            hold_until: None,
+            last_renewal: None,
+        }
+    }
+
+    /// The role now.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Whether etcd's election says this agent leads (it may still hold no
+    /// VIP, its lease's renewal overdue).
+    pub fn elected(&self) -> bool {
+        self.elected
+    }
+
+    /// When the last answered keepalive was sent.
+    pub fn last_renewal(&self) -> Option<Instant> {
+        self.last_renewal
+    }
+
+    /// When a leader steps down unless a keepalive succeeds first (the
+    /// driver calls [`tick`](Leadership::tick) then); `None` for a follower.
+    pub fn deadline(&self) -> Option<Instant> {
+        match self.role {
+            Role::Leader => self.hold_until,
+            Role::Follower => None,
+        }
+    }
+
+    /// The time is `now`: a leader whose deadline has come steps down.
+    pub fn tick(&mut self, now: Instant) -> Option<Change> {
+        self.settle(now, Reason::RenewalOverdue)
+    }
+
+    /// `event` happened at `now`.
+    pub fn handle(&mut self, event: Event, now: Instant) -> Option<Change> {
+        let reason = match event {
+            Event::KeepaliveOk { sent, ttl } => {
+                // The latest renewal sets the lease's end (etcd counts the
+                // TTL from its receipt); an answer to an older request
+                // changes nothing. The TTL as etcd reports it, never more
+                // than the one asked.
+                if self.last_renewal.map_or(true, |last| sent >= last) {
+                    let ttl = ttl.min(self.timing.ttl);
+                    self.hold_until = Some(sent + ttl.saturating_sub(self.timing.margin));
+                    self.last_renewal = Some(sent);
+                }
+                Reason::Renewed
+            }
+            Event::KeepaliveFailed => Reason::RenewalOverdue,
+            Event::LeaseLost => {
+                self.elected = false;
+                self.hold_until = None;
+                self.last_renewal = None;
+                Reason::LeaseLost
+            }
+            Event::CampaignWon => {
+                self.elected = true;
+                Reason::Elected
+            }
+            Event::LeaderLost => {
+                self.elected = false;
+                Reason::LeaderLost
+            }
+            Event::Resigned => {
+                self.elected = false;
+                Reason::Resigned
+            }
+        };
+        self.settle(now, reason)
+    }
+
+    /// The role the state says at `now`; a change if it differs.
+    fn settle(&mut self, now: Instant, reason: Reason) -> Option<Change> {
+        let may_hold = self.elected && self.hold_until.is_some_and(|u| now < u);
+        let to = if may_hold {
+            Role::Leader
+        } else {
+            Role::Follower
+        };
+        if to == self.role {
+            return None;
+        }
+        let from = std::mem::replace(&mut self.role, to);
+        Some(Change { from, to, reason })
+    }
+}
