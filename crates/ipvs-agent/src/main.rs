@@ -84,9 +84,10 @@ fn check(path: &Path) -> ExitCode {
                 eprintln!("{line}");
             }
             eprintln!(
-                "{}: {} errors, nothing accepted",
+                "{}: {} error{}, nothing accepted",
                 path.display(),
-                errors.len()
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
             );
             ExitCode::from(1)
         }

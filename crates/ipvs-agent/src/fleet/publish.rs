@@ -142,9 +142,10 @@ pub fn publish_args(args: &[&str]) -> ExitCode {
                 eprintln!("{line}");
             }
             eprintln!(
-                "{}: {} errors, nothing published",
+                "{}: {} error{}, nothing published",
                 args.file.display(),
-                errors.len()
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
             );
             ExitCode::from(1)
         }

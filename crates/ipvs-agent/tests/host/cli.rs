@@ -141,3 +141,19 @@ fn run_with_etcd_refuses_a_file_too_and_without_the_fleet_feature() {
         assert!(text(&out.stderr).contains("build with the `fleet` feature"));
     }
 }
+
+#[test]
+fn one_error_is_counted_in_the_singular() {
+    let dir = std::env::temp_dir().join(format!("ipvs-agent-cli-one-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("one.toml");
+    std::fs::write(&file, "[agent]\nresync = \"soon\"\n[[service]]\nfwmark = 1\n[[service.server]]\naddress = \"10.0.0.1\"\n").unwrap();
+    let out = agent(&["check", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.ends_with(&format!("{}: 1 error, nothing accepted\n", file.display())),
+        "{stderr}"
+    );
+}
