@@ -71,7 +71,9 @@ impl Kind {
     }
 }
 
-const QTYPES: &[(&str, u16)] = &[
+/// The DNS query types a check may ask, by name (the fleet encoder names
+/// them back).
+pub(crate) const QTYPES: &[(&str, u16)] = &[
     ("A", 1),
     ("NS", 2),
     ("CNAME", 5),
@@ -82,7 +84,8 @@ const QTYPES: &[(&str, u16)] = &[
     ("AAAA", 28),
     ("SRV", 33),
 ];
-const RCODES: &[(&str, u8)] = &[
+/// The DNS response codes a check may expect, by name.
+pub(crate) const RCODES: &[(&str, u8)] = &[
     ("NOERROR", 0),
     ("FORMERR", 1),
     ("SERVFAIL", 2),

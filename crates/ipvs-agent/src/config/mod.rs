@@ -24,7 +24,7 @@
 //! );
 //! ```
 
-mod check_parse;
+pub(crate) mod check_parse;
 mod duration;
 mod errors;
 mod model;

@@ -20,6 +20,7 @@ use ipvsnl::{
     Destination, Forward, Netmask, Scheduler, ServiceFlags, ServiceKey, TunnelFlags, TunnelKind,
 };
 
+use crate::config::check_parse::{QTYPES, RCODES};
 use crate::config::{
     AgentSettings, Below, CheckKind, HealthCheck, Quorum, StartState, VirtualService,
 };
@@ -241,26 +242,6 @@ fn check(c: &HealthCheck) -> String {
     p.push(format!("start = \"{start}\""));
     p.join(", ")
 }
-
-const QTYPES: &[(&str, u16)] = &[
-    ("A", 1),
-    ("NS", 2),
-    ("CNAME", 5),
-    ("SOA", 6),
-    ("PTR", 12),
-    ("MX", 15),
-    ("TXT", 16),
-    ("AAAA", 28),
-    ("SRV", 33),
-];
-const RCODES: &[(&str, u8)] = &[
-    ("NOERROR", 0),
-    ("FORMERR", 1),
-    ("SERVFAIL", 2),
-    ("NXDOMAIN", 3),
-    ("NOTIMP", 4),
-    ("REFUSED", 5),
-];
 
 /// The name of a number the parser reads from a word (the first word if
 /// the number has none: not reached for a parsed configuration).
