@@ -10,6 +10,7 @@
 //! * `decode-cost`: the listing's decode work per service, counted under
 //!   valgrind by `.ci/decode-cost`.
 
+pub mod daemon;
 pub mod plain;
 
 // The workloads and fresh namespaces are the test-support crate's

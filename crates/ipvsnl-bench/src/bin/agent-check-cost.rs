@@ -24,6 +24,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use ipvsnl::Client;
+use ipvsnl_bench::daemon::stop;
 use ipvsnl_test_support::lab::backends::{Backend, Serve};
 use ipvsnl_test_support::netns;
 
@@ -107,16 +108,6 @@ fn cpu_ticks(pid: u32) -> u64 {
         }
     }
     total
-}
-
-/// SIGTERM and wait: keepalived stops its checker child then (a SIGKILL
-/// would leave the child checking on).
-fn stop(child: &mut std::process::Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with our own child's pid and a signal number.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-    }
-    let _ = child.wait();
 }
 
 fn main() -> ExitCode {

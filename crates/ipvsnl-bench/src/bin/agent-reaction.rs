@@ -27,6 +27,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use ipvsnl::{Client, ServiceKey};
+use ipvsnl_bench::daemon::stop;
 use ipvsnl_test_support::commands::sh;
 use ipvsnl_test_support::lab::backends::{Backend, Serve};
 use ipvsnl_test_support::netns;
@@ -77,16 +78,6 @@ fn keepalived_config(servers: &[Backend]) -> String {
     }
     out.push_str("}\n");
     out
-}
-
-/// SIGTERM and wait: keepalived stops its checker child then (a SIGKILL
-/// would leave the child checking on).
-fn stop(child: &mut std::process::Child) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill(2) with our own child's pid and a signal number.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-    }
-    let _ = child.wait();
 }
 
 fn main() -> ExitCode {
