@@ -3,16 +3,18 @@
 
 use std::process::{Command, Output};
 
-const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
+pub(crate) const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
 
-fn agent(args: &[&str]) -> Output {
+/// Runs the `ipvs-agent` binary with `args`.
+pub(crate) fn agent(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ipvs-agent"))
         .args(args)
         .output()
         .expect("the binary runs")
 }
 
-fn text(b: &[u8]) -> String {
+/// Output bytes as text.
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 

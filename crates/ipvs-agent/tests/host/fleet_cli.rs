@@ -1,22 +1,8 @@
 //! `ipvs-agent publish FILE --etcd URL`: exit 0 and what it wrote, 1 on
 //! an error (nothing written), 2 on a usage error.
 
-use std::process::{Command, Output};
-
+use crate::cli::{agent, text, EXAMPLE};
 use crate::fleet_etcd::EtcdServer;
-
-const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
-
-fn agent(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ipvs-agent"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn publish_writes_a_generation_and_says_so() {
