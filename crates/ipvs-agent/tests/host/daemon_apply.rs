@@ -2,17 +2,12 @@
 //! fleet's generation becomes) applies as a reload of a file does: a diff,
 //! kept servers keep their health.
 
-use std::time::Duration;
-
 use ipvs_agent::check::Health;
 use ipvs_agent::daemon::AgentOptions;
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{Destination, Request};
 
 use crate::daemon_support::*;
-
-const MS: Duration = Duration::from_millis(1);
-const S: Duration = Duration::from_secs(1);
 
 #[tokio::test(start_paused = true)]
 async fn a_configuration_applied_whole_is_a_diff_that_keeps_health() {

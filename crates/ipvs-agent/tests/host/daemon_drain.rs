@@ -11,9 +11,6 @@ use ipvsnl::Stats;
 
 use crate::daemon_support::*;
 
-const MS: Duration = Duration::from_millis(1);
-const S: Duration = Duration::from_secs(1);
-
 /// The test's configuration: B drains for at most 20 s, then is deleted;
 /// `persistent`: the service is persistent (its templates hold a drain).
 fn draining(persistent: bool) -> String {

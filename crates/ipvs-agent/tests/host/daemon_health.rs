@@ -2,17 +2,12 @@
 //! drained at exactly `fall` x interval, back after `rise`; flapping below
 //! the hysteresis changes nothing in the kernel.
 
-use std::time::Duration;
-
 use ipvs_agent::check::{Failure, Health, Outcome};
 use ipvs_agent::daemon::AgentOptions;
 use ipvsnl::emulator::Kernel;
 use tokio::time::Instant;
 
 use crate::daemon_support::*;
-
-const MS: Duration = Duration::from_millis(1);
-const S: Duration = Duration::from_secs(1);
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_server_is_drained_after_fall_checks_and_back_after_rise() {

@@ -4,17 +4,12 @@
 //! agent's back is repaired at the next resync; stop leaves or removes
 //! the agent's services.
 
-use std::time::Duration;
-
 use ipvs_agent::check::Health;
 use ipvs_agent::daemon::AgentOptions;
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{Destination, Request, Service, ServiceKey};
 
 use crate::daemon_support::*;
-
-const MS: Duration = Duration::from_millis(1);
-const S: Duration = Duration::from_secs(1);
 
 #[tokio::test(start_paused = true)]
 async fn a_restart_over_an_unchanged_table_sends_no_request() {

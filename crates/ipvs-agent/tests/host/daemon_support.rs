@@ -80,6 +80,10 @@ pub(crate) fn addr(server: &str) -> SocketAddr {
     SocketAddr::new(server.parse().unwrap(), 80)
 }
 
+/// A millisecond and a second of the paused clock.
+pub(crate) const MS: Duration = Duration::from_millis(1);
+pub(crate) const S: Duration = Duration::from_secs(1);
+
 pub(crate) const A: &str = "10.0.0.1";
 pub(crate) const B: &str = "10.0.0.2";
 pub(crate) const VIP: &str = "192.0.2.1";

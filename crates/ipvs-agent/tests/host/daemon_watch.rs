@@ -4,16 +4,12 @@
 //! watcher ends with the agent.
 
 use std::path::Path;
-use std::time::Duration;
 
 use ipvs_agent::daemon::{watch_file, AgentOptions};
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{Destination, Request};
 
 use crate::daemon_support::*;
-
-const MS: Duration = Duration::from_millis(1);
-const S: Duration = Duration::from_secs(1);
 
 /// Replaces `path` by a new file, as `mv new path` does.
 fn replace(path: &Path, text: &str) {
