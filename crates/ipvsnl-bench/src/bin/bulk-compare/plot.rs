@@ -1,8 +1,8 @@
 //! The plot of the scale run, drawn with `plotters` (its SVG backend):
 //! `bulk-compare --plot POINTS OUT.svg` reads the `SCALE-POINT` lines the
 //! scale run printed and draws two panels against the number of services
-//! (log scale): the cost per destination of the table (cold create and
-//! full listing, ours and the plain client's), and the cost per changed
+//! (log scale): the cost per destination of the table (cold create, the
+//! full listing and the settings listing, ours and the plain clients'), and the cost per changed
 //! destination of 10 changes (ours from the cached view, the plain
 //! client's 10 edits). `.ci/bench --scale` keeps the points beside the
 //! plot (benches/scale.points), so it can be drawn again without a VM.
@@ -34,11 +34,11 @@ const PANELS: [(&str, &str, &str, bool); 2] = [
 ];
 
 const W: u32 = 1040;
-const H: u32 = 520;
+const H: u32 = 560;
 /// The height of the caption strip at the bottom.
 const CAPTION_H: u32 = 26;
-/// The height of a panel's legend, under its chart.
-const LEGEND_H: u32 = 104;
+/// The height of a panel's legend, under its chart (six series of 22 px).
+const LEGEND_H: u32 = 148;
 const FONT: &str = "sans-serif";
 
 /// Parses `SCALE-POINT|panel|series|services|value` lines (others skipped).
@@ -95,16 +95,23 @@ fn label_services(x: f64) -> String {
     }
 }
 
-/// Colour, dash and marker of a series: the plain client grey, dashed,
-/// with squares; ours in colour, solid, with dots; cold create and listing
-/// told apart by hue.
+/// Colour, dash and marker of a series: the plain clients grey, dashed,
+/// with squares; ours in colour, solid, with dots; cold create, the full
+/// listing and the settings listing told apart by hue (and the plain
+/// clients by shade).
 fn style(series: &str) -> (RGBColor, bool) {
     let plain = series.contains("plain");
-    let colour = match (series.contains("listing"), plain) {
-        (true, true) => RGBColor(0x7f, 0x7f, 0x7f),
-        (true, false) => RGBColor(0xd9, 0x5f, 0x02),
-        (false, true) => RGBColor(0x40, 0x40, 0x40),
-        (false, false) => RGBColor(0x1b, 0x6a, 0xc9),
+    let colour = match (
+        series.contains("settings"),
+        series.contains("listing"),
+        plain,
+    ) {
+        (true, _, true) => RGBColor(0xaa, 0xaa, 0xaa),
+        (true, _, false) => RGBColor(0x1b, 0x9e, 0x77),
+        (false, true, true) => RGBColor(0x7f, 0x7f, 0x7f),
+        (false, true, false) => RGBColor(0xd9, 0x5f, 0x02),
+        (false, false, true) => RGBColor(0x40, 0x40, 0x40),
+        (false, false, false) => RGBColor(0x1b, 0x6a, 0xc9),
     };
     (colour, plain)
 }

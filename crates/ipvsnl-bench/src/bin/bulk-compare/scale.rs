@@ -12,8 +12,10 @@
 //!   fresh namespace (who starts alternates over the sizes and rounds);
 //!   the end state is listed and compared in the first round of each
 //!   (and in every round up to 10000 services);
-//! * full listing: the plain listing and `Client::table` alternate over
-//!   the same rounds in the namespace the last create filled;
+//! * listings, in turns over the same rounds in the namespace the last
+//!   create filled: the full listing (counters included: the plain netlink
+//!   listing, `Client::table`) and the settings listing (the plain
+//!   socket-option listing, `Client::table_settings`);
 //! * resyncs, in that namespace: a no-op listed (`Syncer::sync`, once),
 //!   then from its cached view a no-op (each round), 10 changed
 //!   destinations (a new weight on one destination of 10 services spread
@@ -23,6 +25,8 @@
 //!   by a fresh `Syncer`.
 
 use ipvsnl::{Destination, Request, ServiceKey};
+
+use ipvsnl_bench::plain::sockopt;
 
 use super::contest::{plain_create, plain_listing};
 use super::*;
@@ -42,6 +46,45 @@ pub(crate) const SMALL: u32 = 10_000;
 /// (the teardown of a namespace that held 100000 x 10 outlasts the pause).
 const SETTLE_MAX: Duration = Duration::from_secs(60);
 
+/// The listings timed at each size, in the order of [`list_once`]'s
+/// `which`: the plain netlink listing and `Client::table` (counters
+/// included), the plain socket-option listing (`GET_SERVICES`, then
+/// `GET_DESTS` a service: the older interface's floor, IPv4 services only,
+/// which these tables are) and `Client::table_settings` (settings only: the
+/// listing of `Syncer::sync`, `ipvsadm -S`).
+const LISTINGS: [&str; 4] = [
+    "plain netlink",
+    "ours, Client::table",
+    "plain socket options",
+    "ours, Client::table_settings",
+];
+
+/// One listing of [`LISTINGS`] (sockets opened and family ids resolved
+/// before the clock): the services and destinations it found, its time.
+fn list_once(which: usize, family: u16) -> ((usize, usize), Times) {
+    match which {
+        0 => {
+            let (t, took) = plain_listing(family);
+            ((t.services.len(), t.dests.len()), took)
+        }
+        2 => {
+            let fd = sockopt::open().expect("socket-option socket");
+            let (t, took) = timed(|| sockopt::list(&fd).expect("socket-option listing"));
+            ((t.services.len(), t.dests.len()), took)
+        }
+        _ => {
+            let mut c = ready_client();
+            let (t, took) = if which == 1 {
+                timed(|| c.table().expect("Client::table"))
+            } else {
+                timed(|| c.table_settings().expect("Client::table_settings"))
+            };
+            let d = t.iter().map(|e| e.destinations.len()).sum();
+            ((t.len(), d), took)
+        }
+    }
+}
+
 /// What one size measured.
 #[derive(Default, Clone)]
 pub(crate) struct Scaled {
@@ -51,6 +94,9 @@ pub(crate) struct Scaled {
     pub(crate) create_plain: Runs,
     pub(crate) list_ours: Runs,
     pub(crate) list_plain: Runs,
+    /// The settings listing: the plain socket-option client's, ours.
+    pub(crate) settings_plain: Runs,
+    pub(crate) settings_ours: Runs,
     pub(crate) noop_listed: Runs,
     pub(crate) noop_cached: Runs,
     pub(crate) ten_cached: Runs,
@@ -274,32 +320,26 @@ impl Bench {
         }
         drop(batches);
 
-        // Full listing, alternating, in the namespace the last create filled.
+        // The listings, in turns, in the namespace the last create filled.
         let mut client = keep;
         let mut counts_ok = true;
         std::thread::sleep(self.opts.pause);
         self.settle(SETTLE_MAX);
         for r in 0..rounds {
-            for k in 0..2 {
-                let plain = (first + r + k) & 1 == 0;
-                let took = if plain {
-                    let (t, took) = plain_listing(family);
-                    counts_ok &=
-                        t.services.len() == want.len() && t.dests.len() == want.destination_count();
-                    m.list_plain.0.push(took);
-                    took
-                } else {
-                    let mut c = ready_client();
-                    let (t, took) = timed(|| c.table().expect("list"));
-                    let d: usize = t.iter().map(|e| e.destinations.len()).sum();
-                    counts_ok &= t.len() == want.len() && d == want.destination_count();
-                    m.list_ours.0.push(took);
-                    took
-                };
+            for k in 0..LISTINGS.len() {
+                let which = (first + r + k) % LISTINGS.len();
+                let (found, took) = list_once(which, family);
+                counts_ok &= found == (want.len(), want.destination_count());
+                match which {
+                    0 => m.list_plain.0.push(took),
+                    1 => m.list_ours.0.push(took),
+                    2 => m.settings_plain.0.push(took),
+                    _ => m.settings_ours.0.push(took),
+                }
                 progress(format_args!(
                     "{name}: round {} listing {}: {:.3} s",
                     r + 1,
-                    if plain { "plain" } else { "ours" },
+                    LISTINGS[which],
                     took.wall
                 ));
             }
@@ -307,7 +347,8 @@ impl Bench {
         if rounds > 0 {
             self.check(
                 format!(
-                    "{name}: the plain listing and Client::table each found {} services / {} destinations in every round",
+                    "{name}: each listing ({}) found {} services / {} destinations in every round",
+                    LISTINGS.join("; "),
                     want.len(),
                     want.destination_count()
                 ),

@@ -8,8 +8,8 @@ use super::*;
 
 /// Ours over the plain client, at every size (cold create, listing).
 const RATIO: f64 = 1.10;
-/// How much ours/plain may grow from the smallest size to any larger one
-/// (icount repeats to about 1 %).
+/// How much ours/plain may grow from the smallest size to any larger one,
+/// relative to the smallest's (icount repeats to about 1 %).
 const RATIO_GROWTH: f64 = 0.05;
 /// 10 changed destinations from the cached view: largest size over smallest.
 const CACHED_GROWTH: f64 = 2.0;
@@ -37,7 +37,7 @@ pub(crate) fn method(rounds: usize, big: usize, pause: f64) {
         "- Cold create: {rounds} rounds up to 10000 services, {big} above (under icount a create of 100000 x 10 is about 1.7 x 10^10 guest instructions; with the checks and listings each round of the big sizes costs minutes of the host's time); in each, `Syncer::sync` and the plain client (every request encoded before the clock, 64 KiB per sendmsg, one ACK per datagram) each create the table in a fresh network namespace, alternating (who starts alternates from round to round and from size to size). The end state is listed and compared with the desired table in every round up to 10000 services, in the first round of each contestant above."
     );
     println!(
-        "- Full listing: the plain listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) and `Client::table` alternate over as many rounds in the namespace the last create filled."
+        "- Listings, in turns over as many rounds in the namespace the last create filled: the full listing with counters, the plain netlink listing (raw socket, 4 KiB buffer, one service dump then one destination dump per service, parsed into plain structs) beside `Client::table`; and the settings listing (what `Syncer::sync` and `ipvsadm -S` list), the plain socket-option listing (`IP_VS_SO_GET_SERVICES` once, then `IP_VS_SO_GET_DESTS` per service, copied into plain structs: the older interface's floor, IPv4 services only, which these are) beside `Client::table_settings` (one netlink service dump read with 32 KiB on a socket of its own, the destinations by `GET_DESTS`)."
     );
     println!(
         "- Resyncs, in that namespace: no-op listed (`Syncer::sync`, 1 run); from its cached view (`Syncer::sync_cached`) a no-op ({rounds} runs) and 10 changed destinations ({rounds} runs: one destination of each of 10 services spread over the table gets a new weight, in the caller's desired table changed in place with `Table::insert`, as a controller keeping its desired table does: the table's journal then tells the syncer which services changed), each followed by the plain client sending the 10 edits back (pre-encoded SET_DEST, 1 datagram: the kernel's own cost of 10 edits at this size); 1 % churn (of the changed services half get a new weight on one destination, a quarter one real server replaced, a quarter the whole service replaced) from the cached view (1 run; the desired table again changed in place into the churned one), back to the desired table (untimed), then listed by a fresh `Syncer` (1 run). The table's deleted destinations sit in the kernel's trash list meanwhile (about two minutes): the listed churn adds next to them."
@@ -98,6 +98,20 @@ pub(crate) fn rows(all: &[Scaled]) {
             &m.list_ours,
             Some(("plain", &m.list_plain)),
         );
+        line(
+            m,
+            "settings listing",
+            "plain socket options",
+            &m.settings_plain,
+            None,
+        );
+        line(
+            m,
+            "settings listing",
+            "ours, Client::table_settings",
+            &m.settings_ours,
+            Some(("plain socket options", &m.settings_plain)),
+        );
         line(m, "no-op resync", "ours, listed", &m.noop_listed, None);
         line(m, "no-op resync", "ours, cached view", &m.noop_cached, None);
         line(
@@ -127,8 +141,8 @@ pub(crate) fn rows(all: &[Scaled]) {
 
 /// The summary: one line per size.
 pub(crate) fn summary(all: &[Scaled]) {
-    println!("| services x dests | cold create ns/dest, plain / ours (ratio) | full listing ns/dest, plain / ours (ratio) | no-op resync, listed s / cached ms | 10 changed dests, cached ms (plain client's 10 edits ms) | 1 % churn, listed s / cached s | memory B/dest, desired / + plan peak |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| services x dests | cold create ns/dest, plain / ours (ratio) | full listing ns/dest, plain / ours (ratio) | settings listing ns/dest, plain socket options / ours (ratio) | no-op resync, listed s / cached ms | 10 changed dests, cached ms (plain client's 10 edits ms) | 1 % churn, listed s / cached s | memory B/dest, desired / + plan peak |");
+    println!("|---|---|---|---|---|---|---|---|");
     // A figure, or "-" for what was not run.
     let fig = |r: &Runs, scale: f64, digits: usize| {
         if r.0.is_empty() {
@@ -151,11 +165,12 @@ pub(crate) fn summary(all: &[Scaled]) {
             }
         };
         println!(
-            "| {} x {} | {} | {} | {} / {} | {} ({}) | {} / {} | {:.0} / {:.0} |",
+            "| {} x {} | {} | {} | {} | {} / {} | {} ({}) | {} / {} | {:.0} / {:.0} |",
             m.services,
             m.dests,
             pair(&m.create_ours, &m.create_plain),
             pair(&m.list_ours, &m.list_plain),
+            pair(&m.settings_ours, &m.settings_plain),
             fig(&m.noop_listed, 1.0, 3),
             fig(&m.noop_cached, 1e3, 3),
             fig(&m.ten_cached, 1e3, 3),
@@ -172,21 +187,33 @@ pub(crate) fn summary(all: &[Scaled]) {
 pub(crate) fn targets(all: &[Scaled]) {
     println!("Targets:");
     for m in all {
-        for (what, ours, plain) in [
-            ("cold create", &m.create_ours, &m.create_plain),
-            ("full listing", &m.list_ours, &m.list_plain),
+        for (what, ours, plain, target) in [
+            ("cold create", &m.create_ours, &m.create_plain, Some(RATIO)),
+            ("full listing", &m.list_ours, &m.list_plain, Some(RATIO)),
+            // Against the older interface's floor, which cannot say what
+            // netlink can (IPv6, engines, tunnels): no ratio target, the
+            // ratio written down and held flat (below).
+            (
+                "settings listing",
+                &m.settings_ours,
+                &m.settings_plain,
+                None,
+            ),
         ] {
             if ours.0.is_empty() || plain.0.is_empty() {
                 continue;
             }
             let r = ratio(ours, plain);
             let (lo, mid, hi) = ours.paired_ratios(plain);
+            let goal = target.map_or("no ratio target, held flat below".to_string(), |t| {
+                format!("target <= {t:.2}x): {}", verdict(r <= t))
+            });
             println!(
-                "- {what} {} x {}, ours / plain: {r:.3}x (round by round: median {mid:.3}x, {lo:.3}-{hi:.3}x; ours adds {:+.0} ns per destination; target <= {RATIO:.2}x): {}",
+                "- {what} {} x {}, ours / plain: {r:.3}x (round by round: median {mid:.3}x, {lo:.3}-{hi:.3}x; ours adds {:+.0} ns per destination; {goal}{}",
                 m.services,
                 m.dests,
                 m.per_dest(ours) - m.per_dest(plain),
-                verdict(r <= RATIO)
+                if target.is_none() { ")" } else { "" }
             );
         }
     }
@@ -199,6 +226,9 @@ pub(crate) fn targets(all: &[Scaled]) {
             ),
             ("full listing", |m: &Scaled| {
                 (m.list_ours.clone(), m.list_plain.clone())
+            }),
+            ("settings listing", |m: &Scaled| {
+                (m.settings_ours.clone(), m.settings_plain.clone())
             }),
         ] {
             let (o, p) = pick(first);
@@ -216,9 +246,10 @@ pub(crate) fn targets(all: &[Scaled]) {
             let worst = rs.iter().map(|r| r.1).fold(f64::MIN, f64::max);
             let list: Vec<String> = rs.iter().map(|(s, r)| format!("{s}: {r:.3}x")).collect();
             println!(
-                "- {what}, no term of ours growing faster than the kernel's: ours / plain by size {} (the largest at most {RATIO_GROWTH:.2} above the smallest's {base:.3}x): {}",
+                "- {what}, no term of ours growing faster than the kernel's: ours / plain by size {} (the largest at most {:.0} % above the smallest's {base:.3}x): {}",
                 list.join(", "),
-                verdict(worst <= base + RATIO_GROWTH)
+                RATIO_GROWTH * 100.0,
+                verdict(worst <= base * (1.0 + RATIO_GROWTH))
             );
         }
         let last = all.last().unwrap_or(first);
@@ -293,6 +324,16 @@ pub(crate) fn points(all: &[Scaled]) {
             ("table", "cold create, ours", m.per_dest(&m.create_ours)),
             ("table", "full listing, plain", m.per_dest(&m.list_plain)),
             ("table", "full listing, ours", m.per_dest(&m.list_ours)),
+            (
+                "table",
+                "settings listing, plain socket options",
+                m.per_dest(&m.settings_plain),
+            ),
+            (
+                "table",
+                "settings listing, ours",
+                m.per_dest(&m.settings_ours),
+            ),
             ("change", "10 changed, ours cached", ten(&m.ten_cached)),
             ("change", "10 edits, plain client", ten(&m.ten_plain)),
         ];
@@ -302,6 +343,8 @@ pub(crate) fn points(all: &[Scaled]) {
             empty(&m.create_ours),
             empty(&m.list_plain),
             empty(&m.list_ours),
+            empty(&m.settings_plain),
+            empty(&m.settings_ours),
             empty(&m.ten_cached),
             empty(&m.ten_plain),
         ];
