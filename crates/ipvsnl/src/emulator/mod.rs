@@ -52,7 +52,8 @@
 //! [`ServiceEntry`](crate::ServiceEntry)s, as a client would list them),
 //! [`Netns::timeouts`], [`Netns::sync_daemons`], and
 //! [`Kernel::requests`], every request taken ([`Taken`]), with the
-//! library's [`Request`](crate::Request) for a change.
+//! library's [`Request`](crate::Request) for a change and the message's
+//! bytes as received ([`Taken::bytes`]).
 //!
 //! The socket-option interface the library's listings use is there too
 //! (`IP_VS_SO_GET_INFO`, `..._GET_SERVICES`, `..._GET_DESTS`, and

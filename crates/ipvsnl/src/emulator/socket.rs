@@ -192,6 +192,7 @@ impl Port {
             request,
             service,
             errno: None,
+            bytes: m.bytes.to_vec(),
         }
     }
 
