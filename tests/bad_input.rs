@@ -1,7 +1,8 @@
 //! The bad-input table: malformed input to the library's API and to the
 //! rules format, each with the exact error it gets and a check that
-//! nothing of it reaches the kernel (a scripted kernel counts what the
-//! apply machine transmits). Host only: no socket, no kernel.
+//! nothing of it reaches the kernel (the emulated kernel keeps every
+//! message a client sends it, byte for byte). Host only: no socket, no
+//! kernel.
 //!
 //! - `api`: names, numbers out of range, impossible combinations, refused
 //!   by `Request::validate` (or `Scheduler::new`) and never encoded;
@@ -11,17 +12,73 @@
 
 mod bad_input {
     pub mod api;
-    pub mod kernel;
     mod million;
     pub mod rules;
 }
 
+use ipvsnl::emulator::{Kernel, Taken};
 use ipvsnl::rules::{parse, Numeric};
-use ipvsnl::{Destination, Request, Service};
+use ipvsnl::{ApplyOptions, Client, Destination, Error, Request, RequestKind, Service};
+use ipvsnl_wire::netlink_packet_core::ParseableParametrized;
+use ipvsnl_wire::netlink_packet_generic::GenlHeader;
+use ipvsnl_wire::IpvsMessage;
 
 use bad_input::api::{self, Case, Input};
-use bad_input::kernel::apply_validated;
 use bad_input::rules::{self, Stage};
+
+/// What one apply sent to a new emulated kernel, and what it returned.
+struct Sent {
+    /// Every message the kernel received (family lookups too), in order.
+    taken: Vec<Taken>,
+    /// The kernel's IPVS family id.
+    family: u16,
+    /// The apply's result per request.
+    results: Vec<Result<(), Error>>,
+}
+
+impl Sent {
+    /// The IPVS requests the kernel received, read back from their bytes
+    /// (family lookups are not counted).
+    fn messages(&self) -> Vec<IpvsMessage> {
+        let ipvs = self
+            .taken
+            .iter()
+            .filter(|t| t.kind != Some(RequestKind::ResolveFamily));
+        ipvs.map(|t| {
+            let b = &t.bytes;
+            let len = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize;
+            assert_eq!(len, b.len(), "a sent message's length is its own");
+            assert_eq!(u16::from_ne_bytes([b[4], b[5]]), self.family, "{t:?}");
+            let [cmd, version, _, _, ref attrs @ ..] = b[16..] else {
+                panic!("a sent IPVS message has its generic-netlink header");
+            };
+            let header = GenlHeader { cmd, version };
+            IpvsMessage::parse_with_param(attrs, header).expect("a sent request decodes")
+        })
+        .collect()
+    }
+
+    /// Whether every request's result is an invalid-input error.
+    fn all_invalid(&self) -> bool {
+        let invalid = |r: &Result<(), Error>| matches!(r, Err(e) if e.is_invalid_input());
+        self.results.iter().all(invalid)
+    }
+}
+
+/// Applies `requests` with a client of a new emulated kernel (which
+/// refuses those that fail `Request::validate` unsent), at most 16 to a
+/// datagram.
+fn apply_validated(requests: &[Request]) -> Sent {
+    let kernel = Kernel::new();
+    let mut ipvs = Client::emulated(&kernel);
+    let options = ApplyOptions::default().with_max_batch_requests(16);
+    let results = ipvs.apply_with(requests, &options);
+    Sent {
+        taken: kernel.requests(),
+        family: kernel.family_id().expect("the module is loaded"),
+        results,
+    }
+}
 
 /// The API's bad inputs: the exact error, an invalid-input error, and
 /// nothing transmitted for it, alone or between good requests.
@@ -38,12 +95,8 @@ fn api_bad_inputs_are_refused_and_never_sent() {
                 let e = r.validate().expect_err(name);
                 // Alone: nothing goes out, not even the family lookup.
                 let sent = apply_validated(std::slice::from_ref(&r));
-                assert!(
-                    sent.datagrams.is_empty(),
-                    "{name}: {} datagrams",
-                    sent.datagrams.len()
-                );
-                assert!(sent.outcomes.is_empty(), "{name}: {:?}", sent.outcomes);
+                assert!(sent.taken.is_empty(), "{name}: {:?}", sent.taken);
+                assert!(sent.all_invalid(), "{name}: {:?}", sent.results);
                 invalid.push(r);
                 e
             }
@@ -56,8 +109,8 @@ fn api_bad_inputs_are_refused_and_never_sent() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     // A batch of nothing but bad requests transmits nothing.
     let sent = apply_validated(&invalid);
-    assert!(sent.datagrams.is_empty());
-    assert!(sent.outcomes.is_empty());
+    assert!(sent.taken.is_empty(), "{:?}", sent.taken);
+    assert!(sent.all_invalid(), "{:?}", sent.results);
     // Between good ones: exactly the good ones are encoded, in order, and
     // each is answered; no bad one is.
     let key = api::v4();
@@ -78,13 +131,13 @@ fn api_bad_inputs_are_refused_and_never_sent() {
     for bad in &invalid {
         assert!(!messages.contains(&bad.to_message()), "{bad:?} was sent");
     }
-    let mut answered: Vec<usize> = sent.outcomes.iter().map(|(i, _)| *i).collect();
-    answered.sort_unstable();
-    assert_eq!(answered, good);
-    assert!(sent
-        .outcomes
-        .iter()
-        .all(|(_, o)| *o == ipvsnl::proto::Outcome::Done));
+    // Each good one applied; each bad one refused unsent.
+    for (i, r) in sent.results.iter().enumerate() {
+        match r {
+            Ok(()) => assert!(good.contains(&i), "request {i} applied"),
+            Err(e) => assert!(!good.contains(&i) && e.is_invalid_input(), "{i}: {e}"),
+        }
+    }
 }
 
 /// The rules format's bad texts: the exact error with every bad line's

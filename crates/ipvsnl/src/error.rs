@@ -11,7 +11,8 @@ use crate::{DecodeError, InvalidValue, RequestKind, Target};
 /// Everything that can go wrong, told apart by what is known: the kernel
 /// refused ([`Error::Refused`], with its errno), the outcome is unknown
 /// ([`Error::Unknown`]: sent, never answered), not sent
-/// ([`Error::NotSent`]), no reply in time ([`Error::Timeout`]), the socket
+/// ([`Error::NotSent`]), not applied and not known to be refused
+/// ([`Error::FamilyUnconfirmed`]), no reply in time ([`Error::Timeout`]), the socket
 /// failed ([`Error::Io`]), the input was refused before sending
 /// ([`Error::InvalidInput`]), a reply could not be read
 /// ([`Error::Decode`]). Each names its request structurally
@@ -65,6 +66,25 @@ pub enum Error {
         target: Box<Target>,
         /// What stopped it.
         cause: Cause,
+    },
+    /// The request was not applied, and whether IPVS refused it is not
+    /// known: the kernel answered `errno` (`ENOENT` or `EOPNOTSUPP`), as it
+    /// answers any request under a family id gone stale (the `ip_vs`
+    /// module reloaded), and looking the family up again to tell failed
+    /// ([`Outcome::FamilyUnconfirmed`]). Not [`Error::Refused`]: the
+    /// object may exist.
+    #[error(
+        "{target}: not applied: answered {} as under a stale IPVS family id, and looking the family up again failed: {lookup}",
+        errno_text(*errno)
+    )]
+    #[non_exhaustive]
+    FamilyUnconfirmed {
+        /// What was asked, of what.
+        target: Box<Target>,
+        /// The positive errno the request was answered with.
+        errno: i32,
+        /// Why the family lookup failed.
+        lookup: Cause,
     },
     /// The IPVS generic-netlink family is not registered in this kernel.
     #[error(
@@ -186,6 +206,11 @@ impl Error {
                 target: Box::new(target()),
                 cause,
             },
+            Outcome::FamilyUnconfirmed { errno, lookup } => Error::FamilyUnconfirmed {
+                target: Box::new(target()),
+                errno,
+                lookup,
+            },
         })
     }
 
@@ -196,6 +221,7 @@ impl Error {
             Error::Refused { target, .. }
             | Error::Unknown { target, .. }
             | Error::NotSent { target, .. }
+            | Error::FamilyUnconfirmed { target, .. }
             | Error::Io { target, .. }
             | Error::Decode { target, .. }
             | Error::Timeout { target, .. } => Some(target),
@@ -205,7 +231,9 @@ impl Error {
 
     /// The errno behind this error, if there is one: the kernel's for a
     /// refusal, the system's for a socket error, `ETIMEDOUT` for a time-out
-    /// and `ENOBUFS` for dropped replies.
+    /// and `ENOBUFS` for dropped replies; for
+    /// [`Error::FamilyUnconfirmed`], the failed family lookup's (the
+    /// request's answer is in the variant).
     pub fn errno(&self) -> Option<i32> {
         let of_cause = |c: &Cause| match c {
             Cause::RepliesDropped => Some(libc::ENOBUFS),
@@ -217,6 +245,7 @@ impl Error {
         match self {
             Error::Refused { errno, .. } => Some(*errno),
             Error::Unknown { cause, .. } | Error::NotSent { cause, .. } => of_cause(cause),
+            Error::FamilyUnconfirmed { lookup, .. } => of_cause(lookup),
             Error::Io { source, .. } | Error::Namespace { source, .. } => source.raw_os_error(),
             Error::Unavailable => Some(libc::ENOENT),
             Error::Timeout { .. } => Some(libc::ETIMEDOUT),
@@ -384,6 +413,18 @@ mod tests {
         assert!(Error::of_outcome(t, Outcome::NotSent(Cause::Unavailable))
             .unwrap()
             .is_unavailable());
+        let lookup = Cause::TimedOut(d);
+        let stale = Outcome::FamilyUnconfirmed {
+            errno: libc::ENOENT,
+            lookup,
+        };
+        let e = Error::of_outcome(t, stale).unwrap();
+        assert!(!e.is_refused() && !e.is_not_found() && !e.is_unknown_outcome());
+        assert_eq!(e.errno(), Some(libc::ETIMEDOUT), "the lookup's");
+        assert_eq!(
+            e.to_string(),
+            "add service TCP 10.0.0.1:80: not applied: answered ENOENT as under a stale IPVS family id, and looking the family up again failed: no reply within 30s"
+        );
         let read = Target::new(RequestKind::ListServices, Object::Table);
         let e = Error::of_failure(read.clone(), Failure::TimedOut(d));
         assert!(matches!(e, Error::Timeout { .. }) && e.is_timeout());

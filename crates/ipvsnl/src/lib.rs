@@ -193,6 +193,9 @@
 //!   never reported as a refusal;
 //! - not sent, so not applied, because an earlier request of the same
 //!   call stopped the rest: [`Error::NotSent`] ([`Error::is_not_sent`]);
+//! - not applied, answered as under a stale family id (the `ip_vs` module
+//!   reloaded) and the family lookup that would tell failed:
+//!   [`Error::FamilyUnconfirmed`], never reported as a refusal;
 //! - invalid input, refused before anything was sent:
 //!   [`Error::InvalidInput`] carrying the [`InvalidValue`] that names the
 //!   field and why ([`Error::is_invalid_input`]);

@@ -2,13 +2,18 @@
 //! time (the first when the request is taken, the next each time the
 //! reader takes a datagram), each part as many messages as fit in the
 //! buffer the kernel allocates, then `NLMSG_DONE` alone. Each part
-//! starts from the count of entries already written, as the kernel's
-//! `cb->args[0]`: a change between two parts can make a dump skip or
-//! repeat entries, as it does on a real kernel.
+//! starts from a count, as the kernel's `cb->args[0]`: of the entries
+//! already written (destinations, daemons) or of the services walked in
+//! every namespace ([`walk`](super::walk)). A change between two parts
+//! can make a dump skip or repeat entries, as it does on a real kernel;
+//! for a service dump, a change in another namespace too.
+
+use std::ops::Bound;
 
 use super::encode;
 use super::socket_faults::Quirks;
 use super::table::{DumpPlace, NsTable, SvcId};
+use super::walk::{self, Tables};
 
 /// `NLMSG_GOODSIZE` on x86-64 (a page less the `skb_shared_info`): the
 /// least a dump part's buffer holds.
@@ -35,11 +40,13 @@ pub(crate) struct Dump {
     pub(crate) family: u16,
     pub(crate) seq: u32,
     pub(crate) pid: u32,
-    /// Entries written so far (`cb->args[0]`).
+    /// `cb->args[0]`: entries written so far; for services, services
+    /// walked in every namespace.
     written: usize,
-    /// Where the last part ended, and the table's generation then: the
-    /// next part resumes there when nothing changed in between.
-    resume: Option<(u64, DumpPlace)>,
+    /// Where the next part of a service dump starts, and every table's
+    /// generation then: it starts there when nothing changed in between
+    /// (else from the count, as the kernel always does).
+    resume: Option<(u64, Bound<DumpPlace>)>,
     /// Parts written so far.
     pub(crate) parts: usize,
     finished: bool,
@@ -71,28 +78,35 @@ impl Dump {
 
     /// Writes the next part into `out` (a datagram), for a reader whose
     /// largest receive so far was `max_recv` bytes: entries, or, when
-    /// none is left, `NLMSG_DONE`.
-    pub(crate) fn next_part(&mut self, ns: &mut NsTable, max_recv: usize, out: &mut Vec<u8>) {
+    /// none is left, `NLMSG_DONE`. `all` is every namespace's table, the
+    /// dump's own at `own`.
+    pub(crate) fn next_part(
+        &mut self,
+        all: &Tables,
+        own: usize,
+        max_recv: usize,
+        out: &mut Vec<u8>,
+    ) {
         self.parts += 1;
         let room = if max_recv > GOODSIZE {
             max_recv.min(LARGEST)
         } else {
             GOODSIZE
         };
-        let before = self.written;
-        match &self.listing {
-            Listing::Services => self.services(ns, room, out),
+        let ns = &all[own].1;
+        let listed = match &self.listing {
+            Listing::Services => self.services(all, own, room, out),
             Listing::Dests(id) => {
                 let id = *id;
                 self.dests(ns, id, room, out)
             }
             Listing::Daemons => self.daemons(ns, out),
-        }
-        if self.written == before {
+        };
+        if listed == 0 {
             out.clear();
             encode::done(out, self.seq, self.pid);
             self.finished = true;
-        } else if self.quirks.done_with_last_part() && !self.has_more(ns) {
+        } else if self.quirks.done_with_last_part() && !self.has_more(all, own) {
             encode::done(out, self.seq, self.pid);
             self.finished = true;
         }
@@ -100,19 +114,12 @@ impl Dump {
     }
 
     /// Whether the next part would list anything.
-    fn has_more(&self, ns: &NsTable) -> bool {
+    fn has_more(&self, all: &Tables, own: usize) -> bool {
+        let ns = &all[own].1;
         match &self.listing {
-            Listing::Services => {
-                let after = match self.resume {
-                    Some((generation, place)) if generation == ns.generation => Some(place),
-                    _ if self.written == 0 => None,
-                    _ => match ns.nth_place(self.written - 1) {
-                        Some(p) => Some(p),
-                        None => return false,
-                    },
-                };
-                ns.places_after(after).next().is_some()
-            }
+            Listing::Services => self
+                .services_from(all)
+                .is_some_and(|from| ns.places_from(from).next().is_some()),
             Listing::Dests(id) => id
                 .and_then(|id| ns.get(&id))
                 .is_some_and(|svc| svc.dests.len() > self.written),
@@ -120,32 +127,54 @@ impl Dump {
         }
     }
 
-    fn services(&mut self, ns: &NsTable, room: usize, out: &mut Vec<u8>) {
-        let after = match self.resume {
-            Some((generation, place)) if generation == ns.generation => Some(place),
-            _ if self.written == 0 => None,
+    /// Where the next part of a service dump starts (`None`: past the
+    /// end of the tables).
+    fn services_from(&self, all: &Tables) -> Option<Bound<DumpPlace>> {
+        match self.resume {
+            Some((generation, from)) if generation == walk::generation(all) => Some(from),
             // Counted from the start, as the kernel skips `args[0]`.
-            _ => match ns.nth_place(self.written - 1) {
-                Some(p) => Some(p),
-                None => return,
-            },
-        };
-        for (place, svc) in ns.places_after(after) {
-            let at = out.len();
-            encode::service(out, self.family, 2, self.seq, self.pid, svc);
-            if out.len() > room {
-                out.truncate(at);
-                break;
-            }
-            self.written += 1;
-            self.resume = Some((ns.generation, place));
+            _ => walk::after_first(all, self.written),
         }
     }
 
-    fn dests(&mut self, ns: &NsTable, id: Option<SvcId>, room: usize, out: &mut Vec<u8>) {
-        let Some(svc) = id.and_then(|id| ns.get(&id)) else {
-            return;
+    /// Lists the own namespace's services from where the walk stands,
+    /// counting every namespace's walked; how many it listed.
+    fn services(&mut self, all: &Tables, own: usize, room: usize, out: &mut Vec<u8>) -> usize {
+        let Some(mut from) = self.services_from(all) else {
+            return 0;
         };
+        let mut listed = 0;
+        let mut full = false;
+        for (place, svc) in all[own].1.places_from(from) {
+            let at = out.len();
+            encode::service(out, self.family, 2, self.seq, self.pid, svc);
+            // The other namespaces' services up to this one are walked,
+            // whether it fits or not.
+            self.written += walk::others_between(all, own, from, Bound::Excluded(place));
+            if out.len() > room {
+                out.truncate(at);
+                from = Bound::Included(place);
+                full = true;
+                break;
+            }
+            self.written += 1;
+            listed += 1;
+            from = Bound::Excluded(place);
+        }
+        if !full {
+            // The walk reached the end of the tables.
+            self.written += walk::others_between(all, own, from, Bound::Unbounded);
+            from = Bound::Excluded(walk::END);
+        }
+        self.resume = Some((walk::generation(all), from));
+        listed
+    }
+
+    fn dests(&mut self, ns: &NsTable, id: Option<SvcId>, room: usize, out: &mut Vec<u8>) -> usize {
+        let Some(svc) = id.and_then(|id| ns.get(&id)) else {
+            return 0;
+        };
+        let before = self.written;
         for d in svc.dests.iter().rev().skip(self.written) {
             let at = out.len();
             encode::dest(out, self.family, self.seq, self.pid, d);
@@ -155,12 +184,15 @@ impl Dump {
             }
             self.written += 1;
         }
+        self.written - before
     }
 
-    fn daemons(&mut self, ns: &NsTable, out: &mut Vec<u8>) {
+    fn daemons(&mut self, ns: &NsTable, out: &mut Vec<u8>) -> usize {
+        let before = self.written;
         for d in ns.daemons.iter().flatten().skip(self.written) {
             encode::daemon(out, self.family, self.seq, self.pid, d);
             self.written += 1;
         }
+        self.written - before
     }
 }

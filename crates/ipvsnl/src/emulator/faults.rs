@@ -36,6 +36,11 @@ pub struct Taken {
     /// ([`Fault::Unanswered`]), `None` not answered (a fault; or not yet
     /// run, when a fault's condition sees it).
     pub errno: Option<i32>,
+    /// The message as the kernel received it, byte for byte: its netlink
+    /// header (length, type: the family id it was sent under, flags,
+    /// sequence number, port), its generic-netlink header and its
+    /// attributes; for a test of exactly what a client sends.
+    pub bytes: Vec<u8>,
 }
 
 impl Taken {

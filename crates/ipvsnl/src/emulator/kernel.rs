@@ -39,16 +39,21 @@ pub(crate) struct State {
 impl State {
     /// The namespace `name`, made on first use.
     pub(crate) fn ns(&mut self, name: &str) -> &mut NsTable {
+        let at = self.ns_index(name);
+        &mut self.namespaces[at].1
+    }
+
+    /// Where the namespace `name` is in `namespaces`, made on first use.
+    pub(crate) fn ns_index(&mut self, name: &str) -> usize {
         // A test has a few namespaces: a look along a list, no hashing
         // or allocation per request.
-        let at = match self.namespaces.iter().position(|(n, _)| n == name) {
+        match self.namespaces.iter().position(|(n, _)| n == name) {
             Some(at) => at,
             None => {
                 self.namespaces.push((name.to_string(), NsTable::new()));
                 self.namespaces.len() - 1
             }
-        };
-        &mut self.namespaces[at].1
+        }
     }
 
     /// Loads the module with a new family id (if not loaded).

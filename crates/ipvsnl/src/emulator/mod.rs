@@ -26,7 +26,11 @@
 //!   first;
 //! - dumps in parts of the size the kernel allocates (by the reader's
 //!   largest receive buffer), each written when the reader takes the one
-//!   before, then `NLMSG_DONE` alone; one dump per socket (`EBUSY`);
+//!   before, then `NLMSG_DONE` alone; one dump per socket (`EBUSY`); a
+//!   service dump's next part resumes at a count of the services walked
+//!   in every namespace (the kernel's tables hold them all), so another
+//!   namespace's changes between two parts make it repeat or skip
+//!   services, as on Linux 6.1 and 6.12;
 //! - a datagram of many requests answered one by one: an error for each
 //!   failure, an ACK for each success that asked;
 //! - counters (zero, [`ZERO`](crate::Request::Zero)ed, or set by the test
@@ -52,7 +56,8 @@
 //! [`ServiceEntry`](crate::ServiceEntry)s, as a client would list them),
 //! [`Netns::timeouts`], [`Netns::sync_daemons`], and
 //! [`Kernel::requests`], every request taken ([`Taken`]), with the
-//! library's [`Request`](crate::Request) for a change.
+//! library's [`Request`](crate::Request) for a change and the message's
+//! bytes as received ([`Taken::bytes`]).
 //!
 //! The socket-option interface the library's listings use is there too
 //! (`IP_VS_SO_GET_INFO`, `..._GET_SERVICES`, `..._GET_DESTS`, and
@@ -149,6 +154,7 @@ mod socket;
 mod socket_faults;
 mod sockopt;
 mod table;
+mod walk;
 
 pub use faults::{Condition, DumpQuirk, Fault, Taken, When};
 pub use inspect::Connections;
@@ -161,3 +167,5 @@ pub(crate) use sockopt::SockoptPort;
 mod socket_fault_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod walk_tests;

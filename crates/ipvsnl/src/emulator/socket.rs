@@ -192,6 +192,7 @@ impl Port {
             request,
             service,
             errno: None,
+            bytes: m.bytes.to_vec(),
         }
     }
 
@@ -404,8 +405,8 @@ impl Port {
             _ => {}
         }
         let mut bytes = Vec::with_capacity(4096);
-        let ns = s.ns(&dump.namespace);
-        dump.next_part(ns, self.max_recv, &mut bytes);
+        let own = s.ns_index(&dump.namespace);
+        dump.next_part(&s.namespaces, own, self.max_recv, &mut bytes);
         if dump.finished() {
             self.dump = None;
         }

@@ -6,6 +6,7 @@
 //! netmask as numbers), so what a request wrote is what a listing shows.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -133,7 +134,6 @@ pub(crate) struct NsTable {
     services: HashMap<SvcId, Svc>,
     order: BTreeMap<Place, SvcId>,
     place: HashMap<SvcId, Place>,
-    added: u64,
     /// The low bits of the kernel's per-namespace pointer in the bucket
     /// hash (0 here unless a test sets it).
     pub(crate) seed: u32,
@@ -195,10 +195,13 @@ impl NsTable {
 
     /// Adds a service (not there yet) at the head of its bucket.
     pub(crate) fn insert(&mut self, svc: Svc) {
+        // The kernel's buckets hold every namespace's services, the newest
+        // first: the order of additions is one for all namespaces.
+        static ADDED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let added = ADDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.generation += 1;
-        self.added += 1;
         let (fwm, bucket) = svc.id.bucket(self.seed);
-        let place = (fwm, bucket, std::cmp::Reverse(self.added));
+        let place = (fwm, bucket, std::cmp::Reverse(added));
         self.order.insert(place, svc.id);
         self.place.insert(svc.id, place);
         self.services.insert(svc.id, svc);
@@ -219,22 +222,35 @@ impl NsTable {
         self.order.values().filter_map(|id| self.services.get(id))
     }
 
-    /// The services after place `after` (all: `None`) in the dump's
-    /// order, each with its place.
-    pub(crate) fn places_after(
+    /// The services from `from` on in the dump's order, each with its
+    /// place.
+    pub(crate) fn places_from(
         &self,
-        after: Option<Place>,
+        from: Bound<Place>,
     ) -> impl Iterator<Item = (Place, &Svc)> + '_ {
-        use std::ops::Bound::{Excluded, Unbounded};
-        let lower = after.map_or(Unbounded, Excluded);
         self.order
-            .range((lower, Unbounded))
+            .range((from, Bound::Unbounded))
             .filter_map(|(p, id)| Some((*p, self.services.get(id)?)))
     }
 
-    /// The place of the `n`-th service of the dump's order (0-based).
-    pub(crate) fn nth_place(&self, n: usize) -> Option<Place> {
-        self.order.keys().nth(n).copied()
+    /// Every service's place, in the dump's order.
+    pub(crate) fn places(&self) -> impl Iterator<Item = Place> + '_ {
+        self.order.keys().copied()
+    }
+
+    /// How many services are from `from` to before `to` in the dump's
+    /// order (none if `to` is not after `from`).
+    pub(crate) fn count_between(&self, from: Bound<Place>, to: Bound<Place>) -> usize {
+        let empty = match (from, to) {
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+            (Bound::Excluded(a), Bound::Included(b)) => a >= b,
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            _ => false,
+        };
+        if empty {
+            return 0;
+        }
+        self.order.range((from, to)).count()
     }
 
     /// Deletes every service (the daemons and timeouts stay).

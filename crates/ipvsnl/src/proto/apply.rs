@@ -21,7 +21,9 @@
 //! refuse every message of a batch, each with `ENOENT` (or `EOPNOTSUPP` if
 //! the number went to another family) and nothing applied. When the first
 //! request of a batch is refused so, the id is looked up once more; if it
-//! changed, the refused requests are sent again under the new id.
+//! changed, the refused requests are sent again under the new id. If that
+//! lookup fails, those refused so are
+//! [`Outcome::FamilyUnconfirmed`]: not applied, not known to be refused.
 //!
 //! A time-out or a socket failure ends the apply: the batch in flight is
 //! unknown where unanswered, the requests after it are
@@ -277,6 +279,23 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
         self.next_batch();
     }
 
+    /// Settles the batch in flight after a failed lookup: each request
+    /// refused as under a stale id (`ENOENT`, `EOPNOTSUPP`) ends as
+    /// `stale` says of its errno, every other as the kernel answered.
+    fn settle_as_stale(&mut self, stale: impl Fn(i32) -> Outcome) {
+        let items = std::mem::take(&mut self.batch.items);
+        let errnos = std::mem::take(&mut self.seen.errnos);
+        for (i, errno) in items.into_iter().zip(errnos) {
+            if matches!(errno, libc::ENOENT | libc::EOPNOTSUPP) {
+                self.outcomes.outcome(i, stale(errno));
+            } else {
+                self.batch.items.push(i);
+                self.seen.errnos.push(errno);
+            }
+        }
+        self.settle();
+    }
+
     /// The lookup ended.
     fn looked_up(&mut self, result: Result<u16, crate::proto::Failure>, refresh: bool) {
         match (result, refresh) {
@@ -320,26 +339,18 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             (Err(f), false) => self.stop(None, f.cause()),
             (Err(crate::proto::Failure::Unavailable), true) => {
                 // Unloaded and not back: what the family's absence refused
-                // never reached IPVS. Anything else stands as seen.
-                let items = std::mem::take(&mut self.batch.items);
-                let errnos = std::mem::take(&mut self.seen.errnos);
-                for (i, errno) in items.into_iter().zip(errnos) {
-                    if matches!(errno, libc::ENOENT | libc::EOPNOTSUPP) {
-                        self.outcomes
-                            .outcome(i, Outcome::NotSent(Cause::Unavailable));
-                    } else {
-                        self.batch.items.push(i);
-                        self.seen.errnos.push(errno);
-                    }
-                }
-                self.settle();
+                // never reached IPVS.
+                self.settle_as_stale(|_| Outcome::NotSent(Cause::Unavailable));
                 self.state.family = None;
                 self.stop(None, Cause::Unavailable);
             }
             (Err(f), true) => {
-                // The refusals stand as the kernel gave them.
-                self.settle();
-                self.stop(None, f.cause());
+                // Whether the id is stale is unknown: what was refused as
+                // if it were is not applied, and not known to be refused
+                // by IPVS.
+                let lookup = f.cause();
+                self.settle_as_stale(|errno| Outcome::FamilyUnconfirmed { errno, lookup });
+                self.stop(None, lookup);
             }
         }
     }
@@ -424,7 +435,12 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
                     self.outcomes.outcome(i, Outcome::NotSent(Cause::Abandoned));
                 }
             }
-            Stage::Lookup { refresh: true, .. } => self.settle(),
+            Stage::Lookup { refresh: true, .. } => {
+                self.settle_as_stale(|errno| Outcome::FamilyUnconfirmed {
+                    errno,
+                    lookup: Cause::Abandoned,
+                })
+            }
             _ => {}
         }
         self.stop(None, Cause::Abandoned);

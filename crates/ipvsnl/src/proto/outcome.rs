@@ -85,6 +85,19 @@ pub enum Outcome {
     Unknown(Cause),
     /// Never sent (so not applied), for this reason.
     NotSent(Cause),
+    /// Not applied, and why is not known: refused with `errno` (`ENOENT`
+    /// or `EOPNOTSUPP`), the answer both of IPVS to a request about
+    /// something missing and of generic netlink to any request under a
+    /// family id gone stale (the `ip_vs` module reloaded). Looking the
+    /// family up again, to tell the two apart, failed for `lookup`; so
+    /// this is no refusal by IPVS as far as is known.
+    #[non_exhaustive]
+    FamilyUnconfirmed {
+        /// The errno the request was answered with (positive).
+        errno: i32,
+        /// Why the family lookup that followed failed.
+        lookup: Cause,
+    },
 }
 
 impl Outcome {

@@ -25,9 +25,13 @@ use crate::transport::Transport;
 use crate::{ApplyOptions, Error, Request, ServiceKey};
 
 /// Whether the kernel's answer leaves the view unsure of the request's
-/// service: sent and not answered, or refused as if the view were wrong.
+/// service: sent and not answered, refused as if the view were wrong, or
+/// answered as under a stale family id, which may be either.
 pub(crate) fn unsure(e: &Error) -> bool {
-    e.is_unknown_outcome() || e.is_already_exists() || e.is_not_found()
+    e.is_unknown_outcome()
+        || e.is_already_exists()
+        || e.is_not_found()
+        || matches!(e, Error::FamilyUnconfirmed { .. })
 }
 
 /// Reads back into `view` the services of the requests whose outcomes

@@ -313,6 +313,76 @@ fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
 }
 
 #[test]
+fn a_stale_refusal_whose_lookup_fails_is_not_called_a_refusal() {
+    // The module reloaded under the session's cached id: every request of
+    // the batch is refused with ENOENT. The lookup that would tell a stale
+    // id from a real refusal fails; the requests were not applied, but
+    // whether IPVS refused them is unknown, and the lookup's error is kept.
+    let lookup_failures = [
+        (Fault::Refuse(libc::EPERM), Cause::FamilyLookup(libc::EPERM)),
+        (Fault::LoseReply, Cause::TimedOut(T)),
+    ];
+    for (fault, cause) in lookup_failures {
+        let k = Kernel::new();
+        let cached = k.family_id();
+        k.reload_module();
+        k.inject(When::next(RequestKind::ResolveFamily), fault);
+        let reqs: Vec<Request> = (0..6).map(add).collect();
+        let mut sock = Socket::new(&k);
+        let mut s = Session::new(T);
+        s.state.family = cached;
+        let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 4));
+        let unconfirmed = Outcome::FamilyUnconfirmed {
+            errno: libc::ENOENT,
+            lookup: cause,
+        };
+        // The first batch was refused so; the second was never sent.
+        assert!((0..4).all(|i| out[&i] == unconfirmed), "{cause:?}: {out:?}");
+        assert!(
+            (4..6).all(|i| out[&i] == Outcome::NotSent(cause)),
+            "{out:?}"
+        );
+        assert!(!out.values().any(|o| matches!(o, Outcome::Refused(_))));
+        assert!(k.init_netns().table().is_empty());
+    }
+}
+
+#[test]
+fn abandoned_while_looking_the_family_up_again_nothing_is_called_refused() {
+    use crate::proto::{Input, Machine, Poll};
+    let k = Kernel::new();
+    let cached = k.family_id();
+    k.reload_module();
+    let reqs: Vec<Request> = (0..3).map(add).collect();
+    let mut sock = Socket::new(&k);
+    let mut s = Session::new(T);
+    s.state.family = cached;
+    let mut out = BTreeMap::new();
+    let mut sink = |i: usize, o: Outcome| assert!(out.insert(i, o).is_none());
+    let mut m = s.apply(&reqs, &[false; 3], Limits::new(1 << 20, 8), &mut sink);
+    let Poll::Transmit(batch) = m.poll() else {
+        panic!("the batch goes first")
+    };
+    let batch = batch.to_vec();
+    sock.transmit(&batch).unwrap();
+    m.handle(Input::Sent);
+    // Its refusals are read; then the lookup is due, and the caller
+    // gives up.
+    while let Poll::Receive(_) = m.poll() {
+        let d = sock.receive_one().expect("a refusal");
+        m.handle(Input::Datagram(&d));
+    }
+    assert!(matches!(m.poll(), Poll::Transmit(_)));
+    drop(m);
+    let unconfirmed = Outcome::FamilyUnconfirmed {
+        errno: libc::ENOENT,
+        lookup: Cause::Abandoned,
+    };
+    assert_eq!(out.len(), 3);
+    assert!(out.values().all(|o| *o == unconfirmed), "{out:?}");
+}
+
+#[test]
 fn abandoning_an_apply_reports_what_is_known() {
     use crate::proto::{Input, Machine, Poll};
     let requests: Vec<Request> = (0..10).map(add).collect();

@@ -257,7 +257,7 @@ proptest! {
                     prop_assert!(faulty, "request {} unknown ({:?}) with no fault", i, c);
                     prop_assert_eq!(*c, Cause::RepliesDropped);
                 }
-                Outcome::NotSent(c) => prop_assert!(false, "request {} not sent: {:?}", i, c),
+                o => prop_assert!(false, "request {}: {:?}", i, o),
             }
         }
         if !faulty {
