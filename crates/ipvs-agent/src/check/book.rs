@@ -2,10 +2,9 @@
 //! unchanged server keeps its state, a new one starts as its check says, a
 //! removed one is forgotten.
 
-use std::collections::HashMap;
-
 use ipvsnl::sync::DestinationId;
 
+use crate::check::id_map::IdMap;
 use crate::check::outcome::Outcome;
 use crate::check::state::{Health, ServerHealth, Transition};
 use crate::config::{Config, HealthCheck};
@@ -58,7 +57,7 @@ struct Entry {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct HealthBook {
-    servers: HashMap<DestinationId, Entry>,
+    servers: IdMap<Entry>,
 }
 
 impl HealthBook {
@@ -70,7 +69,7 @@ impl HealthBook {
     /// Makes the book hold exactly the servers of `config`.
     pub fn reconcile(&mut self, config: &Config) -> Reconciled {
         let mut r = Reconciled::default();
-        let mut next = HashMap::with_capacity(self.servers.len());
+        let mut next = IdMap::with_capacity_and_hasher(self.servers.len(), Default::default());
         for vs in &config.services {
             for rs in &vs.servers {
                 let id = (vs.service.key, rs.destination.addr, rs.destination.port);

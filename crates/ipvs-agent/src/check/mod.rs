@@ -5,6 +5,7 @@
 //! server's health across reloads ([`HealthBook`]).
 
 mod book;
+mod id_map;
 mod outcome;
 mod schedule;
 mod state;
@@ -15,3 +16,5 @@ pub use outcome::{Failure, Outcome};
 pub use schedule::{seed_of, Schedule};
 pub use state::{Health, Reason, ServerHealth, Transition};
 pub use timetable::Timetable;
+
+pub(crate) use id_map::IdMap;

@@ -205,6 +205,14 @@ impl Agent {
                     if let Some((r, kind)) = result {
                         l.checked(r, kind);
                     }
+                    // Every check that has ended too, in this turn: one
+                    // turn of the loop (its wake-up computed, its sleep
+                    // armed) for a burst of results, not one each.
+                    while let Some(result) = l.checks.ended() {
+                        if let Some((r, kind)) = result {
+                            l.checked(r, kind);
+                        }
+                    }
                 }
                 () = sleep_until(wake) => {
                     let now = Instant::now();

@@ -168,7 +168,8 @@ impl Syncing {
     /// after a failure (the client is dropped: the next sync opens
     /// another) or an incomplete report, once the backoff has passed, the
     /// kernel's table listed; after a complete sync, the backoff starts
-    /// again from its least, and a reload's widened scope is narrowed.
+    /// again from its least, a reload's widened scope is narrowed, and,
+    /// while servers drain, a look at them is due in [`DRAIN_POLL`].
     pub(crate) fn finish(&mut self, done: Done, now: Instant, resync: Duration) {
         self.in_flight = None;
         let mut syncer = done.syncer;
@@ -181,10 +182,13 @@ impl Syncing {
         } else {
             None
         };
-        self.drain_check_at = if syncer.draining().is_empty() {
-            None
-        } else {
+        // Only a complete sync schedules a look at the drains: after any
+        // other, the retry lists (and sees the drains) at the backoff,
+        // which a poll every DRAIN_POLL would otherwise cut short.
+        self.drain_check_at = if complete && !syncer.draining().is_empty() {
             Some(now + resync.min(DRAIN_POLL))
+        } else {
+            None
         };
         if complete {
             self.backoff = MIN_BACKOFF;

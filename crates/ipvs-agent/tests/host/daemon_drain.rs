@@ -1,7 +1,8 @@
 //! A failing server of a service with `remove_after_drain`: weight 0 at
 //! once, deleted once its connections are gone or its drain has run
 //! `drain_max`, whichever comes first, each seen within one drain poll
-//! (5 s), on tokio's paused clock (the drains are timed by it too).
+//! (5 s), on tokio's paused clock (the drains are timed by it too); a
+//! kernel failing while a drain is under way is retried at the backoff.
 
 use std::time::Duration;
 
@@ -112,5 +113,43 @@ async fn a_drain_of_a_persistent_service_ends_when_its_connections_and_templates
         (12..=17).contains(&gone),
         "B deleted {gone} s after its drain began"
     );
+    agent.stop(false).await;
+}
+
+/// The value of `ipvs_agent_syncs_total{result="error"}`.
+fn failed_syncs(agent: &Running) -> u64 {
+    let m = agent.handle.metrics_text();
+    m.lines()
+        .find_map(|l| l.strip_prefix("ipvs_agent_syncs_total{result=\"error\"} "))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_kernel_that_fails_while_a_drain_is_under_way_is_retried_at_the_backoff_not_the_drain_poll(
+) {
+    use ipvsnl::emulator::{Fault, When};
+    const ENOMEM: i32 = 12;
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let text = draining(false).replace("drain_max = \"20s\"", "drain_max = \"1h\"");
+    let agent = start(&kernel, config(&text), &prober, AgentOptions::default());
+    advance(MS).await;
+    b_connections(&kernel, 5, 0);
+    prober.fail(B);
+    advance(6 * S + MS).await;
+    assert_eq!(weight(&kernel, &key(80), B), "0");
+    // B drains; from the next request on (the drain poll's, 5 s after B's
+    // drain began) the kernel refuses every request (ENOMEM): every sync
+    // fails.
+    for _ in 0..1000 {
+        kernel.inject(When::next_request(), Fault::Refuse(ENOMEM));
+    }
+    advance(5 * S).await;
+    assert_eq!(failed_syncs(&agent), 1, "the drain poll failed");
+    // Retried 1, 2, 4, 8, 16 s after each failure (the backoff doubles up
+    // to the resync period, 1 h): 5 more tries in the next 60 s, where a
+    // look at the drain every 5 s would have made 12 or more.
+    advance(60 * S).await;
+    assert_eq!(failed_syncs(&agent), 6);
     agent.stop(false).await;
 }
