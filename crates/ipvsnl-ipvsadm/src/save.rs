@@ -118,6 +118,20 @@ impl SaveRows {
     }
 }
 
+/// The settings listing of `client`, row by row, as `-S` text.
+pub(crate) fn list_rows(
+    client: &mut ipvsnl::Client,
+    nosort: bool,
+    names: &'static dyn Names,
+) -> Result<SaveRows, ipvsnl::Error> {
+    let mut rows = SaveRows::new(nosort, names);
+    client.for_each_settings_row(|se| {
+        rows.row(se);
+        std::ops::ControlFlow::Continue(())
+    })?;
+    Ok(rows)
+}
+
 /// Blocks a `writev` takes at most (Linux's `IOV_MAX`).
 const IOVECS: usize = 1024;
 

@@ -181,13 +181,73 @@ pub(crate) fn service_keys<'a>(
     if nosort {
         return (0..n).collect();
     }
-    let mut keys: Vec<ServiceOrder> = keys
+    let keys: Vec<ServiceOrder> = keys
         .zip(0..n)
         .map(|(k, i)| ServiceOrder::of(k, i))
         .collect();
+    sort_services(keys)
+}
+
+/// The order of `keys` by [`cmp_services`] as glibc's merge sort gives it
+/// (their indices).
+fn sort_services(mut keys: Vec<ServiceOrder>) -> Vec<u32> {
+    if let Some(mut packed) = packed_services(&keys) {
+        packed.sort_unstable();
+        return packed.into_iter().map(|k| k as u32).collect();
+    }
     let mut tmp = keys.clone();
     msort(&mut keys, &mut tmp, &cmp_services);
     keys.into_iter().map(|k| k.index).collect()
+}
+
+/// Whether every difference of values in `min..=max` has its true sign
+/// when subtracted as `int`: then a comparator made of such subtractions
+/// is a consistent order, the one of the values.
+/// (`min <= max`.)
+fn subtracts_truly(min: u32, max: u32) -> bool {
+    max - min < 1 << 31
+}
+
+/// The services' keys packed in `u128`s that order as [`cmp_services`]
+/// orders them, the index last, when that comparator is a consistent
+/// order over these keys: all of one family, not IPv6 (one address word
+/// compared), the marks within 2^31 of each other, and so the addresses
+/// of the services without one. A merge sort is stable, so on a consistent order it gives what
+/// any sort of keys made unique by their index gives (measured on the
+/// host with `.ci/ipvsadm-text-cost`, 10,000 services: 6.9 million
+/// instructions by the merge sort, 2.4 million these). `None` otherwise.
+fn packed_services(keys: &[ServiceOrder]) -> Option<Vec<u128>> {
+    let first = keys.first()?;
+    let (mut marks, mut words) = ((u32::MAX, 0), (u32::MAX, 0));
+    for k in keys {
+        if k.af != first.af || k.af == i32::from(AddressFamily::Inet6.to_raw()) {
+            return None;
+        }
+        marks = (marks.0.min(k.fwmark), marks.1.max(k.fwmark));
+        // Addresses are compared between services of one mark only: those
+        // of mark 0 (a mark's services have none).
+        if k.fwmark == 0 {
+            words = (words.0.min(k.words[0]), words.1.max(k.words[0]));
+        }
+    }
+    if !subtracts_truly(marks.0, marks.1)
+        || (words.0 <= words.1 && !subtracts_truly(words.0, words.1))
+    {
+        return None;
+    }
+    // Protocol and port are 16-bit: their differences never overflow.
+    let field = |v: i32| u128::from(v as u16);
+    Some(
+        keys.iter()
+            .map(|k| {
+                u128::from(k.fwmark) << 96
+                    | field(k.protocol) << 80
+                    | u128::from(k.words[0]) << 48
+                    | field(k.port) << 32
+                    | u128::from(k.index)
+            })
+            .collect(),
+    )
 }
 
 /// Destination orders, with their buffers kept from one service to the
@@ -196,6 +256,7 @@ pub(crate) fn service_keys<'a>(
 pub(crate) struct DestSorter {
     keys: Vec<DestOrder>,
     tmp: Vec<DestOrder>,
+    packed: Vec<u64>,
     order: Vec<u32>,
 }
 
@@ -207,6 +268,9 @@ impl DestSorter {
         self.order.clear();
         if nosort {
             self.order.extend(0..n);
+            return &self.order;
+        }
+        if self.packed(dests) {
             return &self.order;
         }
         self.keys.clear();
@@ -222,6 +286,42 @@ impl DestSorter {
         msort(&mut self.keys, &mut self.tmp, &cmp_dests);
         self.order.extend(self.keys.iter().map(|k| k.index));
         &self.order
+    }
+
+    /// The order of `dests` into `self.order` by keys packed in `u64`s
+    /// (address, port, index), when [`cmp_dests`] is a consistent order
+    /// over them (see [`packed_services`]): all IPv4, the addresses within
+    /// 2^31 of each other, fewer than 2^16 of them (10,000 services of 5,
+    /// measured as there: 6.8 million instructions by the merge sort, 2.8
+    /// million these). False otherwise.
+    fn packed(&mut self, dests: &[DestinationEntry]) -> bool {
+        if dests.len() > usize::from(u16::MAX) {
+            return false;
+        }
+        let (mut min, mut max) = (u32::MAX, 0);
+        for d in dests {
+            let IpAddr::V4(a) = d.destination.addr else {
+                return false;
+            };
+            let a = u32::from(a);
+            (min, max) = (min.min(a), max.max(a));
+        }
+        if !dests.is_empty() && !subtracts_truly(min, max) {
+            return false;
+        }
+        self.packed.clear();
+        self.packed
+            .extend(dests.iter().zip(0u64..).map(|(d, index)| {
+                let a = match d.destination.addr {
+                    IpAddr::V4(a) => u64::from(u32::from(a)),
+                    IpAddr::V6(_) => 0,
+                };
+                a << 32 | u64::from(d.destination.port) << 16 | index
+            }));
+        self.packed.sort_unstable();
+        self.order
+            .extend(self.packed.iter().map(|&k| u32::from(k as u16)));
+        true
     }
 }
 
@@ -303,6 +403,75 @@ mod tests {
             assert_eq!(order, expected);
             assert_eq!(services(&entries, true), (0..n as u32).collect::<Vec<_>>());
         }
+    }
+
+    /// IPv4 services and destinations whose addresses (and marks) are
+    /// `spread` apart at most: the packed keys where that is below 2^31,
+    /// the merge sort above; the same order as the reference either way.
+    #[test]
+    fn packed_keys_sort_as_the_merge_sort() {
+        let mut seed = 0x2545_f491_4f6c_dd1d;
+        // Rounds that took the merge sort, of services and destinations.
+        let mut unpacked = (0, 0);
+        for round in 0..120u64 {
+            let spread: u64 = [1 << 8, (1 << 31) - 1, 1 << 31, 1 << 32][round as usize % 4];
+            // Addresses from base to base + spread - 1, none wrapping.
+            let base = (rng(&mut seed) % ((1 << 32) - spread + 1)) as u32;
+            let n = (rng(&mut seed) % 60) as usize + 1;
+            let v4 = |r: u64| IpAddr::V4((base + (r % spread) as u32).into());
+            let entries: Vec<ServiceEntry> = (0..n)
+                .map(|_| {
+                    let r = rng(&mut seed);
+                    let key = match r % 4 {
+                        0 => {
+                            ServiceKey::fwmark(((r >> 3) % spread) as u32 | 1, AddressFamily::Inet)
+                        }
+                        1 => ServiceKey::udp(v4(r >> 2), (r >> 50) as u16 % 4),
+                        _ => ServiceKey::tcp(v4(r >> 2), (r >> 50) as u16 % 4),
+                    };
+                    ServiceEntry::new(Service::new(key))
+                })
+                .collect();
+            let keys: Vec<ServiceOrder> = entries
+                .iter()
+                .zip(0..)
+                .map(|(e, i)| ServiceOrder::of(&e.service.key, i))
+                .collect();
+            let mut expected = keys.clone();
+            reference(&mut expected, &cmp_services);
+            let expected: Vec<u32> = expected.iter().map(|k| k.index).collect();
+            assert_eq!(services(&entries, false), expected, "spread {spread}");
+            // The other services' marks are 0: the marks' spread is
+            // `spread` too.
+            let packed = packed_services(&keys).is_some();
+            assert!(packed || spread >= 1 << 31, "spread {spread}");
+            unpacked.0 += usize::from(!packed);
+
+            let dests: Vec<DestinationEntry> = (0..n)
+                .map(|_| {
+                    let r = rng(&mut seed);
+                    DestinationEntry::new(Destination::new(v4(r), (r >> 40) as u16 % 3))
+                })
+                .collect();
+            let mut expected: Vec<DestOrder> = dests
+                .iter()
+                .zip(0..)
+                .map(|(d, index)| DestOrder {
+                    words: words(&d.destination.addr),
+                    v6: false,
+                    port: i32::from(d.destination.port),
+                    index,
+                })
+                .collect();
+            reference(&mut expected, &cmp_dests);
+            let expected: Vec<u32> = expected.iter().map(|k| k.index).collect();
+            let mut sorter = DestSorter::default();
+            assert_eq!(sorter.order(&dests, false), expected, "spread {spread}");
+            let packed = sorter.packed(&dests);
+            assert!(packed || spread >= 1 << 31, "spread {spread}");
+            unpacked.1 += usize::from(!packed);
+        }
+        assert!(unpacked.0 > 5 && unpacked.1 > 5, "{unpacked:?}");
     }
 
     #[test]

@@ -91,6 +91,55 @@ fn save() {
     black_box(text);
 }
 
+/// `-S -n` as the process runs it, the kernel emulated: the library's
+/// settings listing row by row (`save::list_rows`) and the text written
+/// (to a sink). The emulator's own work is counted too: `.ci/ipvsadm-text-cost`
+/// takes its functions' inclusive cost out.
+#[inline(never)]
+fn measured_listed_save(client: &mut ipvsnl::Client) -> usize {
+    let rows = crate::save::list_rows(client, false, &Numeric).expect("listed");
+    let mut sink = Counted(0);
+    rows.write_to(&mut sink).expect("written");
+    sink.0
+}
+
+/// A writer that counts what it is given.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        let n = bufs.iter().map(|b| b.len()).sum();
+        self.0 += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+#[ignore = "a workload for callgrind (see the module)"]
+fn listed_save() {
+    let (s, d) = size();
+    let kernel = ipvsnl::emulator::Kernel::new();
+    let mut client = ipvsnl::Client::emulated(&kernel);
+    let mut requests = Vec::new();
+    for se in listed_table(s, d) {
+        let key = se.service.key;
+        requests.push(ipvsnl::Request::AddService(Box::new(se.service)));
+        for de in se.destinations {
+            requests.push(ipvsnl::Request::AddDestination(key, de.destination));
+        }
+    }
+    assert!(client.apply(&requests).iter().all(Result::is_ok));
+    let expected = measured_save(&listed_table(s, d)).len();
+    assert_eq!(measured_listed_save(black_box(&mut client)), expected);
+}
+
 #[test]
 #[ignore = "a workload for callgrind (see the module)"]
 fn restore() {

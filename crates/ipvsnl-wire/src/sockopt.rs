@@ -49,8 +49,8 @@ use std::net::Ipv4Addr;
 mod dests;
 
 pub use dests::{
-    dests_request, DestsQuery, SockoptDest, SockoptDests, DESTS_HEADER_SIZE, DEST_ENTRY_SIZE,
-    IP_VS_CONN_F_FWD_MASK, IP_VS_CONN_F_TUNNEL, IP_VS_SO_GET_DESTS,
+    dests_request, dests_request_into, DestsQuery, SockoptDest, SockoptDests, DESTS_HEADER_SIZE,
+    DEST_ENTRY_SIZE, IP_VS_CONN_F_FWD_MASK, IP_VS_CONN_F_TUNNEL, IP_VS_SO_GET_DESTS,
 };
 
 /// The first IPVS socket option number (`IP_VS_BASE_CTL`).
@@ -352,6 +352,7 @@ impl SockoptService {
 impl SockoptStats {
     /// Reads the counters at the start of `b` (long enough: checked by the
     /// entry's caller).
+    #[inline]
     fn decode(b: &[u8]) -> Self {
         let u32_of = |at| u32_at(b, at);
         let u64_of = |at: usize| {
@@ -378,11 +379,13 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_ne_bytes([b[at], b[at + 1]])
 }
 
+#[inline]
 fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_ne_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// An address in network order.
+#[inline]
 fn ipv4_at(b: &[u8], at: usize) -> Ipv4Addr {
     Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3])
 }

@@ -137,6 +137,7 @@ impl<T: Transport> ClientCore<T> {
             Vec::new()
         };
         self.checks.snapshot = None;
+        self.checks.dests_buffer = Vec::new();
         for (i, entry) in entries.iter_mut().enumerate() {
             if wanted[i] && !copied.get(i).copied().unwrap_or(false) {
                 let key = &entry.service.key;
@@ -188,6 +189,7 @@ impl<T: Transport> ClientCore<T> {
                 break;
             }
         }
+        self.checks.dests_buffer = Vec::new();
         Ok(())
     }
 

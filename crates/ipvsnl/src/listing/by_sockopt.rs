@@ -139,12 +139,13 @@ fn copy_one(
     sock: &SockoptSocket,
     key: &ServiceKey,
     expected: u32,
+    buf: &mut Vec<u8>,
     into: &mut Vec<DestinationEntry>,
 ) -> Result<bool, crate::Error> {
     into.clear();
-    let copy = sock.dests(key, expected)?;
+    let copy = sock.dests(key, expected, buf)?;
     into.reserve(expected as usize);
-    for d in copy.dests() {
+    for d in copy {
         if d.is_tunnelled() {
             into.clear();
             return Ok(false);
@@ -213,7 +214,8 @@ impl<T: Transport> ClientCore<T> {
         let Ok(sock) = &self.checks.sockopt else {
             return Copy::Stop;
         };
-        let copied = copy_one(sock, &key, expected, &mut entry.destinations);
+        let buf = &mut self.checks.dests_buffer;
+        let copied = copy_one(sock, &key, expected, buf, &mut entry.destinations);
         // The calls never wait, so an async listing of a big table
         // would hold its runtime thread throughout without this (the
         // kernel test `a_sync_of_a_big_table_lets_other_tasks_run`

@@ -27,6 +27,9 @@ pub(crate) struct Checks {
     pub(super) snapshot: Option<ServiceSnapshot>,
     /// The listing under way copies destinations (a settings listing).
     pub(super) keep_snapshot: bool,
+    /// The buffer of those copies (`IP_VS_SO_GET_DESTS`), one for them all,
+    /// freed when the listing ends.
+    pub(super) dests_buffer: Vec<u8>,
 }
 
 impl std::fmt::Debug for Checks {
@@ -56,6 +59,7 @@ impl Checks {
             last_failure: None,
             snapshot: None,
             keep_snapshot: false,
+            dests_buffer: Vec::new(),
         }
     }
 

@@ -28,6 +28,9 @@ pub(crate) trait Text {
     /// Cuts back to at most `max` bytes after `start`, never inside a
     /// character.
     fn cut_after(&mut self, start: usize, max: usize);
+    /// Appends a copy of its own bytes `start..end` (whole characters):
+    /// a service's label, printed once, repeated on each destination line.
+    fn repeat_range(&mut self, start: usize, end: usize);
 }
 
 impl Text for String {
@@ -57,6 +60,11 @@ impl Text for String {
             }
             self.truncate(end);
         }
+    }
+    fn repeat_range(&mut self, start: usize, end: usize) {
+        // Not the printers' hot path (they print bytes): a copy will do.
+        let piece = self[start..end].to_owned();
+        self.push_str(&piece);
     }
 }
 
@@ -95,6 +103,10 @@ impl Text for Vec<u8> {
             }
             self.truncate(end);
         }
+    }
+    #[inline]
+    fn repeat_range(&mut self, start: usize, end: usize) {
+        self.extend_from_within(start..end);
     }
 }
 
@@ -145,34 +157,73 @@ fn put_small(buf: &mut [u8], at: usize, n: usize) -> usize {
 /// piece into bytes, a destination's address and port cost 277
 /// instructions; composed, 193.)
 pub(crate) fn push_ipv4_port(out: &mut impl Text, a: &Ipv4Addr, port: u16) {
-    // 15 for the address, 6 for the port, 2 of slack for `put_small`.
-    let mut buf = [0u8; 24];
-    let mut i = 0;
+    let mut buf = [0u8; IPV4_PORT_ROOM];
+    let n = put_ipv4_port(&mut buf, 0, a, port);
+    out.ascii_bytes(&buf[..n]);
+}
+
+/// The room [`put_ipv4_port`] needs: 15 for the address, 6 for the port,
+/// 2 of slack for `put_small`.
+pub(crate) const IPV4_PORT_ROOM: usize = 23;
+
+/// Writes `a.b.c.d:port` at `at` of `buf` (which has
+/// [`IPV4_PORT_ROOM`] bytes from there); returns where it ends.
+pub(crate) fn put_ipv4_port(buf: &mut [u8], at: usize, a: &Ipv4Addr, port: u16) -> usize {
+    let mut i = at;
     for (n, o) in a.octets().into_iter().enumerate() {
         if n > 0 {
             buf[i] = b'.';
             i += 1;
         }
-        i = put_small(&mut buf, i, usize::from(o));
+        i = put_small(buf, i, usize::from(o));
     }
     buf[i] = b':';
     i += 1;
-    if port < 1000 {
-        i = put_small(&mut buf, i, usize::from(port));
-    } else {
-        let mut digits = [0u8; 5];
-        let (mut p, mut k) = (port, digits.len());
-        while p > 0 {
-            k -= 1;
-            digits[k] = b'0' + (p % 10) as u8;
-            p /= 10;
-        }
-        for &d in &digits[k..] {
-            buf[i] = d;
-            i += 1;
-        }
+    put_u16(buf, i, port)
+}
+
+/// Writes `n` in decimal at `at` of `buf` (7 bytes of room: 5 digits and
+/// `put_small`'s slack); returns where it ends.
+fn put_u16(buf: &mut [u8], at: usize, n: u16) -> usize {
+    if n < 1000 {
+        return put_small(buf, at, usize::from(n));
     }
-    out.ascii_bytes(&buf[..i]);
+    let mut digits = [0u8; 5];
+    let (mut p, mut k) = (n, digits.len());
+    while p > 0 {
+        k -= 1;
+        digits[k] = b'0' + (p % 10) as u8;
+        p /= 10;
+    }
+    let len = digits.len() - k;
+    buf[at..at + len].copy_from_slice(&digits[k..]);
+    at + len
+}
+
+/// The room [`put_i32`] needs: a sign, 10 digits, 2 of slack.
+pub(crate) const I32_ROOM: usize = 13;
+
+/// Writes `n` in decimal (`%d`) at `at` of `buf` (which has [`I32_ROOM`]
+/// bytes from there); returns where it ends.
+pub(crate) fn put_i32(buf: &mut [u8], at: usize, n: i32) -> usize {
+    if (0..1000).contains(&n) {
+        return put_small(buf, at, n as usize);
+    }
+    let mut i = at;
+    if n < 0 {
+        buf[i] = b'-';
+        i += 1;
+    }
+    let mut digits = [0u8; 10];
+    let (mut p, mut k) = (n.unsigned_abs(), digits.len());
+    while p > 0 {
+        k -= 1;
+        digits[k] = b'0' + (p % 10) as u8;
+        p /= 10;
+    }
+    let len = digits.len() - k;
+    buf[i..i + len].copy_from_slice(&digits[k..]);
+    i + len
 }
 
 /// Appends `n` in decimal (`%u`).
@@ -311,6 +362,37 @@ mod tests {
             push_u64(&mut s, n);
             assert_eq!(s, n.to_string());
         }
+    }
+
+    #[test]
+    fn i32_like_printf() {
+        for n in [
+            0,
+            7,
+            999,
+            1000,
+            -1,
+            -999,
+            65535,
+            i32::MAX,
+            i32::MIN,
+            -1_000_000,
+        ] {
+            let mut buf = [b'x'; I32_ROOM + 1];
+            let end = put_i32(&mut buf, 1, n);
+            assert_eq!(&buf[1..end], n.to_string().as_bytes(), "{n}");
+            assert_eq!(buf[0], b'x');
+        }
+    }
+
+    #[test]
+    fn repeat_copies_a_range_to_the_end() {
+        let mut s = String::from("-A -t \u{e9}:1 x\n");
+        s.repeat_range(3, 10);
+        assert_eq!(s, "-A -t \u{e9}:1 x\n-t \u{e9}:1");
+        let mut v = b"-A -t a:1 x\n".to_vec();
+        v.repeat_range(3, 9);
+        assert_eq!(v, b"-A -t a:1 x\n-t a:1");
     }
 
     #[test]

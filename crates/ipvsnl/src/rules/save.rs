@@ -1,7 +1,10 @@
 //! Printing services and destinations as rules (`ipvsadm -S` lines).
 
-use super::push::{push_i64, push_ipv4, push_u64, Text};
-use super::style::{lookup_protocol, push_sched_flag_names, put_addr_port};
+use std::net::IpAddr;
+
+use super::push::{push_i64, push_ipv4, push_u64, put_i32, put_ipv4_port, Text};
+use super::push::{I32_ROOM, IPV4_PORT_ROOM};
+use super::style::{lookup_protocol, push_sched_flag_names, put_addr_port, put_named_addr_port};
 use super::Names;
 use crate::sync::Table;
 use crate::{
@@ -198,18 +201,19 @@ fn service_rules<'a>(
     destinations: impl IntoIterator<Item = &'a Destination>,
     names: &dyn Names,
 ) {
-    let mut label = String::with_capacity(32);
-    push_service_rule_label(&mut label, &service.key, names);
+    // The label is printed once, in the `-A` line, and copied from there
+    // into each `-a` line.
     out.text("-A ");
-    out.text(&label);
+    let start = out.len_bytes();
+    push_service_rule_label(out, &service.key, names);
+    let end = out.len_bytes();
     push_service_settings(out, service);
     out.ascii(b'\n');
     let protocol = lookup_protocol(&service.key);
     for dest in destinations {
-        out.text("-a ");
-        out.text(&label);
-        push_destination_settings(out, protocol, dest, names);
-        out.ascii(b'\n');
+        out.ascii_bytes(b"-a ");
+        out.repeat_range(start, end);
+        push_destination_settings(out, protocol, dest, names, true);
     }
 }
 
@@ -225,25 +229,51 @@ pub(crate) fn destination_line(
     s.push_str(cmd);
     s.push(' ');
     push_service_rule_label(&mut s, key, names);
-    push_destination_settings(&mut s, lookup_protocol(key), dest, names);
+    push_destination_settings(&mut s, lookup_protocol(key), dest, names, false);
     s
 }
 
 /// What a destination rule says after its service's label:
-/// ` -r addr:port -m -w 1`, then the tunnel options.
+/// ` -r addr:port -m -w 1`, then the tunnel options; and a newline if
+/// `newline`.
 fn push_destination_settings(
     s: &mut impl Text,
     protocol: Option<&str>,
     dest: &Destination,
     names: &dyn Names,
+    newline: bool,
 ) {
-    s.text(" -r ");
-    put_addr_port(s, &dest.addr, dest.port, protocol, names);
-    s.text(match dest.forward {
+    let host = names.host_name(&dest.addr);
+    let port_name = protocol.and_then(|p| names.port_name(dest.port, p));
+    let forward = match dest.forward {
         Forward::Masquerade => " -m -w ",
         Forward::Tunnel(_) => " -i -w ",
         _ => " -g -w ",
-    });
+    };
+    if let (IpAddr::V4(a), None, None) = (&dest.addr, &host, &port_name) {
+        if !matches!(dest.forward, Forward::Tunnel(_)) {
+            // The usual line, composed on the stack and appended at once.
+            // (Measured on the host with `.ci/ipvsadm-text-cost`, the `-S`
+            // text of 10,000 x 5: 33.8 million instructions with the
+            // label made in a `String` per service and the line appended
+            // piece by piece, 21.7 million with this and the label copied
+            // from the `-A` line.)
+            let mut buf = [0u8; 4 + IPV4_PORT_ROOM + 7 + I32_ROOM + 1];
+            buf[..4].copy_from_slice(b" -r ");
+            let mut i = put_ipv4_port(&mut buf, 4, a, dest.port);
+            buf[i..i + 7].copy_from_slice(forward.as_bytes());
+            i = put_i32(&mut buf, i + 7, dest.weight as i32);
+            if newline {
+                buf[i] = b'\n';
+                i += 1;
+            }
+            s.ascii_bytes(&buf[..i]);
+            return;
+        }
+    }
+    s.text(" -r ");
+    put_named_addr_port(s, &dest.addr, dest.port, host, port_name);
+    s.text(forward);
     push_i64(s, i64::from(dest.weight as i32));
     if let Forward::Tunnel(t) = dest.forward {
         let flag = if t.flags.contains(TunnelFlags::REMCSUM) {
@@ -266,5 +296,8 @@ fn push_destination_settings(
             }
             TunnelKind::Other(_) => {}
         }
+    }
+    if newline {
+        s.ascii(b'\n');
     }
 }

@@ -79,6 +79,17 @@ pub(crate) fn put_addr_port(
 ) {
     let host = names.host_name(addr);
     let port_name = protocol.and_then(|p| names.port_name(port, p));
+    put_named_addr_port(out, addr, port, host, port_name);
+}
+
+/// [`put_addr_port`] with the names looked up already.
+pub(crate) fn put_named_addr_port(
+    out: &mut impl Text,
+    addr: &IpAddr,
+    port: u16,
+    host: Option<String>,
+    port_name: Option<String>,
+) {
     if let (IpAddr::V4(a), None, None) = (addr, &host, &port_name) {
         // Never longer than 21 bytes: nothing to cut.
         push_ipv4_port(out, a, port);

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 
 use ipvsnl_wire::sockopt::{
-    dests_request, DestsQuery, SockoptDest, SockoptDests, DEST_ENTRY_SIZE, IP_VS_SO_GET_DESTS,
+    dests_request_into, DestsQuery, SockoptDest, SockoptDests, DEST_ENTRY_SIZE, IP_VS_SO_GET_DESTS,
 };
 
 use super::SockoptSocket;
@@ -19,20 +19,6 @@ const DESTS_TRIES: u32 = 3;
 /// Room asked for beyond the expected count, for destinations added
 /// meanwhile.
 const SPARE_SLOTS: u32 = 4;
-
-/// The destinations of one IPv4 service as the kernel copied them: read
-/// them with [`DestsCopy::dests`].
-#[derive(Debug)]
-pub(crate) struct DestsCopy {
-    buf: Vec<u8>,
-}
-
-impl DestsCopy {
-    /// The destinations, in the kernel's order (newest first).
-    pub(crate) fn dests(&self) -> SockoptDests<'_> {
-        SockoptDests::new(&self.buf)
-    }
-}
 
 /// The query naming `key`, if the interface can name it (an IPv4 service).
 fn query_of(key: &ServiceKey) -> Option<DestsQuery> {
@@ -52,12 +38,21 @@ fn query_of(key: &ServiceKey) -> Option<DestsQuery> {
 
 impl SockoptSocket {
     /// `IP_VS_SO_GET_DESTS`: the destinations of the IPv4 service `key`,
-    /// sized for `expected` of them and some more; a copy that used all of
-    /// its room may have left some out, and is asked for again with twice
-    /// the room (a few times at most, then it is an error). The kernel's
-    /// refusal keeps its errno (`ESRCH`: no such IPv4 service, an
-    /// [`Error::is_not_found`]); an IPv6 key is refused here, unsent.
-    pub(crate) fn dests(&self, key: &ServiceKey, expected: u32) -> Result<DestsCopy, Error> {
+    /// sized for `expected` of them and some more, copied into `buf` (its
+    /// bytes replaced: one buffer serves a whole listing, where one
+    /// allocated a call cost 650 instructions, measured on the host with
+    /// `.ci/ipvsadm-text-cost`), in the kernel's order (newest first); a
+    /// copy that used all of its room may have left some out, and is asked
+    /// for again with twice the room (a few times at most, then it is an
+    /// error). The kernel's refusal keeps its errno (`ESRCH`: no such IPv4
+    /// service, an [`Error::is_not_found`]); an IPv6 key is refused here,
+    /// unsent.
+    pub(crate) fn dests<'b>(
+        &self,
+        key: &ServiceKey,
+        expected: u32,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<SockoptDests<'b>, Error> {
         let target = || Target::new(RequestKind::ListDestinations, Object::Service(*key));
         let query = query_of(key).ok_or_else(|| {
             Error::invalid(
@@ -67,15 +62,15 @@ impl SockoptSocket {
         })?;
         let mut slots = expected.saturating_add(SPARE_SLOTS);
         for _ in 0..DESTS_TRIES {
-            let Some(mut buf) = dests_request(&query, slots) else {
+            if !dests_request_into(buf, &query, slots) {
                 break;
-            };
-            self.get_for(target, IP_VS_SO_GET_DESTS, &mut buf)?;
+            }
+            self.get_for(target, IP_VS_SO_GET_DESTS, buf)?;
             // Filled from the first entry: room was left if the last one
             // is still marked empty.
             let last = buf.len().saturating_sub(DEST_ENTRY_SIZE);
             if slots == 0 || SockoptDest::decode(&buf[last..]).is_none() {
-                return Ok(DestsCopy { buf });
+                return Ok(SockoptDests::new(buf));
             }
             slots = slots.saturating_mul(2);
         }
