@@ -18,7 +18,7 @@
 
 use std::fmt;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 /// Where the kernel shows the connections of the caller's namespace.
@@ -54,6 +54,56 @@ pub struct Connection {
     /// `Local` (made here) or `Sync` (received from a master's sync
     /// daemon); `None` in `/proc/net/ip_vs_conn`, which has no such column.
     pub origin: Option<String>,
+}
+
+impl Connection {
+    /// A connection of `protocol` (`TCP`, `UDP`, ...) from `client` to the
+    /// virtual service at `virtual_addr`, forwarded to `dest`, in `state`
+    /// (`ESTABLISHED`, `UDP`, ...), expiring in `expires` seconds; no
+    /// persistence data, no origin.
+    ///
+    /// ```
+    /// use ipvsnl::connections::Connection;
+    /// let c = Connection::new(
+    ///     "TCP",
+    ///     "192.168.10.1:54321".parse().unwrap(),
+    ///     "10.0.0.1:80".parse().unwrap(),
+    ///     "192.168.1.2:80".parse().unwrap(),
+    ///     "ESTABLISHED",
+    ///     899,
+    /// );
+    /// assert_eq!((c.client_port, c.virtual_port, c.dest_port), (54321, 80, 80));
+    /// ```
+    pub fn new(
+        protocol: impl Into<String>,
+        client: SocketAddr,
+        virtual_addr: SocketAddr,
+        dest: SocketAddr,
+        state: impl Into<String>,
+        expires: u32,
+    ) -> Self {
+        Connection {
+            protocol: protocol.into(),
+            client_addr: client.ip(),
+            client_port: client.port(),
+            virtual_addr: virtual_addr.ip(),
+            virtual_port: virtual_addr.port(),
+            dest_addr: dest.ip(),
+            dest_port: dest.port(),
+            state: state.into(),
+            expires,
+            persistence: None,
+            origin: None,
+        }
+    }
+
+    /// With the persistence engine `engine` (`sip`) and its `data` (a
+    /// Call-ID).
+    #[must_use]
+    pub fn with_persistence(mut self, engine: impl Into<String>, data: impl Into<String>) -> Self {
+        self.persistence = Some((engine.into(), data.into()));
+        self
+    }
 }
 
 /// Why a text is not a connection table.

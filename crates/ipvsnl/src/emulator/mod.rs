@@ -61,9 +61,12 @@
 //!
 //! The socket-option interface the library's listings use is there too
 //! (`IP_VS_SO_GET_INFO`, `..._GET_SERVICES`, `..._GET_DESTS`, and
-//! `..._GET_TIMEOUT`). Not emulated: the other socket options,
-//! `/proc/net/ip_vs_conn` (no connections), and traffic (counters move
-//! only when a test sets them).
+//! `..._GET_TIMEOUT`). So is the connection table: a test sets it
+//! ([`Netns::set_connections`]) and reads the text of
+//! `/proc/net/ip_vs_conn` ([`Netns::proc_ip_vs_conn`]) with the library's
+//! [`connections::parse`](crate::connections::parse). Not emulated: the
+//! other socket options, the other files of `/proc/net`, and traffic
+//! (counters and connections move only when a test sets them).
 //!
 //! A controller's unit test: the function under test is the user's, written
 //! for either client ([`Operations`](crate::Operations)); the test gives it
@@ -149,6 +152,7 @@ mod inspect;
 mod kernel;
 mod messages;
 mod parse;
+mod proc_conn;
 mod record;
 mod socket;
 mod socket_faults;

@@ -146,6 +146,8 @@ pub(crate) struct NsTable {
     pub(crate) daemons: [Option<Daemon>; 2],
     /// Destinations whose family is not their service's (tunnels).
     pub(crate) mixed_dests: usize,
+    /// The connection table, as the test set it.
+    pub(crate) connections: Vec<crate::connections::Connection>,
     /// Interfaces by name, with their MTU.
     pub(crate) links: BTreeMap<String, u32>,
     /// Whether the namespace has local routes (`lo` up): without them

@@ -9,9 +9,12 @@
 //! - `differential`: the emulator against the real kernel, request by
 //!   request (a kernel test: ignored on the host, run in the VM);
 //! - `bad_input`: the bad-input table never sent by a client, and sent
-//!   raw, judged alike by the emulator and the kernel (the VM).
+//!   raw, judged alike by the emulator and the kernel (the VM);
+//! - `connections`: `/proc/net/ip_vs_conn` as a test sets it, printed as
+//!   the kernel prints it (checked against the kernel's in the VM).
 
 mod bad_input;
+mod connections;
 mod differential;
 mod faults;
 mod kernel;
