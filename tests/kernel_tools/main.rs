@@ -11,6 +11,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod agent_flap;
 mod agent_health;
 mod agent_reload;
 mod agent_support;

@@ -38,6 +38,7 @@ pub trait Prober: Send + Sync + 'static {
     /// instead). The future resolves within `check.timeout` (plus the
     /// runtime's timer granularity): a check that has no answer by then is
     /// [`Failure::Timeout`](crate::check::Failure::Timeout), and whatever it
-    /// opened (sockets, a child process) is closed or killed.
+    /// opened (sockets, a child process) is closed or killed. The daemon
+    /// does not time the future again: a prober must keep this bound.
     fn probe(&self, server: SocketAddr, check: Arc<HealthCheck>) -> ProbeFuture;
 }
