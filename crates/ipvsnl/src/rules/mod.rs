@@ -55,6 +55,8 @@ mod plan_tests;
 mod push;
 mod requests;
 mod save;
+#[cfg(test)]
+mod save_tests;
 pub mod style;
 
 pub use parse::{
