@@ -170,6 +170,7 @@ fn push_small(out: &mut impl Text, n: usize) {
 
 /// Writes `n` (below 1000) at `at` of `buf` (three bytes written, its
 /// digits kept); returns where it ends.
+#[inline]
 fn put_small(buf: &mut [u8], at: usize, n: usize) -> usize {
     let [len, a, b, c] = DIGITS[n];
     buf[at] = a;
@@ -198,6 +199,7 @@ pub(crate) const IPV4_PORT_ROOM: usize = 23;
 /// (Measured on the host with `.ci/ipvsadm-text-cost`: 116 instructions
 /// an address and port with the digits of [`DIGITS`] written one by one,
 /// 73 so.)
+#[inline]
 pub(crate) fn put_ipv4_port(buf: &mut [u8], at: usize, a: &Ipv4Addr, port: u16) -> usize {
     let buf = &mut buf[at..at + IPV4_PORT_ROOM];
     let mut i = 0;
@@ -230,6 +232,7 @@ const OCTETS: [([u8; 4], u8); 256] = {
 
 /// Writes `n` in decimal at `at` of `buf` (7 bytes of room: 5 digits and
 /// `put_small`'s slack); returns where it ends.
+#[inline]
 fn put_u16(buf: &mut [u8], at: usize, n: u16) -> usize {
     if n < 1000 {
         return put_small(buf, at, usize::from(n));
@@ -251,6 +254,7 @@ pub(crate) const I32_ROOM: usize = 13;
 
 /// Writes `n` in decimal (`%d`) at `at` of `buf` (which has [`I32_ROOM`]
 /// bytes from there); returns where it ends.
+#[inline]
 pub(crate) fn put_i32(buf: &mut [u8], at: usize, n: i32) -> usize {
     if (0..1000).contains(&n) {
         return put_small(buf, at, n as usize);
