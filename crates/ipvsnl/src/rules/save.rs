@@ -219,9 +219,14 @@ fn service_rules<'a>(
         line[3..head - 4].copy_from_slice(out.bytes_of(start, end));
         line[head - 4..head].copy_from_slice(b" -r ");
     }
+    let numeric = names.names_nothing();
     for dest in destinations {
-        let host = names.host_name(&dest.addr);
-        let port_name = protocol.and_then(|p| names.port_name(dest.port, p));
+        let (host, port_name) = if numeric {
+            (None, None)
+        } else {
+            let host = names.host_name(&dest.addr);
+            (host, protocol.and_then(|p| names.port_name(dest.port, p)))
+        };
         if let (true, IpAddr::V4(a), None, None) = (composed, &dest.addr, &host, &port_name) {
             if !matches!(dest.forward, Forward::Tunnel(_)) {
                 // (Measured on the host with `.ci/ipvsadm-text-cost`, the
