@@ -125,7 +125,9 @@ fn listed_save() {
     for se in listed_table(s, d) {
         let key = se.service.key;
         requests.push(ipvsnl::Request::AddService(Box::new(se.service)));
-        for de in se.destinations {
+        // Oldest first: the kernel lists them newest first, as the
+        // listed table has them.
+        for de in se.destinations.into_iter().rev() {
             requests.push(ipvsnl::Request::AddDestination(key, de.destination));
         }
     }
