@@ -192,14 +192,11 @@ impl Ctx {
     fn save(&mut self, f: &ListFormat) {
         if !(f.stats || f.rate) {
             // The settings listing, row by row (save.rs).
-            let names = self.names(f.numeric);
-            let rows = match save::list_rows(&mut self.client, f.nosort, names) {
-                Ok(rows) => rows,
-                Err(e) => self.list_error(RequestKind::ListServices, &e),
-            };
             self.out.flush();
-            let mut so = std::io::stdout().lock();
-            let _ = rows.write_to(&mut so).and_then(|()| so.flush());
+            let names = self.names(f.numeric);
+            if let Err(e) = save::save_to_stdout(&mut self.client, f.nosort, names) {
+                self.list_error(RequestKind::ListServices, &e);
+            }
             return;
         }
         let table = self.listed_table(f);

@@ -295,9 +295,10 @@ impl DestSorter {
     /// measured as there: 6.8 million instructions by the merge sort, 2.8
     /// million these). False otherwise.
     fn packed(&mut self, dests: &[DestinationEntry]) -> bool {
-        if dests.len() > usize::from(u16::MAX) {
+        let Ok(n) = u16::try_from(dests.len()) else {
             return false;
-        }
+        };
+        let n = u32::from(n);
         let (mut min, mut max) = (u32::MAX, 0);
         for d in dests {
             let IpAddr::V4(a) = d.destination.addr else {
@@ -318,6 +319,15 @@ impl DestSorter {
                 };
                 a << 32 | u64::from(d.destination.port) << 16 | index
             }));
+        // The kernel lists a service's destinations newest first: often
+        // the reverse of their order, when they were added in it.
+        // (Measured on the host with `.ci/ipvsadm-text-cost`, 10,000
+        // services of 5 so: 3.4 million instructions sorted, 2.7 million
+        // told.)
+        if self.packed.windows(2).all(|w| w[0] >> 16 > w[1] >> 16) {
+            self.order.extend((0..n).rev());
+            return true;
+        }
         self.packed.sort_unstable();
         self.order
             .extend(self.packed.iter().map(|&k| u32::from(k as u16)));
@@ -472,6 +482,37 @@ mod tests {
             unpacked.1 += usize::from(!packed);
         }
         assert!(unpacked.0 > 5 && unpacked.1 > 5, "{unpacked:?}");
+    }
+
+    /// Destinations newest first (the reverse of their order), in order,
+    /// or nearly reversed (a tie, a swap): as the merge sort orders them.
+    #[test]
+    fn reversed_destinations_sort_as_the_merge_sort() {
+        let d =
+            |a: u32, port: u16| DestinationEntry::new(Destination::new(IpAddr::V4(a.into()), port));
+        let reversed: Vec<_> = (0..6).rev().map(|i| d(0xac10_0000 + i, 80)).collect();
+        let ordered: Vec<_> = (0..6).map(|i| d(0xac10_0000 + i, 80)).collect();
+        let tie = vec![d(9, 80), d(5, 80), d(5, 80), d(1, 80)];
+        let swap = vec![d(9, 80), d(5, 80), d(6, 80), d(1, 80)];
+        let ports = vec![d(1, 90), d(1, 80), d(1, 70)];
+        let mut sorter = DestSorter::default();
+        for dests in [reversed, ordered, tie, swap, ports] {
+            let mut expected: Vec<DestOrder> = dests
+                .iter()
+                .zip(0..)
+                .map(|(d, index)| DestOrder {
+                    words: words(&d.destination.addr),
+                    v6: false,
+                    port: i32::from(d.destination.port),
+                    index,
+                })
+                .collect();
+            reference(&mut expected, &cmp_dests);
+            let expected: Vec<u32> = expected.iter().map(|k| k.index).collect();
+            assert_eq!(sorter.order(&dests, false), expected);
+        }
+        let reversed: Vec<_> = (0..4).rev().map(|i| d(i, 1)).collect();
+        assert_eq!(sorter.order(&reversed, false), &[3, 2, 1, 0]);
     }
 
     #[test]

@@ -92,14 +92,13 @@ fn save() {
 }
 
 /// `-S -n` as the process runs it, the kernel emulated: the library's
-/// settings listing row by row (`save::list_rows`) and the text written
-/// (to a sink). The emulator's own work is counted too: `.ci/ipvsadm-text-cost`
-/// takes its functions' inclusive cost out.
+/// settings listing row by row and the text written (to a sink,
+/// `save::save`). The emulator's own work is counted too:
+/// `.ci/ipvsadm-text-cost` takes its functions' inclusive cost out.
 #[inline(never)]
 fn measured_listed_save(client: &mut ipvsnl::Client) -> usize {
-    let rows = crate::save::list_rows(client, false, &Numeric).expect("listed");
     let mut sink = Counted(0);
-    rows.write_to(&mut sink).expect("written");
+    crate::save::save(client, false, &Numeric, &mut sink).expect("listed");
     sink.0
 }
 
@@ -110,11 +109,6 @@ impl std::io::Write for Counted {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0 += buf.len();
         Ok(buf.len())
-    }
-    fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        let n = bufs.iter().map(|b| b.len()).sum();
-        self.0 += n;
-        Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
@@ -131,7 +125,9 @@ fn listed_save() {
     for se in listed_table(s, d) {
         let key = se.service.key;
         requests.push(ipvsnl::Request::AddService(Box::new(se.service)));
-        for de in se.destinations {
+        // Oldest first: the kernel lists them newest first, as the
+        // listed table has them.
+        for de in se.destinations.into_iter().rev() {
             requests.push(ipvsnl::Request::AddDestination(key, de.destination));
         }
     }

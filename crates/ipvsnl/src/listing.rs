@@ -149,9 +149,12 @@ impl<T: Transport> ClientCore<T> {
 
     /// Visits every row of a settings listing ([`Client::table_settings`])
     /// in turn, each service's destinations listed just before its visit
-    /// and dropped after it (see [`Client::for_each_settings_row`]).
+    /// and dropped after it (see [`Client::for_each_settings_row`]): in the
+    /// kernel's order, or in the one `order` gives (see
+    /// [`Client::for_each_settings_row_in`]).
     pub(crate) async fn for_each_settings_row(
         &mut self,
+        order: Option<VisitingOrder>,
         mut visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         let copies = self.opts.sockopt_listing;
@@ -167,17 +170,32 @@ impl<T: Transport> ClientCore<T> {
         };
         let snapshot = if copies { self.copies_snapshot() } else { None };
         self.checks.snapshot = None;
-        let mut counts = snapshot.as_ref().map(DestCounts::new);
+        // Each service's count of destinations in the snapshot, looked up
+        // in the listing's order (whatever the visit's).
+        let mut expected = Vec::new();
+        if let Some(snapshot) = &snapshot {
+            let mut counts = DestCounts::new(snapshot);
+            expected.extend(entries.iter().map(|e| counts.expected(&e.service.key)));
+        }
+        let visiting = match order {
+            Some(order) => {
+                let keys: Vec<ServiceKey> = entries.iter().map(|e| e.service.key).collect();
+                visiting_order(order(&keys), keys.len())?
+            }
+            None => (0..entries.len()).collect(),
+        };
         // One list of destinations, handed from row to row.
         let mut spare = Vec::new();
-        for entry in &mut entries {
+        for i in visiting {
+            let entry = &mut entries[i];
             entry.destinations = std::mem::take(&mut spare);
-            let copy = match &mut counts {
-                Some(c) => self.copy_into(c, entry, true).await,
+            let copy = match expected.get(i) {
+                Some(&count) => self.copy_into(count, entry).await,
                 None => Copy::Netlink,
             };
             if copy == Copy::Stop {
-                counts = None;
+                // The interface failed: netlink for the rest.
+                expected.clear();
             }
             if copy != Copy::Filled {
                 let key = entry.service.key;
@@ -292,4 +310,33 @@ impl<T: Transport> ClientCore<T> {
         )
         .await
     }
+}
+
+/// What orders a visit of the settings rows (see
+/// [`Client::for_each_settings_row_in`]).
+type VisitingOrder = fn(&[ServiceKey]) -> Vec<usize>;
+
+/// The order of a visit as its caller gave it (indices into `len`
+/// services), checked: each index in range and there once, or an error
+/// naming the first that is not (nothing is visited then).
+fn visiting_order(order: Vec<usize>, len: usize) -> Result<Vec<usize>, Error> {
+    let mut seen = vec![false; len];
+    for &i in &order {
+        match seen.get_mut(i) {
+            Some(slot) if !*slot => *slot = true,
+            Some(_) => {
+                return Err(Error::invalid(
+                    "visiting order",
+                    format!("service {i} is in it twice"),
+                ))
+            }
+            None => {
+                return Err(Error::invalid(
+                    "visiting order",
+                    format!("index {i} is past the {len} services listed"),
+                ))
+            }
+        }
+    }
+    Ok(order)
 }

@@ -393,7 +393,41 @@ client_ops! {
     /// }
     /// ```
     fn for_each_settings_row[V: FnMut(&ServiceEntry) -> ControlFlow<()>](self: &mut Self, visit: V)
-        -> Result<(), Error> = self.core.for_each_settings_row(visit);
+        -> Result<(), Error> = self.core.for_each_settings_row(None, visit);
+
+    /// [`for_each_settings_row`](Self::for_each_settings_row) in an order
+    /// of the caller's: the services are listed first, and `order` is
+    /// given their keys, in the kernel's order, before any destination is
+    /// listed; it returns the indices of those keys in the order to visit
+    /// them (one left out is not visited). So a program that prints the
+    /// rows sorted (as `ipvsadm -S` does) can print each as it comes,
+    /// holding no row's text for later. An index past the keys, or one
+    /// given twice, is an [`Error::InvalidInput`] and nothing is visited.
+    ///
+    /// ```no_run
+    /// use std::ops::ControlFlow;
+    /// use ipvsnl::{Client, ServiceKey};
+    ///
+    /// # fn main() -> Result<(), ipvsnl::Error> {
+    /// let mut ipvs = Client::new()?;
+    /// // The firewall-mark services first, each before its destinations.
+    /// fn marks_first(keys: &[ServiceKey]) -> Vec<usize> {
+    ///     let mut order: Vec<usize> = (0..keys.len()).collect();
+    ///     order.sort_by_key(|&i| !matches!(keys[i], ServiceKey::Fwmark { .. }));
+    ///     order
+    /// }
+    /// ipvs.for_each_settings_row_in(marks_first, |row| {
+    ///     println!("{}: {} destinations", row.service.key, row.destinations.len());
+    ///     ControlFlow::Continue(())
+    /// })?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn for_each_settings_row_in[V: FnMut(&ServiceEntry) -> ControlFlow<()>](
+        self: &mut Self,
+        order: fn(&[ServiceKey]) -> Vec<usize>,
+        visit: V,
+    ) -> Result<(), Error> = self.core.for_each_settings_row(Some(order), visit);
 
     /// Every service, as [`table`](Self::table) lists them, but with the
     /// destinations of only those `wanted` accepts (the others have an

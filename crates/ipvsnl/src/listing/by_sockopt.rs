@@ -102,6 +102,16 @@ impl<'a> DestCounts<'a> {
         }
     }
 
+    /// The destination count of the service `key` of a listing, asked of
+    /// every service in the listing's order: `None` if the snapshot does
+    /// not hold it (it never holds an IPv6 one).
+    pub(super) fn expected(&mut self, key: &ServiceKey) -> Option<u32> {
+        if key.family() != AddressFamily::Inet {
+            return None;
+        }
+        self.of(key)
+    }
+
     /// The destination count of `key` in the snapshot; `None` if it is not
     /// there. Asked of every IPv4 service of a listing, in its order.
     fn of(&mut self, key: &ServiceKey) -> Option<u32> {
@@ -190,30 +200,22 @@ impl<T: Transport> ClientCore<T> {
         }
     }
 
-    /// Fills the destinations of `entry` (a service of the listing that
-    /// took the snapshot of `counts`, in the listing's order) if the
-    /// socket-option interface lists them whole and `wanted` says so.
+    /// Fills the destinations of `entry`, a service of the listing that
+    /// took the snapshot whose count for it is `expected`
+    /// ([`DestCounts::expected`]), if the socket-option interface lists
+    /// them whole.
     pub(super) async fn copy_into(
         &mut self,
-        counts: &mut DestCounts<'_>,
+        expected: Option<u32>,
         entry: &mut ServiceEntry,
-        wanted: bool,
     ) -> Copy {
-        let key = entry.service.key;
-        if key.family() != AddressFamily::Inet {
-            return Copy::Netlink;
-        }
-        // Asked of every IPv4 service, wanted or not: the counts are
-        // looked up in the listing's order.
-        let Some(expected) = counts.of(&key) else {
+        let Some(expected) = expected else {
             return Copy::Netlink;
         };
-        if !wanted {
-            return Copy::Netlink;
-        }
         let Ok(sock) = &self.checks.sockopt else {
             return Copy::Stop;
         };
+        let key = entry.service.key;
         let buf = &mut self.checks.dests_buffer;
         let copied = copy_one(sock, &key, expected, buf, &mut entry.destinations);
         // The calls never wait, so an async listing of a big table
@@ -246,7 +248,13 @@ impl<T: Transport> ClientCore<T> {
         };
         let mut counts = DestCounts::new(&snapshot);
         for (i, entry) in entries.iter_mut().enumerate() {
-            match self.copy_into(&mut counts, entry, wanted[i]).await {
+            // Asked of every service, wanted or not: the counts are looked
+            // up in the listing's order.
+            let expected = counts.expected(&entry.service.key);
+            if !wanted[i] {
+                continue;
+            }
+            match self.copy_into(expected, entry).await {
                 Copy::Filled => filled[i] = true,
                 Copy::Netlink => {}
                 Copy::Stop => break,

@@ -55,6 +55,8 @@ mod plan_tests;
 mod push;
 mod requests;
 mod save;
+#[cfg(test)]
+mod save_tests;
 pub mod style;
 
 pub use parse::{
@@ -91,10 +93,26 @@ pub trait Names {
     fn port_name(&self, _port: u16, _protocol: &str) -> Option<String> {
         None
     }
+    /// Whether [`host_name`](Self::host_name) and
+    /// [`port_name`](Self::port_name) never name anything (as
+    /// [`Numeric`]'s), so that a printer of many lines need not ask them
+    /// for each. False by default.
+    ///
+    /// ```
+    /// use ipvsnl::rules::{Names, Numeric};
+    /// assert!(Numeric.names_nothing());
+    /// ```
+    fn names_nothing(&self) -> bool {
+        false
+    }
 }
 
 /// Resolves nothing: numeric addresses and ports only (ipvsadm's `-n`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Numeric;
 
-impl Names for Numeric {}
+impl Names for Numeric {
+    fn names_nothing(&self) -> bool {
+        true
+    }
+}

@@ -3,7 +3,7 @@
 use std::net::IpAddr;
 
 use super::push::{push_i64, push_ipv4, push_u64, put_i32, put_ipv4_port, Text};
-use super::push::{I32_ROOM, IPV4_PORT_ROOM};
+use super::push::{I32_ROOM, IPV4_PORT_ROOM, LINE};
 use super::style::{lookup_protocol, push_sched_flag_names, put_addr_port, put_named_addr_port};
 use super::Names;
 use crate::sync::Table;
@@ -36,14 +36,20 @@ pub(crate) fn push_service_rule_label(out: &mut impl Text, key: &ServiceKey, nam
             addr,
             port,
         } => {
-            out.text(match protocol {
-                Protocol::Tcp => "-t ",
-                Protocol::Udp => "-u ",
-                Protocol::Sctp => "--sctp-service ",
-                _ => "--xxx-service ",
-            });
+            out.text(protocol_switch(protocol));
             put_addr_port(out, addr, *port, lookup_protocol(key), names);
         }
+    }
+}
+
+/// The switch of a service of `protocol` and a space: `-t `, `-u `,
+/// `--sctp-service `.
+fn protocol_switch(protocol: &Protocol) -> &'static str {
+    match protocol {
+        Protocol::Tcp => "-t ",
+        Protocol::Udp => "-u ",
+        Protocol::Sctp => "--sctp-service ",
+        _ => "--xxx-service ",
     }
 }
 
@@ -202,18 +208,101 @@ fn service_rules<'a>(
     names: &dyn Names,
 ) {
     // The label is printed once, in the `-A` line, and copied from there
-    // into each `-a` line.
-    out.text("-A ");
-    let start = out.len_bytes();
-    push_service_rule_label(out, &service.key, names);
-    let end = out.len_bytes();
+    // into each `-a` line: into the start of a line composed on the stack
+    // (`-a LABEL -r `) when the rest of any line fits after it.
+    let numeric = names.names_nothing();
+    let mut line = [0u8; LINE];
+    let (start, end) = match (&service.key, numeric) {
+        (
+            ServiceKey::Inet {
+                protocol,
+                addr: IpAddr::V4(a),
+                port,
+            },
+            true,
+        ) => {
+            // `-A LABEL` composed on the stack too (and the label kept
+            // there for the `-a` lines): 2.1 million instructions of the
+            // 10,000 labels of the measure below appended piece by piece,
+            // 1.4 million so.
+            let switch = protocol_switch(protocol).as_bytes();
+            line[..3].copy_from_slice(b"-A ");
+            line[3..3 + switch.len()].copy_from_slice(switch);
+            let n = put_ipv4_port(&mut line, 3 + switch.len(), a, *port);
+            let start = out.len_bytes() + 3;
+            out.line(&line, n);
+            (start, start + n - 3)
+        }
+        _ => {
+            out.text("-A ");
+            let start = out.len_bytes();
+            push_service_rule_label(out, &service.key, names);
+            let end = out.len_bytes();
+            let label = out.bytes_of(start, end);
+            if let Some(room) = line.get_mut(3..3 + label.len()) {
+                room.copy_from_slice(label);
+            }
+            (start, end)
+        }
+    };
     push_service_settings(out, service);
     out.ascii(b'\n');
     let protocol = lookup_protocol(&service.key);
+    let head = 3 + (end - start) + 4;
+    let composed = head + TAIL_ROOM <= LINE;
+    if composed {
+        line[..3].copy_from_slice(b"-a ");
+        line[head - 4..head].copy_from_slice(b" -r ");
+    }
     for dest in destinations {
+        let (host, port_name) = if numeric {
+            (None, None)
+        } else {
+            let host = names.host_name(&dest.addr);
+            (host, protocol.and_then(|p| names.port_name(dest.port, p)))
+        };
+        if let (true, IpAddr::V4(a), None, None) = (composed, &dest.addr, &host, &port_name) {
+            if !matches!(dest.forward, Forward::Tunnel(_)) {
+                // (Measured on the host with `.ci/ipvsadm-text-cost`, the
+                // `-S` text of 10,000 x 5: 33.8 million instructions with
+                // the label made in a `String` per service and each line
+                // appended piece by piece, 19.1 million with the label
+                // copied from the `-A` line and the rest composed on the
+                // stack, 17.1 million so.)
+                let len = put_tail(&mut line, head, a, dest);
+                out.line(&line, len);
+                continue;
+            }
+        }
         out.ascii_bytes(b"-a ");
         out.repeat_range(start, end);
-        push_destination_settings(out, protocol, dest, names, true);
+        out.text(" -r ");
+        push_named_destination_settings(out, dest, host, port_name, true);
+    }
+}
+
+/// The room [`put_tail`] needs.
+const TAIL_ROOM: usize = IPV4_PORT_ROOM + 7 + I32_ROOM + 1;
+
+/// Writes the end of an `-a` line of an IPv4 destination whose host and
+/// port have no names, not tunnelled (`addr:port -m -w 1` and a newline)
+/// at `at` of `line` (which has [`TAIL_ROOM`] from there); returns where
+/// it ends.
+fn put_tail(line: &mut [u8; LINE], at: usize, a: &std::net::Ipv4Addr, dest: &Destination) -> usize {
+    let mut i = put_ipv4_port(line, at, a, dest.port);
+    line[i..i + 7].copy_from_slice(forward_switch(dest.forward).as_bytes());
+    i = put_i32(line, i + 7, dest.weight as i32);
+    line[i] = b'\n';
+    i + 1
+}
+
+/// ` -m -w `, ` -i -w ` or ` -g -w `: the forwarding method's switch and
+/// the weight's.
+fn forward_switch(forward: Forward) -> &'static str {
+    match forward {
+        Forward::Masquerade => " -m -w ",
+        Forward::Tunnel(_) => " -i -w ",
+        _ => " -g -w ",
     }
 }
 
@@ -245,35 +334,20 @@ fn push_destination_settings(
 ) {
     let host = names.host_name(&dest.addr);
     let port_name = protocol.and_then(|p| names.port_name(dest.port, p));
-    let forward = match dest.forward {
-        Forward::Masquerade => " -m -w ",
-        Forward::Tunnel(_) => " -i -w ",
-        _ => " -g -w ",
-    };
-    if let (IpAddr::V4(a), None, None) = (&dest.addr, &host, &port_name) {
-        if !matches!(dest.forward, Forward::Tunnel(_)) {
-            // The usual line, composed on the stack and appended at once.
-            // (Measured on the host with `.ci/ipvsadm-text-cost`, the `-S`
-            // text of 10,000 x 5: 33.8 million instructions with the
-            // label made in a `String` per service and the line appended
-            // piece by piece, 21.7 million with this and the label copied
-            // from the `-A` line.)
-            let mut buf = [0u8; 4 + IPV4_PORT_ROOM + 7 + I32_ROOM + 1];
-            buf[..4].copy_from_slice(b" -r ");
-            let mut i = put_ipv4_port(&mut buf, 4, a, dest.port);
-            buf[i..i + 7].copy_from_slice(forward.as_bytes());
-            i = put_i32(&mut buf, i + 7, dest.weight as i32);
-            if newline {
-                buf[i] = b'\n';
-                i += 1;
-            }
-            s.ascii_bytes(&buf[..i]);
-            return;
-        }
-    }
     s.text(" -r ");
+    push_named_destination_settings(s, dest, host, port_name, newline);
+}
+
+/// [`push_destination_settings`] after its ` -r `, the names looked up.
+fn push_named_destination_settings(
+    s: &mut impl Text,
+    dest: &Destination,
+    host: Option<String>,
+    port_name: Option<String>,
+    newline: bool,
+) {
     put_named_addr_port(s, &dest.addr, dest.port, host, port_name);
-    s.text(forward);
+    s.text(forward_switch(dest.forward));
     push_i64(s, i64::from(dest.weight as i32));
     if let Forward::Tunnel(t) = dest.forward {
         let flag = if t.flags.contains(TunnelFlags::REMCSUM) {

@@ -161,3 +161,97 @@ fn a_settings_visit_stops_when_told_and_the_client_goes_on() {
     assert_eq!(seen, want[..1]);
     assert_eq!(visited(&mut c), want);
 }
+
+fn reversed(keys: &[ServiceKey]) -> Vec<usize> {
+    (0..keys.len()).rev().collect()
+}
+
+/// The IPv6 service left out.
+fn ipv4_only(keys: &[ServiceKey]) -> Vec<usize> {
+    (0..keys.len())
+        .filter(|&i| keys[i].family() == AddressFamily::Inet)
+        .collect()
+}
+
+#[test]
+fn settings_rows_come_in_the_callers_order_each_with_its_destinations() {
+    let k = populated();
+    for sockopt in [true, false] {
+        let opts = ClientOptions::default().with_socket_option_listing(sockopt);
+        let mut c = Client::emulated_with_options(&k.init_netns(), opts);
+        let want = c.table_settings().unwrap();
+        assert!(want.len() >= 3);
+        for (order, expected) in [
+            (reversed as fn(&[ServiceKey]) -> Vec<usize>, {
+                let mut w = want.clone();
+                w.reverse();
+                w
+            }),
+            (ipv4_only, {
+                let mut w = want.clone();
+                w.retain(|e| e.service.key.family() == AddressFamily::Inet);
+                w
+            }),
+        ] {
+            k.clear_requests();
+            let mut got = Vec::new();
+            c.for_each_settings_row_in(order, |row| {
+                got.push(row.clone());
+                std::ops::ControlFlow::Continue(())
+            })
+            .unwrap();
+            assert_eq!(got, expected, "socket options {sockopt}");
+            // Out of the snapshot's order, the same kernel work: by
+            // sockopt, netlink dumps only for the IPv6 service (if
+            // visited) and the tunnelled one.
+            let dumps = k
+                .requests()
+                .iter()
+                .filter(|t| t.kind == Some(RequestKind::ListDestinations))
+                .count();
+            let ipv6 = got
+                .iter()
+                .any(|e| e.service.key.family() == AddressFamily::Inet6);
+            let want_dumps = if sockopt {
+                1 + usize::from(ipv6)
+            } else {
+                got.len()
+            };
+            assert_eq!(dumps, want_dumps, "socket options {sockopt}");
+        }
+    }
+}
+
+fn past_the_end(keys: &[ServiceKey]) -> Vec<usize> {
+    vec![0, keys.len()]
+}
+
+fn twice(_: &[ServiceKey]) -> Vec<usize> {
+    vec![1, 0, 1]
+}
+
+#[test]
+fn a_visiting_order_out_of_range_or_repeated_is_refused_before_any_visit() {
+    let k = populated();
+    let mut c = Client::emulated(&k);
+    for (order, says) in [
+        (
+            past_the_end as fn(&[ServiceKey]) -> Vec<usize>,
+            "index 3 is past the 3 services listed",
+        ),
+        (twice, "service 1 is in it twice"),
+    ] {
+        let mut visits = 0;
+        let e = c
+            .for_each_settings_row_in(order, |_| {
+                visits += 1;
+                std::ops::ControlFlow::Continue(())
+            })
+            .unwrap_err();
+        assert!(matches!(e, ipvsnl::Error::InvalidInput(_)), "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+        assert_eq!(visits, 0);
+    }
+    // The client goes on.
+    assert_eq!(visited(&mut c), c.table_settings().unwrap());
+}
