@@ -27,13 +27,14 @@ resolve_pkg() {
 # Modules to keep besides net/netfilter/ipvs/ (their dependencies come along:
 # tunnel4/6, ip_tunnel, gre, udp_tunnel, ...): veth and dummy; the real
 # servers' ends of the IPVS tunnels (ipip, ip_gre, fou for GUE, ip6_tunnel,
-# ip6_gre, fou6); sctp for SCTP traffic. The list is stored with the pruned
+# ip6_gre, fou6); sctp for SCTP traffic; bridge (with stp, llc) for the
+# fleet tests' L2 segment (.ci/fleet-tests). The list is stored with the pruned
 # tree, which is pruned again (from the kept package) when the list changes.
 EXTRA_MODULES=$(printf '%s ' \
   kernel/drivers/net/veth.ko kernel/drivers/net/dummy.ko \
   kernel/net/ipv4/ipip.ko kernel/net/ipv4/ip_gre.ko kernel/net/ipv4/fou.ko \
   kernel/net/ipv6/ip6_tunnel.ko kernel/net/ipv6/ip6_gre.ko kernel/net/ipv6/fou6.ko \
-  kernel/net/sctp/sctp.ko)
+  kernel/net/sctp/sctp.ko kernel/net/bridge/bridge.ko)
 
 # prune_modules PKGROOT KVER DEST: DEST/lib/modules/KVER gets ipvs/ and
 # EXTRA_MODULES with what modules.dep (of PKGROOT, made by depmod) says they

@@ -61,7 +61,8 @@ fn the_announcement_is_a_request_for_the_vip_from_the_vip() {
     );
 }
 
-fn ip(args: &[&str]) -> String {
+/// Runs `ip ARGS`, panicking with its error output when it fails; its output.
+pub(crate) fn ip(args: &[&str]) -> String {
     let out = Command::new("ip").args(args).output().expect("run ip");
     assert!(
         out.status.success(),
@@ -73,7 +74,7 @@ fn ip(args: &[&str]) -> String {
 }
 
 /// Runs `f` on a thread that entered namespace `name` (`ip netns add`).
-fn in_netns<T: Send + 'static>(
+pub(crate) fn in_netns<T: Send + 'static>(
     name: &str,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> std::thread::JoinHandle<T> {

@@ -30,6 +30,8 @@ mod fleet_etcd;
 #[cfg(feature = "fleet")]
 mod fleet_figures;
 #[cfg(feature = "fleet")]
+mod fleet_lab;
+#[cfg(feature = "fleet")]
 mod fleet_layout;
 #[cfg(feature = "fleet")]
 mod fleet_lead;
@@ -44,7 +46,11 @@ mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
 #[cfg(feature = "fleet")]
+mod fleet_traffic;
+#[cfg(feature = "fleet")]
 mod fleet_vip;
+#[cfg(feature = "fleet")]
+mod fleet_vm;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;
