@@ -407,4 +407,6 @@ fn main() {
 #[cfg(test)]
 mod restore_bad_input;
 #[cfg(test)]
+mod save_tests;
+#[cfg(test)]
 mod text_cost;

@@ -36,7 +36,7 @@ use ipvsnl::{Client, ServiceEntry, ServiceKey};
 use crate::sort::{self, DestSorter};
 
 /// How much text is gathered before it is written (one `write`).
-const BLOCK: usize = 64 << 10;
+pub(crate) const BLOCK: usize = 64 << 10;
 
 /// ipvsadm's order of the services of `keys` (indices into it).
 fn ipvsadm_order(keys: &[ServiceKey]) -> Vec<usize> {
@@ -97,108 +97,4 @@ pub(crate) fn save_to_stdout(
     names: &dyn Names,
 ) -> Result<(), ipvsnl::Error> {
     save(client, nosort, names, &mut io::stdout().lock())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::grammar::ListFormat;
-    use crate::text_cost::listed_table;
-    use ipvsnl::rules::Numeric;
-    use ipvsnl::{Destination, Request};
-
-    /// An emulated kernel holding `table`.
-    fn holding(table: &[ServiceEntry]) -> (ipvsnl::emulator::Kernel, Client) {
-        let kernel = ipvsnl::emulator::Kernel::new();
-        let mut client = Client::emulated(&kernel);
-        let mut requests = Vec::new();
-        for se in table {
-            requests.push(Request::add_service(se.service.clone()));
-            for d in &se.destinations {
-                requests.push(Request::AddDestination(se.service.key, d.destination));
-            }
-        }
-        assert!(client.apply(&requests).iter().all(Result::is_ok));
-        (kernel, client)
-    }
-
-    #[test]
-    fn rows_saved_as_they_come_are_the_table_saved_whole() {
-        // Over several blocks; a service added last with a tunnelled IPv6
-        // one (listed by netlink) among its destinations.
-        let mut table = listed_table(3000, 4);
-        let key = ServiceKey::tcp("10.9.9.9".parse().unwrap(), 443);
-        table.push(
-            ServiceEntry::new(ipvsnl::Service::new(key)).with_destinations([
-                ipvsnl::DestinationEntry::new(
-                    Destination::new("2001:db8::1".parse().unwrap(), 1)
-                        .with_forward(ipvsnl::Forward::Tunnel(ipvsnl::Tunnel::ipip())),
-                ),
-                ipvsnl::DestinationEntry::new(Destination::new("10.1.1.1".parse().unwrap(), 1)),
-            ]),
-        );
-        let (_kernel, mut client) = holding(&table);
-        let listed = client.table_settings().unwrap();
-        for nosort in [false, true] {
-            let f = ListFormat {
-                nosort,
-                ..ListFormat::default()
-            };
-            let mut whole = Vec::new();
-            crate::list::save_table(&mut whole, &listed, &f, &Numeric);
-            assert!(whole.len() > 2 * BLOCK);
-            let mut text = Vec::new();
-            save(&mut client, nosort, &Numeric, &mut text).unwrap();
-            assert_eq!(
-                String::from_utf8(text).unwrap(),
-                String::from_utf8(whole).unwrap(),
-                "nosort {nosort}"
-            );
-        }
-    }
-
-    /// Takes `left` bytes, then fails.
-    struct Full {
-        taken: Vec<u8>,
-        left: usize,
-    }
-
-    impl Write for Full {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            if self.left == 0 {
-                return Err(io::ErrorKind::BrokenPipe.into());
-            }
-            let n = buf.len().min(self.left);
-            self.taken.extend_from_slice(&buf[..n]);
-            self.left -= n;
-            Ok(n)
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn a_failed_write_ends_the_listing_quietly() {
-        let table = listed_table(3000, 4);
-        let (kernel, _) = holding(&table);
-        // Destinations by netlink, so that the requests show them.
-        let opts = ipvsnl::ClientOptions::default().with_socket_option_listing(false);
-        let mut client = Client::emulated_with_options(&kernel.init_netns(), opts);
-        kernel.clear_requests();
-        let mut out = Full {
-            taken: Vec::new(),
-            left: 1000,
-        };
-        save(&mut client, false, &Numeric, &mut out).unwrap();
-        assert_eq!(out.taken.len(), 1000);
-        // It stopped after the first block: far fewer destination
-        // listings than services.
-        let dumps = kernel
-            .requests()
-            .iter()
-            .filter(|t| t.kind == Some(ipvsnl::RequestKind::ListDestinations))
-            .count();
-        assert!((1..1000).contains(&dumps), "{dumps} destination listings");
-    }
 }
