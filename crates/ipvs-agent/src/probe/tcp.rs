@@ -23,15 +23,23 @@ async fn open(addr: SocketAddr) -> Result<TcpStream, Failure> {
         .map_err(|e| io_failure("connect", &e))
 }
 
-/// The TCP check: passes when the connection opens (it is closed at once).
+/// The TCP check: passes when the connection opens; it is closed at once,
+/// with a reset (`SO_LINGER` 0), not a FIN.
 ///
-/// Nothing is written, so `TCP_NODELAY` is not set: one system call less
-/// a check (socket, connect, the poller's add, `SO_ERROR`, its delete,
-/// close). Measured with the whole daemon's check path: see
-/// `ipvs_agent::probe::net`'s `probe`.
+/// Nothing is written, so `TCP_NODELAY` is not set. The reset spares both
+/// ends the orderly close (a FIN each way and their ACKs) and the director
+/// a TIME_WAIT socket for 60 s a check: under icount, 1,000 services x 4
+/// servers checked every second, 88,000 guest instructions a check with a
+/// FIN, 80,250 with the reset, one boot (README, "Measured"). A real
+/// server sees its accepted connection reset, as it would see an orderly
+/// close: nothing was sent on it.
 pub(crate) async fn check(addr: SocketAddr) -> Outcome {
     match open(addr).await {
-        Ok(_) => Outcome::Pass,
+        Ok(stream) => {
+            // A failure leaves the orderly close: the check passed anyway.
+            let _ = stream.set_zero_linger();
+            Outcome::Pass
+        }
         Err(f) => Outcome::Fail(f),
     }
 }

@@ -37,3 +37,22 @@ async fn a_connect_with_no_answer_fails_by_timeout() {
         Outcome::Fail(Failure::Timeout)
     );
 }
+
+#[tokio::test]
+async fn a_passing_check_closes_its_connection_with_a_reset() {
+    use std::io::Read;
+    let (l, addr) = silent();
+    assert_eq!(probe(addr, r#"kind = "tcp""#).await, Outcome::Pass);
+    // The check's connection, accepted after the check ended: reset, not
+    // closed in order (a read would give 0 for a FIN).
+    let (mut s, _) = l.accept().unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let read = s.read(&mut [0u8; 16]);
+    let kind = read.as_ref().map_err(std::io::Error::kind);
+    assert_eq!(
+        kind.err(),
+        Some(std::io::ErrorKind::ConnectionReset),
+        "{read:?}"
+    );
+}

@@ -13,7 +13,7 @@
 //!
 //! PROGRAM is ipvs-agent or keepalived (checker only, `delay_loop 1`,
 //! `TCP_CHECK { connect_timeout 1 }`). Prints
-//! `CHECKCOST|LABEL|CHECKS|CPU_NS|NS_PER_CHECK`.
+//! `CHECKCOST|LABEL|CHECKS|CPU_NS|NS_PER_CHECK|USER_NS_PER_CHECK|SYSTEM_NS_PER_CHECK`.
 //!
 //! `agent-check-cost PROGRAM LABEL [SERVICES] [WINDOW]`
 
@@ -76,11 +76,11 @@ fn keepalived_config(services: u32, servers: &[Backend]) -> String {
     out
 }
 
-/// User + system time (clock ticks) of `pid` and of its children.
-fn cpu_ticks(pid: u32) -> u64 {
-    let mut total = 0;
+/// User and system time (clock ticks) of `pid` and of its children.
+fn cpu_ticks(pid: u32) -> (u64, u64) {
+    let (mut user, mut system) = (0, 0);
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return 0;
+        return (0, 0);
     };
     for entry in dir.flatten() {
         let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -104,10 +104,11 @@ fn cpu_ticks(pid: u32) -> u64 {
                     .and_then(|v| v.parse::<u64>().ok())
                     .unwrap_or(0)
             };
-            total += f(11) + f(12);
+            user += f(11);
+            system += f(12);
         }
     }
-    total
+    (user, system)
 }
 
 fn main() -> ExitCode {
@@ -170,9 +171,16 @@ fn main() -> ExitCode {
     let (n1, t1) = (checks(), cpu_ticks(pid));
     // SAFETY: sysconf has no preconditions.
     let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
-    let cpu_ns = (t1 - t0) * 1_000_000_000 / hz.max(1);
+    let ns = |ticks: u64| ticks * 1_000_000_000 / hz.max(1);
+    let (user, system) = (ns(t1.0 - t0.0), ns(t1.1 - t0.1));
+    let cpu_ns = user + system;
     let n = (n1 - n0).max(1);
-    println!("CHECKCOST|{label}|{n}|{cpu_ns}|{}", cpu_ns / n);
+    println!(
+        "CHECKCOST|{label}|{n}|{cpu_ns}|{}|{}|{}",
+        cpu_ns / n,
+        user / n,
+        system / n
+    );
     stop(&mut child);
     ExitCode::SUCCESS
 }
