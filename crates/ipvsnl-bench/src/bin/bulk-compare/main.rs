@@ -318,7 +318,7 @@ fn main() {
         print_method_of_the_rounds(rounds);
     }
     println!(
-        "- Whole-process rows: `plain-client restore` / `save` (the plain client as a process of its own: its own parse of the rules, family lookup, hand-encoded requests in 64 KiB datagrams with one ACK each; for `-S -n` the kernel work of our settings listing: one netlink service dump, one `IP_VS_SO_GET_SERVICES`, one `IP_VS_SO_GET_DESTS` per IPv4 service, printed with hand-written number formatting and written once), our ipvsadm (`{}`) and Debian's (`{}`) `-R` and `-S -n`, each timed from spawn to exit (start-up included), over {cli_rounds} rounds in a rotated order; each `-R` in a fresh namespace (checked to leave the desired table), each `-S -n` in the namespace holding it (outputs checked byte-identical).",
+        "- Whole-process rows: `plain-client restore` / `save` (the plain client as a process of its own: its own parse of the rules, family lookup, hand-encoded requests in 64 KiB datagrams with one ACK each; for `-S -n` the kernel work of our settings listing: one netlink service dump, one `IP_VS_SO_GET_SERVICES`, one `IP_VS_SO_GET_DESTS` per IPv4 service, printed with hand-written number formatting and written out every 64 KiB), our ipvsadm (`{}`) and Debian's (`{}`) `-R` and `-S -n`, each timed from spawn to exit (start-up included), over {cli_rounds} rounds in a rotated order; each `-R` in a fresh namespace (checked to leave the desired table), each `-S -n` in the namespace holding it (outputs checked byte-identical).",
         bench.programs.ours.display(),
         bench.programs.debian.display()
     );

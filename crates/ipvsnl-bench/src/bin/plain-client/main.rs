@@ -12,7 +12,8 @@
 //!   netlink service dump, one `IP_VS_SO_GET_SERVICES`, one
 //!   `IP_VS_SO_GET_DESTS` per IPv4 service), printed as `ipvsadm -S -n`
 //!   does (services and destinations sorted the way ipvsadm sorts them)
-//!   with hand-written number formatting, written once (`save.rs`).
+//!   with hand-written number formatting, written out every 64 KiB
+//!   (`save.rs`).
 //!
 //! Exit status 1 on a refusal or a socket error, 2 on a usage or input
 //! error.
