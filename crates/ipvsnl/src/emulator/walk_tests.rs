@@ -69,21 +69,6 @@ trait Side {
     fn family(&self) -> u16;
 }
 
-/// Sends `datagram` on `sock`.
-fn send(sock: &mut impl Transport, datagram: &[u8]) {
-    block_on(sock.send(datagram)).unwrap();
-}
-
-/// The next datagram of `sock`, read into [`READ`] bytes (whole).
-fn read_one(sock: &mut impl Transport, wait: Wait) -> Vec<u8> {
-    let mut rx = vec![0; READ];
-    let mut got = [Received::default(); 1];
-    let n = block_on(sock.receive(&mut rx, READ, &mut got, wait)).unwrap();
-    assert!(n == 1 && !got[0].truncated, "{:?}", got[0]);
-    rx.truncate(got[0].len);
-    rx
-}
-
 /// What a dump of A showed: the services of each part, the distinct
 /// ones in all.
 #[derive(Debug, PartialEq, Eq)]
@@ -174,12 +159,16 @@ impl Side for Emulated {
     }
 
     fn start_dump(&mut self) {
-        let request = dump_request(self.family());
-        send(&mut self.port, &request);
+        block_on(self.port.send(&dump_request(self.family()))).unwrap();
     }
 
     fn read(&mut self) -> Vec<u8> {
-        read_one(&mut self.port, Wait::Queued)
+        let mut rx = vec![0; READ];
+        let mut got = [Received::default(); 1];
+        let n = block_on(self.port.receive(&mut rx, READ, &mut got, Wait::Queued)).unwrap();
+        assert!(n == 1 && !got[0].truncated);
+        rx.truncate(got[0].len);
+        rx
     }
 
     fn family(&self) -> u16 {
@@ -223,20 +212,19 @@ fn the_walk_counts_other_namespaces_only_where_they_are() {
 
 /// The kernel's side (root and IPVS: in the VM).
 mod kernel {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    use super::{dump_request, read_one, scenarios, send, Emulated, Side};
-    use crate::proto::Wait;
-    use crate::transport::blocking::Blocking;
-    use crate::transport::socket::NlSocket;
+    use super::{dump_request, scenarios, Emulated, Side, READ};
     use crate::{Client, Request};
 
     /// Moves the calling thread into a new network namespace.
     fn fresh_netns() {
         // SAFETY: unshare takes a flag; it moves only the calling thread.
         let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-        assert_eq!(rc, 0, "unshare: {}", std::io::Error::last_os_error());
+        assert_eq!(rc, 0, "unshare: {}", io::Error::last_os_error());
         let ok = Command::new("ip")
             .args(["link", "set", "lo", "up"])
             .status();
@@ -263,8 +251,7 @@ mod kernel {
     struct Real {
         a: Client,
         b: Client,
-        /// A's socket for the dump: the crate's own blocking transport.
-        raw: Blocking,
+        raw: OwnedFd,
         family: u16,
     }
 
@@ -281,9 +268,32 @@ mod kernel {
             fresh_netns();
             let mut a = Client::new().unwrap();
             let family = a.family_id().unwrap();
-            let raw = Blocking {
-                sock: NlSocket::open().unwrap(),
+            // SAFETY: socket(2) with constant arguments, checked.
+            let fd = unsafe {
+                libc::socket(
+                    libc::AF_NETLINK,
+                    libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                    libc::NETLINK_GENERIC,
+                )
             };
+            assert!(fd >= 0, "socket: {}", io::Error::last_os_error());
+            // SAFETY: a new descriptor no one else owns.
+            let raw = unsafe { OwnedFd::from_raw_fd(fd) };
+            let tv = libc::timeval {
+                tv_sec: 5,
+                tv_usec: 0,
+            };
+            // SAFETY: a timeval of the size given, for SO_RCVTIMEO.
+            let rc = unsafe {
+                libc::setsockopt(
+                    raw.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVTIMEO,
+                    (&tv as *const libc::timeval).cast(),
+                    std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(rc, 0, "SO_RCVTIMEO: {}", io::Error::last_os_error());
             Real { a, b, raw, family }
         }
     }
@@ -297,11 +307,28 @@ mod kernel {
         }
 
         fn start_dump(&mut self) {
-            send(&mut self.raw, &dump_request(self.family));
+            let req = dump_request(self.family);
+            // SAFETY: sends `req` (valid for its length) to the kernel.
+            let n = unsafe { libc::send(self.raw.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) };
+            assert_eq!(n, req.len() as isize, "{}", io::Error::last_os_error());
         }
 
         fn read(&mut self) -> Vec<u8> {
-            read_one(&mut self.raw, Wait::Up(Duration::from_secs(5)))
+            let mut rx = vec![0u8; READ];
+            // SAFETY: receives into `rx` (valid for its length); MSG_TRUNC
+            // returns the datagram's real length.
+            let n = unsafe {
+                libc::recv(
+                    self.raw.as_raw_fd(),
+                    rx.as_mut_ptr().cast(),
+                    rx.len(),
+                    libc::MSG_TRUNC,
+                )
+            };
+            assert!(n >= 0, "recv: {}", io::Error::last_os_error());
+            assert!(n as usize <= READ, "a part of {n} bytes");
+            rx.truncate(n as usize);
+            rx
         }
 
         fn family(&self) -> u16 {
