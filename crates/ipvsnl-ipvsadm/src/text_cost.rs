@@ -4,9 +4,11 @@
 //! kernel's) printed as `-S -n` prints it, and that text read back as
 //! `-R` reads it, up to the requests it hands the library.
 //!
-//! Both are ignored tests; each measured part is one `#[inline(never)]`
+//! Both are ignored tests, and so is a third (`listed_save`): `-S -n` as
+//! the process runs it, the library's listing included, against the
+//! emulated kernel. Each measured part is one `#[inline(never)]`
 //! function, counted alone with callgrind (`.ci/ipvsadm-text-cost` runs
-//! it):
+//! it and takes the emulator's own cost out of the third):
 //!
 //!     cargo test --release -p ipvsnl-ipvsadm --no-run
 //!     valgrind --tool=callgrind --toggle-collect='*text_cost*measured_save*' \
