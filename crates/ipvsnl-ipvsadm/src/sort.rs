@@ -463,18 +463,7 @@ mod tests {
                     DestinationEntry::new(Destination::new(v4(r), (r >> 40) as u16 % 3))
                 })
                 .collect();
-            let mut expected: Vec<DestOrder> = dests
-                .iter()
-                .zip(0..)
-                .map(|(d, index)| DestOrder {
-                    words: words(&d.destination.addr),
-                    v6: false,
-                    port: i32::from(d.destination.port),
-                    index,
-                })
-                .collect();
-            reference(&mut expected, &cmp_dests);
-            let expected: Vec<u32> = expected.iter().map(|k| k.index).collect();
+            let expected = merge_sort_order(&dests);
             let mut sorter = DestSorter::default();
             assert_eq!(sorter.order(&dests, false), expected, "spread {spread}");
             let packed = sorter.packed(&dests);
@@ -482,6 +471,23 @@ mod tests {
             unpacked.1 += usize::from(!packed);
         }
         assert!(unpacked.0 > 5 && unpacked.1 > 5, "{unpacked:?}");
+    }
+
+    /// The order glibc's merge sort gives IPv4 `dests` under ipvsadm's
+    /// comparator: the reference the sorter must match.
+    fn merge_sort_order(dests: &[DestinationEntry]) -> Vec<u32> {
+        let mut keys: Vec<DestOrder> = dests
+            .iter()
+            .zip(0..)
+            .map(|(d, index)| DestOrder {
+                words: words(&d.destination.addr),
+                v6: false,
+                port: i32::from(d.destination.port),
+                index,
+            })
+            .collect();
+        reference(&mut keys, &cmp_dests);
+        keys.iter().map(|k| k.index).collect()
     }
 
     /// Destinations newest first (the reverse of their order), in order,
@@ -497,18 +503,7 @@ mod tests {
         let ports = vec![d(1, 90), d(1, 80), d(1, 70)];
         let mut sorter = DestSorter::default();
         for dests in [reversed, ordered, tie, swap, ports] {
-            let mut expected: Vec<DestOrder> = dests
-                .iter()
-                .zip(0..)
-                .map(|(d, index)| DestOrder {
-                    words: words(&d.destination.addr),
-                    v6: false,
-                    port: i32::from(d.destination.port),
-                    index,
-                })
-                .collect();
-            reference(&mut expected, &cmp_dests);
-            let expected: Vec<u32> = expected.iter().map(|k| k.index).collect();
+            let expected = merge_sort_order(&dests);
             assert_eq!(sorter.order(&dests, false), expected);
         }
         let reversed: Vec<_> = (0..4).rev().map(|i| d(i, 1)).collect();
