@@ -15,6 +15,7 @@ mod metrics;
 mod notify;
 mod options;
 mod run;
+pub(crate) mod runtime;
 mod signals;
 mod syncing;
 

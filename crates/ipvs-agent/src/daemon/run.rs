@@ -13,6 +13,7 @@ use crate::daemon::limits::raise_open_files_limit;
 use crate::daemon::logging::init_logging;
 use crate::daemon::notify::Notifier;
 use crate::daemon::options::RunOptions;
+use crate::daemon::runtime::command_runtime;
 use crate::daemon::signals::forward_signals;
 use crate::probe::Prober;
 
@@ -55,15 +56,9 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "cannot raise the open files limit"),
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match command_runtime() {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("ipvs-agent: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let (config, following) = match config {

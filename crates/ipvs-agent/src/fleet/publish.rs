@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use crate::config::{self, LoadError};
+use crate::daemon::runtime::command_runtime;
 use crate::daemon::UsageError;
 use crate::fleet::connect::Etcd;
 use crate::fleet::errors::FleetError;
@@ -112,15 +113,9 @@ pub fn publish_args(args: &[&str]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match command_runtime() {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("ipvs-agent: cannot start the runtime: {e}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let started = Instant::now();
     match runtime.block_on(publish_file(&args, PublishOptions::default())) {
