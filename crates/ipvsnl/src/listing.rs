@@ -110,6 +110,24 @@ impl<T: Transport> ClientCore<T> {
         Ok(())
     }
 
+    /// Every service ([`Self::list_services`]), with the whole-listing
+    /// check's `GET_SERVICES` snapshot kept afterwards when `keep` (for
+    /// the socket-option copies of destinations; the caller clears it);
+    /// on an error nothing is kept.
+    async fn list_services_keeping_snapshot(
+        &mut self,
+        detail: Detail,
+        keep: bool,
+    ) -> Result<Vec<ServiceEntry>, Error> {
+        self.checks.keep_snapshot = keep;
+        let listed = self.list_services(detail).await;
+        self.checks.keep_snapshot = false;
+        if listed.is_err() {
+            self.checks.snapshot = None;
+        }
+        listed
+    }
+
     /// Every service, and the destinations of those `wanted` accepts (the
     /// others get none): of a settings listing, by the socket-option
     /// interface where it lists them whole ([`by_sockopt`]); else one dump
@@ -120,16 +138,7 @@ impl<T: Transport> ClientCore<T> {
         mut wanted: impl FnMut(&ServiceKey) -> bool,
     ) -> Result<Vec<ServiceEntry>, Error> {
         let copies = matches!(detail, Detail::Settings) && self.opts.sockopt_listing;
-        self.checks.keep_snapshot = copies;
-        let listed = self.list_services(detail).await;
-        self.checks.keep_snapshot = false;
-        let mut entries = match listed {
-            Ok(entries) => entries,
-            Err(e) => {
-                self.checks.snapshot = None;
-                return Err(e);
-            }
-        };
+        let mut entries = self.list_services_keeping_snapshot(detail, copies).await?;
         let wanted: Vec<bool> = entries.iter().map(|e| wanted(&e.service.key)).collect();
         let copied = if copies {
             self.copy_destinations(&mut entries, &wanted).await
@@ -158,16 +167,9 @@ impl<T: Transport> ClientCore<T> {
         mut visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         let copies = self.opts.sockopt_listing;
-        self.checks.keep_snapshot = copies;
-        let listed = self.list_services(Detail::Settings).await;
-        self.checks.keep_snapshot = false;
-        let mut entries = match listed {
-            Ok(entries) => entries,
-            Err(e) => {
-                self.checks.snapshot = None;
-                return Err(e);
-            }
-        };
+        let mut entries = self
+            .list_services_keeping_snapshot(Detail::Settings, copies)
+            .await?;
         let snapshot = if copies { self.copies_snapshot() } else { None };
         self.checks.snapshot = None;
         // Each service's count of destinations in the snapshot, looked up
