@@ -56,6 +56,8 @@ mod fleet_vip;
 #[cfg(feature = "fleet")]
 mod fleet_vm;
 #[cfg(feature = "fleet")]
+mod fleet_vm_peers;
+#[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;
 mod health_state;
