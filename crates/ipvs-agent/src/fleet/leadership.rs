@@ -285,6 +285,8 @@ pub struct Leadership {
     last_renewal: Option<Instant>,
     /// Whether a keepalive failed since the last answered one.
     keepalive_failed: bool,
+    /// When the campaign was last won.
+    elected_at: Option<Instant>,
     /// The peer link's reports, if peers are configured.
     peers: Option<Peers>,
     /// What lets the leader hold now.
@@ -303,6 +305,7 @@ impl Leadership {
             hold_until: None,
             last_renewal: None,
             keepalive_failed: false,
+            elected_at: None,
             peers: None,
             backing: None,
             wake: None,
@@ -401,6 +404,7 @@ impl Leadership {
             }
             Event::CampaignWon => {
                 self.elected = true;
+                self.elected_at = Some(now);
                 Some(Reason::Elected)
             }
             Event::LeaderLost => {
@@ -451,6 +455,17 @@ impl Leadership {
         let (to, wake) = match backed {
             None => (Role::Follower, None),
             Some((until, _)) if self.role == Role::Leader => (Role::Leader, Some(until)),
+            // With peers, a report sent since the election (it says
+            // "elected", supporting nobody) first: one the link was sending
+            // meanwhile may have been a supporting one; its own event
+            // settles the machine again.
+            Some(_)
+                if self.peers.as_ref().is_some_and(|p| {
+                    p.last_sent().is_none() || p.last_sent() <= self.elected_at
+                }) =>
+            {
+                (Role::Follower, None)
+            }
             Some((until, _)) => {
                 let wait = self
                     .peers

@@ -14,7 +14,10 @@
 //! - [`takeover_at`](Peers::takeover_at): a director that becomes leader
 //!   adds its VIPs no earlier than [`PeerTiming::settle`] after the last
 //!   report it sent that could support another's hold, and not while a
-//!   peer heard less than `support` ago says it holds them.
+//!   peer heard less than `support` ago says it holds them. (The
+//!   [`Leadership`](super::leadership::Leadership) also waits for a report
+//!   sent after its election: one the link was sending meanwhile may have
+//!   been a supporting one.)
 //!
 //! ```
 //! use std::time::Duration;
@@ -108,6 +111,8 @@ pub struct Peers {
     /// When this director last sent a report that could support another's
     /// hold.
     last_support_sent: Option<Instant>,
+    /// When this director last sent a report.
+    last_sent: Option<Instant>,
 }
 
 impl Peers {
@@ -117,6 +122,7 @@ impl Peers {
             timing,
             reports: vec![None; count],
             last_support_sent: None,
+            last_sent: None,
         }
     }
 
@@ -144,6 +150,12 @@ impl Peers {
         if supports {
             self.last_support_sent = Some(now);
         }
+        self.last_sent = Some(now);
+    }
+
+    /// When this director last sent a report.
+    pub fn last_sent(&self) -> Option<Instant> {
+        self.last_sent
     }
 
     /// Peer `peer`'s latest report and when it came.

@@ -41,10 +41,16 @@ fn blind(peer: usize, echo: Instant) -> Event {
 fn leader(t0: Instant) -> Leadership {
     let mut l = Leadership::with_peers(timing(), Peers::new(2, peer_timing()));
     assert_eq!(l.handle(renewed(t0), t0), None);
-    let c = l.handle(Event::CampaignWon, t0).unwrap();
+    // Won: it leads once its link has sent a report saying so.
+    assert_eq!(l.handle(Event::CampaignWon, t0), None);
+    let c = l.handle(sent(false), t0 + MS).unwrap();
     assert_eq!((c.to, c.reason), (Role::Leader, Reason::Elected));
     assert_eq!(l.backing(), Some(Backing::Lease));
     l
+}
+
+fn sent(supports: bool) -> Event {
+    Event::ReportSent { supports }
 }
 
 #[test]
@@ -252,8 +258,9 @@ fn a_new_leader_waits_until_its_own_support_has_expired() {
     let sent = t0 + 500 * MS;
     l.handle(renewed(sent), sent);
     assert!(!l.report(sent).supports());
-    l.handle(Event::ReportSent { supports: false }, sent);
     assert_eq!(l.handle(Event::CampaignWon, sent), None);
+    assert_eq!(l.deadline(), None, "no report sent since the election");
+    l.handle(Event::ReportSent { supports: false }, sent + MS);
     assert_eq!(l.deadline(), Some(t0 + 1250 * MS));
     assert_eq!(l.tick(t0 + 1249 * MS), None);
     let c = l.tick(t0 + 1250 * MS).unwrap();
@@ -274,6 +281,7 @@ fn a_new_leader_waits_for_the_old_one_to_let_go() {
     };
     l.handle(old(true), t0 + 100 * MS);
     assert_eq!(l.handle(Event::CampaignWon, t0 + 200 * MS), None);
+    assert_eq!(l.handle(sent(false), t0 + 250 * MS), None);
     l.handle(old(true), t0 + 350 * MS);
     assert_eq!(l.deadline(), Some(t0 + 1350 * MS));
     let c = l.handle(old(false), t0 + 600 * MS).unwrap();
@@ -287,8 +295,29 @@ fn a_new_leader_waits_for_the_old_one_to_let_go() {
     l.handle(renewed(t0), t0);
     l.handle(old(true), t0 + 100 * MS);
     assert_eq!(l.handle(Event::CampaignWon, t0 + 200 * MS), None);
+    assert_eq!(l.handle(sent(false), t0 + 250 * MS), None);
     assert_eq!(l.tick(t0 + 1099 * MS), None);
     assert_eq!(l.tick(t0 + 1100 * MS).unwrap().to, Role::Leader);
+}
+
+/// The race of a report the link was sending while the campaign won: a
+/// supporting one told after the election delays the takeover by the
+/// settle; the takeover waits for a report sent after the election.
+#[test]
+fn a_supporting_report_sent_as_the_campaign_won_delays_the_takeover() {
+    let t0 = Instant::now();
+    let mut l = Leadership::with_peers(timing(), Peers::new(2, peer_timing()));
+    l.handle(sent(false), t0);
+    l.handle(renewed(t0 + S), t0 + S);
+    assert_eq!(l.handle(Event::CampaignWon, t0 + S), None);
+    assert_eq!(l.deadline(), None);
+    // The link was sending a supporting report (computed before the win).
+    assert_eq!(l.handle(sent(true), t0 + S + 10 * MS), None);
+    assert_eq!(l.deadline(), Some(t0 + 2260 * MS));
+    assert_eq!(l.handle(sent(false), t0 + S + 20 * MS), None);
+    assert_eq!(l.tick(t0 + 2259 * MS), None);
+    let c = l.tick(t0 + 2260 * MS).unwrap();
+    assert_eq!((c.to, c.reason), (Role::Leader, Reason::Elected));
 }
 
 /// Without peers configured nothing waits and nothing holds past the
