@@ -16,9 +16,11 @@
 //! director.
 //!
 //! Each director runs `ipvs-agent run --etcd ... --vip 10.0.0.100/32
-//! --vip-interface eth0 --sync-interface eth0 --listen 127.0.0.1:9102` as
-//! a child (`ip netns exec`); its log is `/tmp/fleet-lab/dN.log`, printed
-//! when a test fails.
+//! --vip-interface eth0 --sync-interface eth0 --listen 127.0.0.1:9102
+//! --state-dir /tmp/fleet-lab/dN.state` (and, with [`Lab::peers`],
+//! `--peer-listen 10.0.0.N:7946 --peers ...`: the segment is the peer
+//! link) as a child (`ip netns exec`); its log is `/tmp/fleet-lab/dN.log`,
+//! printed when a test fails.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpStream};

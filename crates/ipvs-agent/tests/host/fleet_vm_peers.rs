@@ -208,10 +208,22 @@ fn fleet_vm_peers_b_the_leader_alone_cut_off_drops_the_vip_before_another_adds_i
     assert_eq!(lab.holders(), [new], "the new leader keeps the VIP");
 }
 
-#[test]
-#[ignore = "VM test (root, namespaces, etcd): .ci/fleet-tests"]
-fn fleet_vm_peers_c_a_revoked_lease_the_old_leader_lets_go_before_the_new_one_adds() {
-    let (lab, leader) = fleet_up(true);
+/// What [`revoke_and_watch`] saw: the lab, the new leader, the samples
+/// with two holders, the old one's drop and the new one's add (logged
+/// times, seconds).
+struct Handover {
+    lab: Lab,
+    new: usize,
+    both: Vec<(Duration, Vec<usize>)>,
+    dropped: f64,
+    held: f64,
+}
+
+/// Revokes the leader's lease from outside and watches the handover: the
+/// new leader, the samples with two holders, and the agents' logged
+/// times of the old one's drop and the new one's add, printed.
+fn revoke_and_watch(peers: bool) -> Handover {
+    let (lab, leader) = fleet_up(peers);
     let lease = leader_lease();
     let t = Instant::now();
     etcdctl(&["lease", "revoke", &format!("{lease:x}")]);
@@ -232,9 +244,10 @@ fn fleet_vm_peers_c_a_revoked_lease_the_old_leader_lets_go_before_the_new_one_ad
     })
     .expect("the new leader logged its VIPs");
     println!(
-        "FLEET peers, the leader's lease revoked: its VIP gone after {:.3} s, director {} holds it \
+        "FLEET {}, the leader's lease revoked: its VIP gone after {:.3} s, director {} holds it \
          after {:.3} s (seen); logs: the new one's role at {:+.3} s and its VIP added {:+.3} s \
          from the old one's drop (overlap {:.3} s); two holders seen {} times",
+        if peers { "peers" } else { "no peers" },
         gone.as_secs_f64(),
         new + 1,
         added.as_secs_f64(),
@@ -243,12 +256,46 @@ fn fleet_vm_peers_c_a_revoked_lease_the_old_leader_lets_go_before_the_new_one_ad
         (dropped - held).max(0.0),
         w.both.len()
     );
-    assert!(w.both.is_empty(), "two holders at once: {:?}", w.both);
+    Handover {
+        lab,
+        new,
+        both: w.both,
+        dropped,
+        held,
+    }
+}
+
+#[test]
+#[ignore = "VM test (root, namespaces, etcd): .ci/fleet-tests"]
+fn fleet_vm_peers_c_a_revoked_lease_the_old_leader_lets_go_before_the_new_one_adds() {
+    let h = revoke_and_watch(true);
+    assert!(h.both.is_empty(), "two holders at once: {:?}", h.both);
     assert!(
-        dropped < held,
+        h.dropped < h.held,
         "the new leader added the VIP before the old one dropped it"
     );
     reach().expect("served through the new leader");
+}
+
+/// Without the peer link the old leader learns of the revoke at its next
+/// keepalive (TTL/3 at most) while the new one adds at once: the overlap
+/// is measured, not asserted away.
+#[test]
+#[ignore = "VM test (root, namespaces, etcd): .ci/fleet-tests"]
+fn fleet_vm_revoked_lease_without_peers_overlap_measured() {
+    let h = revoke_and_watch(false);
+    let overlap = h.dropped - h.held;
+    assert!(
+        overlap < TTL.as_secs_f64() / 3.0 + 0.5,
+        "the old leader held the VIP {overlap:.3} s after the new one added it: more than TTL/3"
+    );
+    reach().expect("served through the new leader");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        h.lab.holders(),
+        [h.new],
+        "one holder once the old leader learnt"
+    );
 }
 
 #[test]
