@@ -161,9 +161,16 @@ impl RunOptions {
                 }
                 "--peer-listen" => {
                     let v = value("--peer-listen")?;
-                    o.peer_listen = Some(v.parse().map_err(|_| {
+                    let listen: SocketAddr = v.parse().map_err(|_| {
                         UsageError(format!("--peer-listen: \"{v}\" is not ADDRESS:PORT"))
-                    })?);
+                    })?;
+                    if listen.ip().is_unspecified() {
+                        return Err(UsageError(format!(
+                            "--peer-listen: {listen}: give this director's own address \
+                             on the link (its peers know it by it)"
+                        )));
+                    }
+                    o.peer_listen = Some(listen);
                 }
                 "--peers" => {
                     let list = value("--peers")?;

@@ -252,6 +252,10 @@ fn the_peer_and_lease_options_are_taken_and_checked() {
         "--peers: 10.0.0.2:1 twice"
     );
     assert_eq!(
+        with(&["--peer-listen", "0.0.0.0:7946", "--peers", "10.0.0.2:1"]),
+        "--peer-listen: 0.0.0.0:7946: give this director's own address on the link (its peers know it by it)"
+    );
+    assert_eq!(
         with(&["--peer-listen", "x"]),
         "--peer-listen: \"x\" is not ADDRESS:PORT"
     );
