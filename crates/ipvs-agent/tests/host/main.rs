@@ -38,6 +38,10 @@ mod fleet_lead;
 #[cfg(feature = "fleet")]
 mod fleet_leadership;
 #[cfg(feature = "fleet")]
+mod fleet_peer_link;
+#[cfg(feature = "fleet")]
+mod fleet_peers;
+#[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
@@ -51,6 +55,8 @@ mod fleet_traffic;
 mod fleet_vip;
 #[cfg(feature = "fleet")]
 mod fleet_vm;
+#[cfg(feature = "fleet")]
+mod fleet_vm_peers;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;
