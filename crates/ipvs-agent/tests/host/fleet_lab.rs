@@ -62,7 +62,7 @@ fn agent() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ipvs-agent")))
 }
 
-fn sh(script: &str) {
+pub(crate) fn sh(script: &str) {
     let out = Command::new("sh")
         .args(["-ec", script])
         .output()
@@ -124,6 +124,8 @@ pub(crate) struct Lab {
     etcd: Vec<Option<Child>>,
     directors: Vec<Option<Child>>,
     servers_stop: Arc<AtomicBool>,
+    /// More `ipvs-agent run` arguments ([`Lab::agent_args`]).
+    agent_args: Vec<String>,
 }
 
 impl Lab {
@@ -171,6 +173,7 @@ impl Lab {
             etcd: (0..3).map(|_| None).collect(),
             directors: (0..3).map(|_| None).collect(),
             servers_stop: Arc::new(AtomicBool::new(false)),
+            agent_args: Vec::new(),
         };
         for i in 0..3 {
             lab.start_etcd(i);
@@ -273,12 +276,19 @@ impl Lab {
             .args(["run", "--etcd", ENDPOINTS])
             .args(["--vip", &format!("{VIP}/32"), "--vip-interface", "eth0"])
             .args(["--sync-interface", "eth0", "--listen", "127.0.0.1:9102"])
+            .args(&self.agent_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
             .expect("start the agent");
         self.directors[i] = Some(child);
+    }
+
+    /// Adds `args` to the `ipvs-agent run` of every director started from
+    /// now on (a second `--vip`, say).
+    pub(crate) fn agent_args(&mut self, args: &[&str]) {
+        self.agent_args.extend(args.iter().map(|a| a.to_string()));
     }
 
     /// SIGKILLs director `i`'s agent.
