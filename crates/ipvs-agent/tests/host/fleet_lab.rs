@@ -64,7 +64,7 @@ fn agent() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ipvs-agent")))
 }
 
-fn sh(script: &str) {
+pub(crate) fn sh(script: &str) {
     let out = Command::new("sh")
         .args(["-ec", script])
         .output()
@@ -129,6 +129,8 @@ pub(crate) struct Lab {
     /// Whether the directors start with the peer link (`--peers` on the
     /// segment, port [`PEER_PORT`]).
     pub(crate) peers: bool,
+    /// More `ipvs-agent run` arguments ([`Lab::agent_args`]).
+    agent_args: Vec<String>,
 }
 
 /// The peer link's port on each director's segment address.
@@ -180,6 +182,7 @@ impl Lab {
             directors: (0..3).map(|_| None).collect(),
             servers_stop: Arc::new(AtomicBool::new(false)),
             peers: false,
+            agent_args: Vec::new(),
         };
         for i in 0..3 {
             lab.start_etcd(i);
@@ -298,12 +301,19 @@ impl Lab {
             .args(["--vip", &format!("{VIP}/32"), "--vip-interface", "eth0"])
             .args(["--sync-interface", "eth0", "--listen", "127.0.0.1:9102"])
             .args(&extra)
+            .args(&self.agent_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
             .expect("start the agent");
         self.directors[i] = Some(child);
+    }
+
+    /// Adds `args` to the `ipvs-agent run` of every director started from
+    /// now on (a second `--vip`, say).
+    pub(crate) fn agent_args(&mut self, args: &[&str]) {
+        self.agent_args.extend(args.iter().map(|a| a.to_string()));
     }
 
     /// SIGKILLs director `i`'s agent.

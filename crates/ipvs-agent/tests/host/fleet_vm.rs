@@ -17,7 +17,7 @@ use super::fleet_traffic::{reach, Stream};
 /// listing, every setting of every service and server); the time from
 /// `since` to each one's first equal listing. Panics with the tables of
 /// the first that did not get there within [`PATIENCE`].
-fn converged(clients: &mut [Client], want: &Table, since: Instant) -> Vec<Duration> {
+pub(crate) fn converged(clients: &mut [Client], want: &Table, since: Instant) -> Vec<Duration> {
     let mut at: Vec<Option<Duration>> = vec![None; clients.len()];
     let until = Instant::now() + PATIENCE;
     loop {

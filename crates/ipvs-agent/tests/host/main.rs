@@ -38,6 +38,8 @@ mod fleet_lead;
 #[cfg(feature = "fleet")]
 mod fleet_leadership;
 #[cfg(feature = "fleet")]
+mod fleet_nat;
+#[cfg(feature = "fleet")]
 mod fleet_peer_link;
 #[cfg(feature = "fleet")]
 mod fleet_peers;
