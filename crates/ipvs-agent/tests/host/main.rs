@@ -42,6 +42,8 @@ mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
 #[cfg(feature = "fleet")]
+mod fleet_scale;
+#[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
@@ -51,6 +53,8 @@ mod fleet_traffic;
 mod fleet_vip;
 #[cfg(feature = "fleet")]
 mod fleet_vm;
+#[cfg(feature = "fleet")]
+mod fleet_vm_scale;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;
