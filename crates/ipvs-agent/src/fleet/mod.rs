@@ -4,7 +4,8 @@
 //!   etcd value (canonical, versioned TOML the configuration parser reads
 //!   back equal);
 //! - [`current`]: the record naming the complete generation, with its
-//!   service count and digest;
+//!   service count and digest (a sum a watcher updates per key);
+//! - [`delta`]: what a publish writes: only the entries that changed;
 //! - [`split`]: a generation's puts in transactions within etcd's limits;
 //! - [`layout`]: the keys under a prefix, a configuration's entries and
 //!   their verification; [`values`]: the values parsed (only those that
@@ -32,6 +33,7 @@
 
 pub mod connect;
 pub mod current;
+pub mod delta;
 pub mod election;
 pub mod encode;
 pub mod errors;

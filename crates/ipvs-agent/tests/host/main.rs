@@ -48,6 +48,8 @@ mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
 #[cfg(feature = "fleet")]
+mod fleet_scale;
+#[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
@@ -59,6 +61,8 @@ mod fleet_vip;
 mod fleet_vm;
 #[cfg(feature = "fleet")]
 mod fleet_vm_peers;
+#[cfg(feature = "fleet")]
+mod fleet_vm_scale;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;
