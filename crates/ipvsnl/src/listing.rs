@@ -163,7 +163,7 @@ impl<T: Transport> ClientCore<T> {
     /// [`Client::for_each_settings_row_in`]).
     pub(crate) async fn for_each_settings_row(
         &mut self,
-        order: Option<VisitingOrder>,
+        order: Option<impl FnOnce(&[ServiceKey]) -> Vec<usize>>,
         mut visit: impl FnMut(&ServiceEntry) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         let copies = self.opts.sockopt_listing;
@@ -313,10 +313,6 @@ impl<T: Transport> ClientCore<T> {
         .await
     }
 }
-
-/// What orders a visit of the settings rows (see
-/// [`Client::for_each_settings_row_in`]).
-type VisitingOrder = fn(&[ServiceKey]) -> Vec<usize>;
 
 /// The order of a visit as its caller gave it (indices into `len`
 /// services), checked: each index in range and there once, or an error

@@ -393,7 +393,7 @@ client_ops! {
     /// }
     /// ```
     fn for_each_settings_row[V: FnMut(&ServiceEntry) -> ControlFlow<()>](self: &mut Self, visit: V)
-        -> Result<(), Error> = self.core.for_each_settings_row(None, visit);
+        -> Result<(), Error> = self.core.for_each_settings_row(None::<fn(&[ServiceKey]) -> Vec<usize>>, visit);
 
     /// [`for_each_settings_row`](Self::for_each_settings_row) in an order
     /// of the caller's: the services are listed first, and `order` is
@@ -411,11 +411,11 @@ client_ops! {
     /// # fn main() -> Result<(), ipvsnl::Error> {
     /// let mut ipvs = Client::new()?;
     /// // The firewall-mark services first, each before its destinations.
-    /// fn marks_first(keys: &[ServiceKey]) -> Vec<usize> {
+    /// let marks_first = |keys: &[ServiceKey]| {
     ///     let mut order: Vec<usize> = (0..keys.len()).collect();
     ///     order.sort_by_key(|&i| !matches!(keys[i], ServiceKey::Fwmark { .. }));
     ///     order
-    /// }
+    /// };
     /// ipvs.for_each_settings_row_in(marks_first, |row| {
     ///     println!("{}: {} destinations", row.service.key, row.destinations.len());
     ///     ControlFlow::Continue(())
@@ -423,9 +423,12 @@ client_ops! {
     /// # Ok(())
     /// # }
     /// ```
-    fn for_each_settings_row_in[V: FnMut(&ServiceEntry) -> ControlFlow<()>](
+    fn for_each_settings_row_in[
+        O: FnOnce(&[ServiceKey]) -> Vec<usize>,
+        V: FnMut(&ServiceEntry) -> ControlFlow<()>
+    ](
         self: &mut Self,
-        order: fn(&[ServiceKey]) -> Vec<usize>,
+        order: O,
         visit: V,
     ) -> Result<(), Error> = self.core.for_each_settings_row(Some(order), visit);
 

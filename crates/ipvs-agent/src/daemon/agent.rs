@@ -168,6 +168,7 @@ impl Agent {
             l.maybe_sync(now);
             let wake = [
                 l.checks.next_due(),
+                l.checks.next_deadline(),
                 l.syncing.wake(),
                 Some(l.resync_at),
                 l.first_round.as_ref().map(|(_, t)| *t),
@@ -216,6 +217,7 @@ impl Agent {
                 }
                 () = sleep_until(wake) => {
                     let now = Instant::now();
+                    l.checks.expire(now);
                     l.checks.start_due(now, &self.prober);
                     if now >= l.resync_at {
                         l.resync_at = now + l.config.agent.resync;

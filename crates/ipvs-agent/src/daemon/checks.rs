@@ -11,12 +11,19 @@
 //! 1,000 checks a second): 13,091 with a task and two timers a check,
 //! 10,359 without, the results of a burst taken in one turn of the loop
 //! (README, "Measured").
+//!
+//! The checks a prober hands over unbounded ([`Prober::probe_untimed`]:
+//! every kind of [`NetProber`](crate::probe::NetProber)'s but the command)
+//! are timed here, by a timetable of deadlines the loop sleeps until like
+//! its checks due, not by a timer of tokio's a check: tokio wakes its own
+//! poller (a write to its eventfd, a system call) for every timer set while
+//! none is due sooner, which within a burst of checks is every one of them.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -24,7 +31,7 @@ use ipvsnl::sync::DestinationId;
 use tokio::task::coop::{unconstrained, Unconstrained};
 use tokio::time::Instant;
 
-use crate::check::{seed_of, IdMap, Outcome, Schedule, Timetable};
+use crate::check::{seed_of, Failure, IdMap, Outcome, Schedule, Timetable};
 use crate::config::{Config, HealthCheck};
 use crate::daemon::metrics::kind_label;
 use crate::probe::{ProbeFuture, Prober};
@@ -49,6 +56,8 @@ pub(crate) struct CheckResult {
     /// The slot of its check.
     slot: usize,
     pub(crate) generation: u64,
+    /// Its entry in [`Checks::live`], if the daemon timed it.
+    live: Option<usize>,
     pub(crate) outcome: Outcome,
     pub(crate) took: Duration,
 }
@@ -69,18 +78,44 @@ struct Running {
     generation: u64,
     /// When it was first polled (its connect, say, begins then).
     started: Option<Instant>,
+    /// Set when the daemon times it (the prober's future is unbounded).
+    timed: Option<Timed>,
+}
+
+/// A check the daemon times: its deadline is `timeout` from its first poll.
+struct Timed {
+    /// Its entry in [`Checks::live`].
+    live: usize,
+    run: u64,
+    timeout: Duration,
+    /// Its deadline passed: it ends as a timeout at its next poll.
+    expired: bool,
+    /// Its task's waker (from its first poll), to poll it once expired.
+    waker: Option<Waker>,
 }
 
 impl Future for Running {
     type Output = CheckResult;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<CheckResult> {
-        let started = *self.started.get_or_insert_with(Instant::now);
-        let outcome = std::task::ready!(Pin::new(&mut self.probe).poll(cx));
+        let this = &mut *self;
+        let started = *this.started.get_or_insert_with(Instant::now);
+        let outcome = match &mut this.timed {
+            Some(t) if t.expired => Outcome::Fail(Failure::Timeout),
+            timed => {
+                if let Some(t) = timed {
+                    if t.waker.is_none() {
+                        t.waker = Some(cx.waker().clone());
+                    }
+                }
+                std::task::ready!(Pin::new(&mut this.probe).poll(cx))
+            }
+        };
         Poll::Ready(CheckResult {
-            id: self.id,
-            slot: self.slot,
-            generation: self.generation,
+            id: this.id,
+            slot: this.slot,
+            generation: this.generation,
+            live: this.timed.as_ref().map(|t| t.live),
             outcome,
             took: started.elapsed(),
         })
@@ -100,6 +135,14 @@ pub(crate) struct Checks {
     timetable: Timetable<(usize, u64)>,
     running: FuturesUnordered<Running>,
     next_generation: u64,
+    /// The deadlines of the checks the daemon times, each named by its
+    /// entry in `live` and its run; an entry of a check that has ended is
+    /// dropped when it comes first.
+    deadlines: Timetable<(usize, u64)>,
+    /// The run of each timed check under way (`None`: a free entry).
+    live: Vec<Option<u64>>,
+    free_live: Vec<usize>,
+    runs: u64,
 }
 
 impl Checks {
@@ -111,6 +154,10 @@ impl Checks {
             timetable: Timetable::new(),
             running: FuturesUnordered::new(),
             next_generation: 0,
+            deadlines: Timetable::new(),
+            live: Vec::new(),
+            free_live: Vec::new(),
+            runs: 0,
         }
     }
 
@@ -177,14 +224,81 @@ impl Checks {
             }
             let next = c.schedule.next(due);
             self.timetable.insert(next, (slot, generation));
-            // The prober bounds its future by the check's timeout.
+            let (probe, timed) = match prober.probe_untimed(c.addr, &c.check) {
+                Some(probe) => {
+                    self.runs += 1;
+                    let live = self.free_live.pop().unwrap_or_else(|| {
+                        self.live.push(None);
+                        self.live.len() - 1
+                    });
+                    self.live[live] = Some(self.runs);
+                    // A first deadline from now; from its first poll, the
+                    // true one, it is put back if that is later.
+                    self.deadlines
+                        .insert((now + c.check.timeout).into_std(), (live, self.runs));
+                    let timed = Timed {
+                        live,
+                        run: self.runs,
+                        timeout: c.check.timeout,
+                        expired: false,
+                        waker: None,
+                    };
+                    (probe, Some(timed))
+                }
+                // The prober bounds its future by the check's timeout.
+                None => (prober.probe(c.addr, Arc::clone(&c.check)), None),
+            };
             self.running.push(Running {
-                probe: unconstrained(prober.probe(c.addr, Arc::clone(&c.check))),
+                probe: unconstrained(probe),
                 id: c.id,
                 slot,
                 generation,
                 started: None,
+                timed,
             });
+        }
+    }
+
+    /// When the next deadline of a timed check falls (the entries of
+    /// checks that have ended are dropped first).
+    pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
+        loop {
+            let (at, &(live, run)) = self.deadlines.peek()?;
+            if self.live[live] == Some(run) {
+                return Some(Instant::from_std(at));
+            }
+            self.deadlines.pop_due(at);
+        }
+    }
+
+    /// Ends as timeouts the timed checks whose deadline is `now` or past
+    /// (each reports at its next poll, which this wakes).
+    pub(crate) fn expire(&mut self, now: Instant) {
+        let mut due = Vec::new();
+        while let Some((_, (live, run))) = self.deadlines.pop_due(now.into_std()) {
+            if self.live[live] == Some(run) {
+                due.push((live, run));
+            }
+        }
+        if due.is_empty() {
+            return;
+        }
+        due.sort_unstable();
+        for r in self.running.iter_mut() {
+            let Some(t) = r.timed.as_mut() else { continue };
+            if t.expired || due.binary_search(&(t.live, t.run)).is_err() {
+                continue;
+            }
+            match r.started.map(|s| s + t.timeout) {
+                // Polled first after the deadline from its start: its own.
+                Some(at) if at > now => self.deadlines.insert(at.into_std(), (t.live, t.run)),
+                _ => {
+                    t.expired = true;
+                    if let Some(waker) = t.waker.take() {
+                        waker.wake();
+                    }
+                }
+            }
         }
     }
 
@@ -194,7 +308,7 @@ impl Checks {
         let Some(r) = self.running.next().await else {
             return std::future::pending().await;
         };
-        self.current(r)
+        self.ended_with(r)
     }
 
     /// A check that has ended already, if any (`Some(None)`: one of a
@@ -205,13 +319,18 @@ impl Checks {
             .running
             .poll_next_unpin(&mut Context::from_waker(waker))
         {
-            Poll::Ready(Some(r)) => Some(self.current(r)),
+            Poll::Ready(Some(r)) => Some(self.ended_with(r)),
             _ => None,
         }
     }
 
-    /// `r` with its check's kind, unless its check changed since.
-    fn current(&self, r: CheckResult) -> Option<(CheckResult, &'static str)> {
+    /// `r` with its check's kind, unless its check changed since; its
+    /// deadline, if timed here, no longer counts.
+    fn ended_with(&mut self, r: CheckResult) -> Option<(CheckResult, &'static str)> {
+        if let Some(live) = r.live {
+            self.live[live] = None;
+            self.free_live.push(live);
+        }
         let c = self.slots[r.slot].as_ref()?;
         (c.generation == r.generation).then_some((r, c.kind))
     }

@@ -1,6 +1,7 @@
 //! The command line of `ipvs-agent run`.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -50,6 +51,21 @@ pub struct RunOptions {
     /// `--sync-interface IF`: the kernel's sync daemon on it, master on
     /// the leader, backup on the followers.
     pub sync_interface: Option<String>,
+    /// `--lease-ttl SECONDS`: the election lease's TTL (default 5); the
+    /// keepalive period (a third) and the step-down margin (a fifth)
+    /// follow from it.
+    pub lease_ttl: Option<Duration>,
+    /// `--peer-listen ADDR:PORT`: this director on the peer link (UDP),
+    /// and its id there.
+    pub peer_listen: Option<SocketAddr>,
+    /// `--peers ADDR:PORT[,...]`: the other directors' `--peer-listen`.
+    pub peers: Vec<SocketAddr>,
+    /// `--peer-key FILE`: the peer link's HMAC key (the file's content);
+    /// without it, the prefix (no secret).
+    pub peer_key: Option<PathBuf>,
+    /// `--state-dir DIR`: where the record of the VIPs this agent added
+    /// is kept (default `/run/ipvs-agent`).
+    pub state_dir: Option<PathBuf>,
 }
 
 /// What is wrong with a command line.
@@ -96,6 +112,11 @@ impl RunOptions {
             vips: Vec::new(),
             vip_interface: None,
             sync_interface: None,
+            lease_ttl: None,
+            peer_listen: None,
+            peers: Vec::new(),
+            peer_key: None,
+            state_dir: None,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -131,6 +152,40 @@ impl RunOptions {
                 "--vip" => o.vips.push(value("--vip")?),
                 "--vip-interface" => o.vip_interface = Some(value("--vip-interface")?),
                 "--sync-interface" => o.sync_interface = Some(value("--sync-interface")?),
+                "--lease-ttl" => {
+                    let v = value("--lease-ttl")?;
+                    let secs: u64 = v.parse().map_err(|_| {
+                        UsageError(format!("--lease-ttl: \"{v}\" is not a number of seconds"))
+                    })?;
+                    o.lease_ttl = Some(Duration::from_secs(secs));
+                }
+                "--peer-listen" => {
+                    let v = value("--peer-listen")?;
+                    let listen: SocketAddr = v.parse().map_err(|_| {
+                        UsageError(format!("--peer-listen: \"{v}\" is not ADDRESS:PORT"))
+                    })?;
+                    if listen.ip().is_unspecified() {
+                        return Err(UsageError(format!(
+                            "--peer-listen: {listen}: give this director's own address \
+                             on the link (its peers know it by it)"
+                        )));
+                    }
+                    o.peer_listen = Some(listen);
+                }
+                "--peers" => {
+                    let list = value("--peers")?;
+                    for p in list.split(',') {
+                        let peer: SocketAddr = p.trim().parse().map_err(|_| {
+                            UsageError(format!("--peers: \"{p}\" is not ADDRESS:PORT"))
+                        })?;
+                        if o.peers.contains(&peer) {
+                            return Err(UsageError(format!("--peers: {peer} twice")));
+                        }
+                        o.peers.push(peer);
+                    }
+                }
+                "--peer-key" => o.peer_key = Some(PathBuf::from(value("--peer-key")?)),
+                "--state-dir" => o.state_dir = Some(PathBuf::from(value("--state-dir")?)),
                 "--log-format" => {
                     o.log_format = match value("--log-format")?.as_str() {
                         "logfmt" => LogFormat::Logfmt,
@@ -174,6 +229,12 @@ impl RunOptions {
                 vip.parse::<crate::fleet::vip::Vip>()
                     .map_err(|e| UsageError(format!("--vip: {e}")))?;
             }
+            #[cfg(feature = "fleet")]
+            if let Some(ttl) = o.lease_ttl {
+                crate::fleet::leadership::Timing::for_ttl(ttl)
+                    .map_err(|e| UsageError(format!("--lease-ttl: {e}")))?;
+            }
+            o.check_peers()?;
             return Ok(o);
         }
         if o.prefix.is_some() {
@@ -184,8 +245,43 @@ impl RunOptions {
                 "--vip, --vip-interface and --sync-interface go with --etcd".into(),
             ));
         }
+        if o.lease_ttl.is_some()
+            || o.peer_listen.is_some()
+            || !o.peers.is_empty()
+            || o.peer_key.is_some()
+            || o.state_dir.is_some()
+        {
+            return Err(UsageError(
+                "--lease-ttl, --peers, --peer-listen, --peer-key and --state-dir go with --etcd"
+                    .into(),
+            ));
+        }
         o.config = config
             .ok_or_else(|| UsageError("run needs a configuration FILE (or --etcd URL)".into()))?;
         Ok(o)
+    }
+
+    /// The peer link's options go together, and with an election.
+    fn check_peers(&self) -> Result<(), UsageError> {
+        match (self.peer_listen, self.peers.is_empty()) {
+            (Some(_), true) => return Err(UsageError("--peer-listen needs --peers".into())),
+            (None, false) => return Err(UsageError("--peers needs --peer-listen".into())),
+            (None, true) if self.peer_key.is_some() => {
+                return Err(UsageError("--peer-key goes with --peers".into()))
+            }
+            (None, true) => return Ok(()),
+            (Some(me), false) if self.peers.contains(&me) => {
+                return Err(UsageError(format!(
+                    "--peers: {me} is this director's --peer-listen"
+                )))
+            }
+            _ => {}
+        }
+        if self.vips.is_empty() && self.sync_interface.is_none() {
+            return Err(UsageError(
+                "--peers: no election without --vip or --sync-interface".into(),
+            ));
+        }
+        Ok(())
     }
 }

@@ -170,8 +170,11 @@ type Leading = std::convert::Infallible;
 #[cfg(feature = "fleet")]
 async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
     use crate::fleet::election::{Election, ElectionOptions};
+    use crate::fleet::leadership::{Timing, DEFAULT_TTL};
+    use crate::fleet::peer_link::{PeerLink, PeerLinkOptions};
     use crate::fleet::roles::SyncRoles;
     use crate::fleet::vip::{Vip, Vips};
+    use crate::fleet::vip_state::{VipState, DEFAULT_DIR as VIP_STATE_DIR};
     if o.vips.is_empty() && o.sync_interface.is_none() {
         return None;
     }
@@ -198,12 +201,60 @@ async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
     let me = format!("{}/{}", host.trim(), std::process::id());
     // Parsed by RunOptions::parse already.
     let vips: Vec<Vip> = o.vips.iter().filter_map(|v| v.parse().ok()).collect();
-    let addresses = Vips::new(o.vip_interface.clone().unwrap_or_default(), vips);
+    let state_dir = o.state_dir.clone().unwrap_or_else(|| VIP_STATE_DIR.into());
+    let mut addresses = Vips::new(o.vip_interface.clone().unwrap_or_default(), vips)
+        .with_state(VipState::new(state_dir));
+    // What a previous run, killed while it led, left: a follower holds none.
+    match addresses.remove_recorded() {
+        Ok(removed) => {
+            for (interface, vip) in removed {
+                tracing::info!(%interface, %vip, "fleet: removed a VIP a previous run left");
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "fleet: no election: the VIPs' record");
+            return None;
+        }
+    }
     let roles = o
         .sync_interface
         .as_ref()
         .map(|i| SyncRoles::new(i.clone(), 0));
-    let election = Election::start(&etcd, ElectionOptions::new(format!("{prefix}/leader"), me));
+    // Checked by RunOptions::parse already.
+    let timing = Timing::for_ttl(o.lease_ttl.unwrap_or(DEFAULT_TTL)).unwrap_or_default();
+    let options = ElectionOptions::new(format!("{prefix}/leader"), me).with_timing(timing);
+    let election = match o.peer_listen {
+        None => Election::start(&etcd, options),
+        Some(listen) => {
+            let key = match &o.peer_key {
+                Some(file) => match std::fs::read(file) {
+                    Ok(mut k) => {
+                        while k.last().is_some_and(u8::is_ascii_whitespace) {
+                            k.pop();
+                        }
+                        k
+                    }
+                    Err(e) => {
+                        tracing::error!(file = %file.display(), error = %e, "fleet: no election: cannot read the peer key");
+                        return None;
+                    }
+                },
+                None => prefix.as_bytes().to_vec(),
+            };
+            let link = PeerLink::bind(PeerLinkOptions::new(listen, o.peers.clone(), key))
+                .and_then(|link| Election::start_with_peers(&etcd, options, link));
+            match link {
+                Ok(e) => {
+                    tracing::info!(%listen, peers = o.peers.len(), "fleet: peer link up");
+                    e
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "fleet: no election: the peer link");
+                    return None;
+                }
+            }
+        }
+    };
     let task = tokio::spawn(crate::fleet::lead::lead(
         election.status(),
         addresses,

@@ -1,18 +1,34 @@
 //! The `PREFIX/current` record: the number of the complete generation, its
-//! service count and the digest of its keys and values, which a reader
+//! service count and the digest of its entries' keys, which a reader
 //! checks before it takes the generation.
 //!
+//! Each entry's key names its value's SHA-256 ([`layout`](crate::fleet::layout)),
+//! so a digest of the keys covers the values. The digest is a [`KeySum`]:
+//! the sum of the keys' SHA-256 modulo 2^256, so a watcher that holds one
+//! generation gets the next one's by adding the keys a change put and
+//! subtracting those it deleted, in time proportional to the change, not
+//! to the services. (A check against a torn or partial read, not against
+//! someone who can write to etcd.)
+//!
 //! ```
-//! use ipvs_agent::fleet::current::{digest, Current};
-//! let entries = [("agent", "a"), ("services/00000000", "s")];
-//! let c = Current::new(7, 1, digest(entries.iter().map(|(k, v)| (*k, v.as_bytes()))));
-//! assert_eq!(Current::parse(&c.to_text()), Ok(c));
+//! use ipvs_agent::fleet::current::{digest, Current, KeySum};
+//! let keys = ["services/00000000-tcp-192.0.2.1-80/ab", "settings/cd"];
+//! let c = Current::new(7, 1, digest(keys));
+//! assert_eq!(Current::parse(&c.to_text()), Ok(c.clone()));
+//! let mut sum = KeySum::default();
+//! sum.add("settings/cd");
+//! sum.add("services/00000000-tcp-192.0.2.1-80/ab");
+//! sum.add("services/00000001-tcp-192.0.2.2-80/ef");
+//! sum.remove("services/00000001-tcp-192.0.2.2-80/ef");
+//! assert_eq!(sum.to_text(), c.digest);
 //! ```
 
 use sha2::{Digest as _, Sha256};
 
 /// The first line of the record's text.
-pub const CURRENT_HEADER: &str = "# ipvs-agent fleet current v1";
+pub const CURRENT_HEADER: &str = "# ipvs-agent fleet current v2";
+/// How a digest's text starts.
+pub const DIGEST_PREFIX: &str = "sha256-sum:";
 
 /// What `current` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +38,7 @@ pub struct Current {
     pub generation: u64,
     /// How many services it has.
     pub services: usize,
-    /// `sha256:` and the hex digest of its entries ([`digest`]).
+    /// [`DIGEST_PREFIX`] and the hex of its entries' [`KeySum`].
     pub digest: String,
 }
 
@@ -62,7 +78,7 @@ impl Current {
                     digest = v
                         .strip_prefix('"')
                         .and_then(|v| v.strip_suffix('"'))
-                        .filter(|d| d.starts_with("sha256:"))
+                        .filter(|d| d.starts_with(DIGEST_PREFIX))
                         .map(str::to_string)
                 }
                 _ => return Err(format!("unknown key `{k}`")),
@@ -81,20 +97,68 @@ impl Current {
     }
 }
 
-/// The digest of a generation's entries, in order: each key (relative to
-/// the generation) and value, each preceded by its length.
-pub fn digest<'a>(entries: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
-    let mut h = Sha256::new();
-    for (k, v) in entries {
-        h.update((k.len() as u64).to_be_bytes());
-        h.update(k.as_bytes());
-        h.update((v.len() as u64).to_be_bytes());
-        h.update(v);
+/// The sum of keys' SHA-256, modulo 2^256: the same whatever the order
+/// the keys are added in, and a key added then removed leaves no trace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeySum([u8; 32]);
+
+impl KeySum {
+    /// Adds `key`.
+    pub fn add(&mut self, key: &str) {
+        let h: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let mut carry = 0u16;
+        for i in (0..32).rev() {
+            let s = u16::from(self.0[i]) + u16::from(h[i]) + carry;
+            self.0[i] = s as u8;
+            carry = s >> 8;
+        }
     }
-    let sum = h.finalize();
-    let mut out = String::from("sha256:");
-    for b in sum.iter() {
-        out.push_str(&format!("{b:02x}"));
+
+    /// Removes `key` (added before).
+    pub fn remove(&mut self, key: &str) {
+        let h: [u8; 32] = Sha256::digest(key.as_bytes()).into();
+        let mut borrow = 0i16;
+        for i in (0..32).rev() {
+            let mut d = i16::from(self.0[i]) - i16::from(h[i]) - borrow;
+            borrow = 0;
+            if d < 0 {
+                d += 256;
+                borrow = 1;
+            }
+            self.0[i] = d as u8;
+        }
+    }
+
+    /// [`DIGEST_PREFIX`] and the sum in hex, as `current` records it.
+    pub fn to_text(&self) -> String {
+        let mut out = String::from(DIGEST_PREFIX);
+        out.push_str(&hex(&self.0));
+        out
+    }
+}
+
+/// The digest of a generation whose entries have `keys` (relative to
+/// `PREFIX/entries/`), in any order.
+pub fn digest<'a>(keys: impl IntoIterator<Item = &'a str>) -> String {
+    let mut sum = KeySum::default();
+    for k in keys {
+        sum.add(k);
+    }
+    sum.to_text()
+}
+
+/// The SHA-256 of a value, in hex: the last part of its key.
+pub fn value_digest(value: &[u8]) -> String {
+    hex(&Sha256::digest(value))
+}
+
+/// Bytes in lower-case hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     out
 }

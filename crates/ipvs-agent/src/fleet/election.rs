@@ -30,7 +30,9 @@ use tokio::task::JoinHandle;
 use tokio::time::{sleep, sleep_until, timeout, Instant};
 
 use crate::fleet::connect::Etcd;
-use crate::fleet::leadership::{Change, Event, Leadership, Reason, Role, Timing};
+use crate::fleet::leadership::{Backing, Change, Event, Leadership, Reason, Role, Timing};
+use crate::fleet::peer_link::PeerLink;
+use crate::fleet::peers::{PeerTiming, Peers};
 
 /// How long a campaign that failed (etcd unreachable) waits to try again.
 const RETRY: Duration = Duration::from_millis(500);
@@ -83,6 +85,9 @@ pub struct Status {
     pub last_renewal: Option<Instant>,
     /// The lease the agent campaigns on.
     pub lease: Option<i64>,
+    /// What lets it hold the VIPs (its lease, or its peers while etcd is
+    /// out of reach); `None` for a follower.
+    pub backing: Option<Backing>,
 }
 
 impl Status {
@@ -96,6 +101,7 @@ impl Status {
             elected: role == Role::Leader,
             last_renewal: None,
             lease: None,
+            backing: None,
         }
     }
 }
@@ -116,13 +122,46 @@ pub struct Election {
 impl Election {
     /// Starts campaigning (a task on the current tokio runtime).
     pub fn start(etcd: &Etcd, options: ElectionOptions) -> Election {
+        Election::spawn(etcd, options, None)
+    }
+
+    /// Starts campaigning with the peer link's second opinion (its task
+    /// too): a leader cut off from etcd keeps its VIPs while every peer
+    /// reports etcd out of reach ([`peers`](super::peers)).
+    pub fn start_with_peers(
+        etcd: &Etcd,
+        options: ElectionOptions,
+        link: PeerLink,
+    ) -> std::io::Result<Election> {
+        let timing = PeerTiming::for_ttl(options.timing.ttl);
+        let machine = Leadership::with_peers(options.timing, Peers::new(link.peer_count(), timing));
+        let (state_tx, state) = watch::channel(machine);
+        let (events_tx, events) = mpsc::channel(64);
+        let link_task = link.spawn(timing, state, events_tx)?;
+        Ok(Election::spawn(
+            etcd,
+            options,
+            Some(LinkParts {
+                state: state_tx,
+                events,
+                task: link_task,
+            }),
+        ))
+    }
+
+    fn spawn(etcd: &Etcd, options: ElectionOptions, link: Option<LinkParts>) -> Election {
         let (status_tx, status) = watch::channel(Status::new(Role::Follower, Instant::now()));
         let (commands, command_rx) = mpsc::channel(4);
+        let machine = match &link {
+            Some(l) => l.state.borrow().clone(),
+            None => Leadership::new(options.timing),
+        };
         let driver = Driver {
             client: etcd.client(),
-            machine: Leadership::new(options.timing),
+            machine,
             options,
             status: status_tx,
+            link,
         };
         let task = tokio::spawn(driver.run(command_rx));
         Election {
@@ -190,11 +229,34 @@ impl Drop for Session {
     }
 }
 
+/// The peer link's side of the driver: the machine published for its
+/// reports, its events, its task (aborted with the driver).
+struct LinkParts {
+    state: watch::Sender<Leadership>,
+    events: mpsc::Receiver<Event>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for LinkParts {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 struct Driver {
     client: Client,
     machine: Leadership,
     options: ElectionOptions,
     status: watch::Sender<Status>,
+    link: Option<LinkParts>,
+}
+
+/// The peer link's next event; never, without a link.
+async fn link_event(link: &mut Option<LinkParts>) -> Option<Event> {
+    match link {
+        Some(l) => l.events.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 impl Driver {
@@ -214,6 +276,10 @@ impl Driver {
                     }
                     _ = sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
                         let change = self.machine.tick(Instant::now());
+                        self.publish(change, Some(session.lease));
+                    }
+                    Some(event) = link_event(&mut self.link) => {
+                        let change = self.machine.handle(event, Instant::now());
                         self.publish(change, Some(session.lease));
                     }
                     command = commands.recv() => match command {
@@ -237,23 +303,36 @@ impl Driver {
         let ttl = self.options.timing.ttl.as_secs() as i64;
         loop {
             let mut lease = self.client.lease_client();
-            let granted = tokio::select! {
-                r = timeout(self.options.timing.keepalive_interval(), lease.grant(ttl, None)) => r,
-                command = commands.recv() => match command {
-                    Some(Command::Resign) => continue,
-                    Some(Command::Stop(done)) => { let _ = done.send(()); return None; }
-                    None => return None,
-                },
+            // The lease lives TTL from its grant, after this instant.
+            let sent = Instant::now();
+            let grant = timeout(
+                self.options.timing.keepalive_interval(),
+                lease.grant(ttl, None),
+            );
+            tokio::pin!(grant);
+            let granted = loop {
+                tokio::select! {
+                    r = &mut grant => break r,
+                    command = commands.recv() => match command {
+                        Some(Command::Resign) => {}
+                        Some(Command::Stop(done)) => { let _ = done.send(()); return None; }
+                        None => return None,
+                    },
+                    // The peers' reports go on meanwhile.
+                    Some(event) = link_event(&mut self.link) => {
+                        let change = self.machine.handle(event, Instant::now());
+                        self.publish(change, None);
+                    }
+                }
             };
             match granted {
                 Ok(Ok(g)) => {
-                    let sent = Instant::now();
                     let change = self.machine.handle(
                         Event::KeepaliveOk {
                             sent,
                             ttl: Duration::from_secs(g.ttl().max(0) as u64),
                         },
-                        sent,
+                        Instant::now(),
                     );
                     self.publish(change, Some(g.id()));
                     tracing::info!(lease = g.id(), ttl = g.ttl(), "election: lease granted");
@@ -347,17 +426,26 @@ impl Driver {
 
     fn publish(&self, change: Option<Change>, lease: Option<i64>) {
         let machine = &self.machine;
-        self.status.send_modify(|s| {
+        self.status.send_if_modified(|s| {
+            let before = s.clone();
             if let Some(c) = change {
                 tracing::info!(from = %c.from, to = %c.to, reason = %c.reason, "election: role changed");
                 s.role = c.to;
                 s.since = Instant::now();
                 s.reason = Some(c.reason);
             }
+            if s.backing != machine.backing() && s.role == Role::Leader && change.is_none() {
+                tracing::info!(backing = ?machine.backing(), "election: the VIPs now held on another backing");
+            }
             s.elected = machine.elected();
             s.last_renewal = machine.last_renewal();
             s.lease = lease;
+            s.backing = machine.backing();
+            *s != before
         });
+        if let Some(l) = &self.link {
+            l.state.send_replace(machine.clone());
+        }
     }
 }
 

@@ -1,28 +1,35 @@
-//! Where a configuration is stored under a prefix, and how a generation's
-//! entries are made from a configuration and read back into one.
+//! Where a configuration is stored under a prefix, and how its entries
+//! are made from a configuration and read back into one.
 //!
-//! - `PREFIX/generations/N/services/KEY`: one service ([`encode::service`]);
-//!   `KEY` is its position in the file (8 digits, so that keys sort in the
-//!   file's order) and its identity, e.g. `00000003-tcp-192.0.2.1-80`;
-//! - `PREFIX/generations/N/settings`: the agent's `[agent]` settings
+//! - `PREFIX/entries/services/KEY/DIGEST`: one service
+//!   ([`encode::service`]); `KEY` is its position in the file (8 digits, so
+//!   that keys sort in the file's order) and its identity, e.g.
+//!   `00000003-tcp-192.0.2.1-80`; `DIGEST` is the SHA-256 of the value, in
+//!   hex: keys are named by content, so a publisher learns what is stored
+//!   from the keys alone, and a changed service is a new key (the old one
+//!   deleted);
+//! - `PREFIX/entries/settings/DIGEST`: the agent's `[agent]` settings
 //!   ([`encode::agent`]), when they are not the defaults;
-//! - `PREFIX/current`: the complete generation ([`Current`]);
-//! - `PREFIX/publishing`: while a publisher writes a generation, its claim
-//!   (on a lease, so a publisher that dies frees it).
+//! - `PREFIX/current`: the complete generation ([`Current`]): its number,
+//!   its service count and the digest of its entries' keys;
+//! - `PREFIX/publishing`: while a publisher writes, its claim (on a lease,
+//!   so a publisher that dies frees it).
 //!
-//! `N` is written with 20 digits, so that generations sort by number and
-//! the older ones are one key range.
+//! A publish writes only the entries that changed, then `current`; the
+//! generation in force is the entries as they were at `current`'s last
+//! write (its mod revision): a reader reads them at that revision, or at a
+//! later one if nothing was written since (`read`).
 //!
 //! ```
 //! use ipvs_agent::fleet::layout::Layout;
 //! let l = Layout::new("/ipvs/");
 //! assert_eq!(l.current(), "/ipvs/current");
-//! assert_eq!(l.generation(7), "/ipvs/generations/00000000000000000007/");
+//! assert_eq!(l.entries(), "/ipvs/entries/");
 //! let text = "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\n\
 //!             [[service.server]]\naddress = \"10.0.0.2\"\n";
 //! let config = ipvs_agent::config::parse_str("a.toml", text).unwrap();
 //! let entries = ipvs_agent::fleet::layout::entries(&config);
-//! assert_eq!(entries[0].0, "services/00000000-tcp-192.0.2.1-80");
+//! assert!(entries[0].0.starts_with("services/00000000-tcp-192.0.2.1-80/"));
 //! let (current, back) = ipvs_agent::fleet::layout::assemble(&l, 7, &entries).unwrap();
 //! assert_eq!(back, config);
 //! assert_eq!(current.services, 1);
@@ -31,6 +38,7 @@
 use ipvsnl::ServiceKey;
 
 use crate::config::{AgentSettings, Config};
+pub use crate::fleet::current::value_digest;
 use crate::fleet::current::{digest, Current};
 use crate::fleet::encode;
 use crate::fleet::errors::FleetError;
@@ -63,14 +71,16 @@ impl Layout {
         format!("{}/publishing", self.prefix)
     }
 
-    /// `PREFIX/generations/`: the start of every generation's keys.
-    pub fn generations(&self) -> String {
-        format!("{}/generations/", self.prefix)
+    /// `PREFIX/entries/`: the start of every entry's key.
+    pub fn entries(&self) -> String {
+        format!("{}/entries/", self.prefix)
     }
 
-    /// `PREFIX/generations/N/`: the start of generation `n`'s keys.
-    pub fn generation(&self, n: u64) -> String {
-        format!("{}/generations/{n:020}/", self.prefix)
+    /// The range a watcher watches: from `PREFIX/current` to the end of
+    /// `PREFIX/entries/` (`current` sorts just before it), so that one
+    /// watch sees a publish's entries and then its flip, in order.
+    pub fn watched(&self) -> (String, String) {
+        (self.current(), Layout::range_end(&self.entries()))
     }
 
     /// The end of a range of every key under `start` (`start` ends in `/`).
@@ -98,44 +108,74 @@ fn identity(key: &ServiceKey) -> String {
             };
             format!("fwmark-{mark}-{f}")
         }
-        other => format!("{other:?}").replace(' ', ""),
+        other => format!("{other:?}").replace([' ', '/'], ""),
     }
 }
 
-/// A configuration's entries, keys relative to the generation, in key
-/// order: the settings (when not the defaults), then every service in
-/// the file's order.
+/// A configuration's entries, keys relative to `PREFIX/entries/`, in key
+/// order: every service in the file's order, then the settings (when not
+/// the defaults).
 pub fn entries(config: &Config) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = Vec::with_capacity(config.services.len() + 1);
     for (i, vs) in config.services.iter().enumerate() {
+        let value = encode::service(vs).into_bytes();
         out.push((
-            format!("{SERVICES}{i:08}-{}", identity(&vs.service.key)),
-            encode::service(vs).into_bytes(),
+            format!(
+                "{SERVICES}{i:08}-{}/{}",
+                identity(&vs.service.key),
+                value_digest(&value)
+            ),
+            value,
         ));
     }
     if config.agent != AgentSettings::default() {
-        out.push((
-            SETTINGS.to_string(),
-            encode::agent(&config.agent).into_bytes(),
-        ));
+        let value = encode::agent(&config.agent).into_bytes();
+        out.push((format!("{SETTINGS}{}", value_digest(&value)), value));
     }
     out
 }
 
-/// The `current` record of generation `n` of `entries`.
-pub fn record(n: u64, entries: &[(String, Vec<u8>)]) -> Current {
-    let services = entries
-        .iter()
-        .filter(|(k, _)| k.starts_with(SERVICES))
-        .count();
-    let d = digest(entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
-    Current::new(n, services, d)
+/// How many of `keys` are services'.
+pub fn services_in<'a>(keys: impl IntoIterator<Item = &'a str>) -> usize {
+    keys.into_iter().filter(|k| k.starts_with(SERVICES)).count()
 }
 
-/// Checks generation `n`'s `entries` (keys relative to the generation, in
-/// key order) against the `current` record that names it, then parses them
-/// into one configuration. An error names the generation (entries missing,
-/// extra or changed) or the key whose value does not parse.
+/// The `current` record of generation `n` of `entries`.
+pub fn record(n: u64, entries: &[(String, Vec<u8>)]) -> Current {
+    let keys = || entries.iter().map(|(k, _)| k.as_str());
+    Current::new(n, services_in(keys()), digest(keys()))
+}
+
+/// Checks a generation's service count and digest (`found`, of the
+/// entries read or held) against the `current` record that names it.
+pub fn check(current: &Current, services: usize, found: &str) -> Result<(), FleetError> {
+    let n = current.generation;
+    if services != current.services {
+        return Err(FleetError::Incomplete {
+            generation: n,
+            message: format!(
+                "{services} services stored, `current` records {}",
+                current.services
+            ),
+        });
+    }
+    if found != current.digest {
+        return Err(FleetError::Incomplete {
+            generation: n,
+            message: format!(
+                "its entries' digest is {found}, `current` records {}",
+                current.digest
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks the `entries` of the generation `current` names (keys relative
+/// to `PREFIX/entries/`, in key order) against it, then parses them into
+/// one configuration. An error names the generation (entries missing,
+/// extra or changed) or the key whose value does not parse or does not
+/// have the digest its key names.
 pub fn verify(
     layout: &Layout,
     current: &Current,
@@ -144,35 +184,17 @@ pub fn verify(
     verify_with(layout, current, entries, &mut ParseCache::new())
 }
 
-/// [`verify`], the values unchanged since the generation `cache` holds
-/// not parsed again (a watcher's case: one service changed in 10,000).
+/// [`verify`], the values `cache` holds (the last generation's) not parsed
+/// again.
 pub fn verify_with(
     layout: &Layout,
     current: &Current,
     entries: &[(String, Vec<u8>)],
     cache: &mut ParseCache,
 ) -> Result<Config, FleetError> {
-    let n = current.generation;
-    let found = record(n, entries);
-    if found.services != current.services {
-        return Err(FleetError::Incomplete {
-            generation: n,
-            message: format!(
-                "{} services stored, `current` records {}",
-                found.services, current.services
-            ),
-        });
-    }
-    if found.digest != current.digest {
-        return Err(FleetError::Incomplete {
-            generation: n,
-            message: format!(
-                "its entries' digest is {}, `current` records {}",
-                found.digest, current.digest
-            ),
-        });
-    }
-    parse_values(&layout.generation(n), entries, cache)
+    let found = record(current.generation, entries);
+    check(current, found.services, &found.digest)?;
+    parse_values(&layout.entries(), entries, cache)
 }
 
 /// [`record`] and [`verify`] together: the record of `entries` and the

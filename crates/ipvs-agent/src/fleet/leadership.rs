@@ -12,6 +12,12 @@
 //! for a VIP. A keepalive that succeeds after a step-down proves the lease
 //! never expired (nobody else can have won), so the agent leads again.
 //!
+//! With peers ([`Leadership::with_peers`], the directors' own link:
+//! [`peers`](super::peers)) a leader whose renewal is overdue keeps its
+//! VIPs while every peer reports itself etcd-blind and not elected, and a
+//! director that becomes leader waits until its own supporting reports
+//! have expired and no peer says it holds the VIPs.
+//!
 //! ```
 //! use std::time::Duration;
 //! use tokio::time::Instant;
@@ -34,6 +40,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::fleet::peers::{Peers, Report};
+
 /// The lease's TTL by default.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(5);
 /// How long before the lease could expire the leader steps down, by default.
@@ -41,6 +49,8 @@ pub const DEFAULT_MARGIN: Duration = Duration::from_secs(1);
 /// etcd's smallest lease TTL (3.4 with its default heartbeat and
 /// election timeout raises shorter ones to 2 s).
 pub const MIN_TTL: Duration = Duration::from_secs(2);
+/// The longest lease TTL `--lease-ttl` takes.
+pub const MAX_TTL: Duration = Duration::from_secs(300);
 
 /// The lease's TTL and the leader's safety margin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +94,32 @@ impl Timing {
     /// How often the lease is renewed: a third of its TTL.
     pub fn keepalive_interval(&self) -> Duration {
         self.ttl / 3
+    }
+
+    /// The timing of a lease of `ttl` (`--lease-ttl`): whole seconds from
+    /// [`MIN_TTL`] to [`MAX_TTL`], the margin a fifth of it (1 s for the
+    /// default 5 s), the keepalive a third.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ipvs_agent::fleet::leadership::Timing;
+    /// let t = Timing::for_ttl(Duration::from_secs(10)).unwrap();
+    /// assert_eq!(t.margin, Duration::from_secs(2));
+    /// assert_eq!(t.keepalive_interval().as_millis(), 3333);
+    /// assert_eq!(
+    ///     Timing::for_ttl(Duration::from_secs(1)).unwrap_err(),
+    ///     "lease TTL 1s: whole seconds from 2 to 300"
+    /// );
+    /// ```
+    pub fn for_ttl(ttl: Duration) -> Result<Timing, String> {
+        if ttl < MIN_TTL || ttl > MAX_TTL || ttl.subsec_nanos() != 0 {
+            return Err(format!(
+                "lease TTL {ttl:?}: whole seconds from {} to {}",
+                MIN_TTL.as_secs(),
+                MAX_TTL.as_secs()
+            ));
+        }
+        Timing::new(ttl, ttl / 5)
     }
 }
 
@@ -138,6 +174,29 @@ pub enum Event {
     LeaderLost,
     /// This agent resigned.
     Resigned,
+    /// Peer `peer` (an index into the configured peers) reported.
+    PeerReport {
+        /// Which peer.
+        peer: usize,
+        /// What it said.
+        report: Report,
+    },
+    /// This agent sent its report to the peers; `supports` as
+    /// [`Report::supports`] says of it.
+    ReportSent {
+        /// Whether it could support another's hold.
+        supports: bool,
+    },
+}
+
+/// What lets a leader hold the VIPs now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backing {
+    /// Its lease, renewed less than TTL - margin ago.
+    Lease,
+    /// Its peers: every one etcd-blind and not elected.
+    Peers,
 }
 
 /// Why the role changed.
@@ -156,6 +215,11 @@ pub enum Reason {
     LeaderLost,
     /// This agent resigned.
     Resigned,
+    /// The renewal overdue, every peer reports etcd-blind: the VIPs are
+    /// taken back on the peers' word.
+    PeersBlind,
+    /// The peers' support (which kept the VIPs without a renewal) ended.
+    PeerSupportEnded,
 }
 
 impl fmt::Display for Reason {
@@ -167,6 +231,8 @@ impl fmt::Display for Reason {
             Reason::LeaseLost => "lease lost",
             Reason::LeaderLost => "another agent leads",
             Reason::Resigned => "resigned",
+            Reason::PeersBlind => "every peer etcd-blind",
+            Reason::PeerSupportEnded => "the peers' support ended",
         })
     }
 }
@@ -217,6 +283,16 @@ pub struct Leadership {
     hold_until: Option<Instant>,
     /// When the last answered keepalive was sent.
     last_renewal: Option<Instant>,
+    /// Whether a keepalive failed since the last answered one.
+    keepalive_failed: bool,
+    /// When the campaign was last won.
+    elected_at: Option<Instant>,
+    /// The peer link's reports, if peers are configured.
+    peers: Option<Peers>,
+    /// What lets the leader hold now.
+    backing: Option<Backing>,
+    /// When to [`tick`](Leadership::tick) next.
+    wake: Option<Instant>,
 }
 
 impl Leadership {
@@ -228,6 +304,46 @@ impl Leadership {
             elected: false,
             hold_until: None,
             last_renewal: None,
+            keepalive_failed: false,
+            elected_at: None,
+            peers: None,
+            backing: None,
+            wake: None,
+        }
+    }
+
+    /// The same with the peer link's second opinion.
+    pub fn with_peers(timing: Timing, peers: Peers) -> Leadership {
+        Leadership {
+            peers: Some(peers),
+            ..Leadership::new(timing)
+        }
+    }
+
+    /// What lets the leader hold now (`None` for a follower).
+    pub fn backing(&self) -> Option<Backing> {
+        self.backing
+    }
+
+    /// The peers' reports, if peers are configured.
+    pub fn peers(&self) -> Option<&Peers> {
+        self.peers.as_ref()
+    }
+
+    /// Whether this agent cannot reach etcd at `now`: its last keepalive
+    /// failed, or its last answered one was sent TTL - margin ago or more.
+    pub fn blind(&self, now: Instant) -> bool {
+        self.keepalive_failed || self.hold_until.map_or(true, |u| now >= u)
+    }
+
+    /// The report this agent sends its peers at `now` (its echo is the
+    /// link's business).
+    pub fn report(&self, now: Instant) -> Report {
+        Report {
+            blind: self.blind(now),
+            elected: self.elected,
+            holding: self.role == Role::Leader,
+            echo: None,
         }
     }
 
@@ -247,18 +363,17 @@ impl Leadership {
         self.last_renewal
     }
 
-    /// When a leader steps down unless a keepalive succeeds first (the
-    /// driver calls [`tick`](Leadership::tick) then); `None` for a follower.
+    /// When the role may change with no event (the driver calls
+    /// [`tick`](Leadership::tick) then): a leader's end of lease or of its
+    /// peers' support, an elected follower's end of wait for its peers;
+    /// `None` when only an event can change it.
     pub fn deadline(&self) -> Option<Instant> {
-        match self.role {
-            Role::Leader => self.hold_until,
-            Role::Follower => None,
-        }
+        self.wake
     }
 
     /// The time is `now`: a leader whose deadline has come steps down.
     pub fn tick(&mut self, now: Instant) -> Option<Change> {
-        self.settle(now, Reason::RenewalOverdue)
+        self.settle(now, None)
     }
 
     /// `event` happened at `now`.
@@ -273,44 +388,113 @@ impl Leadership {
                     let ttl = ttl.min(self.timing.ttl);
                     self.hold_until = Some(sent + ttl.saturating_sub(self.timing.margin));
                     self.last_renewal = Some(sent);
+                    self.keepalive_failed = false;
                 }
-                Reason::Renewed
+                Some(Reason::Renewed)
             }
-            Event::KeepaliveFailed => Reason::RenewalOverdue,
+            Event::KeepaliveFailed => {
+                self.keepalive_failed = true;
+                None
+            }
             Event::LeaseLost => {
                 self.elected = false;
                 self.hold_until = None;
                 self.last_renewal = None;
-                Reason::LeaseLost
+                Some(Reason::LeaseLost)
             }
             Event::CampaignWon => {
                 self.elected = true;
-                Reason::Elected
+                self.elected_at = Some(now);
+                Some(Reason::Elected)
             }
             Event::LeaderLost => {
                 self.elected = false;
-                Reason::LeaderLost
+                Some(Reason::LeaderLost)
             }
             Event::Resigned => {
                 self.elected = false;
-                Reason::Resigned
+                Some(Reason::Resigned)
+            }
+            Event::PeerReport { peer, report } => {
+                if let Some(p) = &mut self.peers {
+                    p.received(peer, report, now);
+                }
+                None
+            }
+            Event::ReportSent { supports } => {
+                if let Some(p) = &mut self.peers {
+                    p.sent(supports, now);
+                }
+                None
             }
         };
         self.settle(now, reason)
     }
 
-    /// The role the state says at `now`; a change if it differs.
-    fn settle(&mut self, now: Instant, reason: Reason) -> Option<Change> {
-        let may_hold = self.elected && self.hold_until.is_some_and(|u| now < u);
-        let to = if may_hold {
-            Role::Leader
-        } else {
-            Role::Follower
+    /// The role the state says at `now`; a change if it differs. `reason`
+    /// is the event's, `None` for the time passing or a peer's news (the
+    /// reason is then found from what changed).
+    fn settle(&mut self, now: Instant, reason: Option<Reason>) -> Option<Change> {
+        let lease = self
+            .hold_until
+            .filter(|u| self.elected && now < *u)
+            .map(|u| (u, Backing::Lease));
+        let peers = self
+            .peers
+            .as_ref()
+            .filter(|_| self.elected)
+            .and_then(|p| p.support_until(now))
+            .map(|u| (u, Backing::Peers));
+        // The backing that lasts longer (the lease on a tie).
+        let backed = match (lease, peers) {
+            (Some(l), Some(p)) if p.0 > l.0 => Some(p),
+            (Some(l), _) => Some(l),
+            (None, p) => p,
+        };
+        let before = self.backing;
+        let (to, wake) = match backed {
+            None => (Role::Follower, None),
+            Some((until, _)) if self.role == Role::Leader => (Role::Leader, Some(until)),
+            // With peers, a report sent since the election (it says
+            // "elected", supporting nobody) first: one the link was sending
+            // meanwhile may have been a supporting one; its own event
+            // settles the machine again.
+            Some(_)
+                if self.peers.as_ref().is_some_and(|p| {
+                    p.last_sent().is_none() || p.last_sent() <= self.elected_at
+                }) =>
+            {
+                (Role::Follower, None)
+            }
+            Some((until, _)) => {
+                let wait = self
+                    .peers
+                    .as_ref()
+                    .and_then(Peers::takeover_at)
+                    .filter(|at| *at > now);
+                match wait {
+                    None => (Role::Leader, Some(until)),
+                    Some(at) => (Role::Follower, Some(at.min(until))),
+                }
+            }
+        };
+        self.wake = wake;
+        self.backing = match to {
+            Role::Leader => backed.map(|(_, b)| b),
+            Role::Follower => None,
         };
         if to == self.role {
             return None;
         }
         let from = std::mem::replace(&mut self.role, to);
+        let reason = match (to, self.backing, reason) {
+            (Role::Leader, Some(Backing::Peers), _) => Reason::PeersBlind,
+            (Role::Leader, _, Some(Reason::Renewed)) => Reason::Renewed,
+            (Role::Leader, _, _) => Reason::Elected,
+            (Role::Follower, _, Some(r)) if r != Reason::Renewed => r,
+            (Role::Follower, _, _) if before == Some(Backing::Peers) => Reason::PeerSupportEnded,
+            (Role::Follower, _, _) => Reason::RenewalOverdue,
+        };
         Some(Change { from, to, reason })
     }
 }

@@ -4,7 +4,8 @@
 //!   etcd value (canonical, versioned TOML the configuration parser reads
 //!   back equal);
 //! - [`current`]: the record naming the complete generation, with its
-//!   service count and digest;
+//!   service count and digest (a sum a watcher updates per key);
+//! - [`delta`]: what a publish writes: only the entries that changed;
 //! - [`split`]: a generation's puts in transactions within etcd's limits;
 //! - [`layout`]: the keys under a prefix, a configuration's entries and
 //!   their verification; [`values`]: the values parsed (only those that
@@ -22,10 +23,17 @@
 //!   [`vip`]: the leader's addresses on an interface (rtnetlink), each
 //!   IPv4 one announced by [`garp`]; [`lead`]: both applied on each change
 //!   of role;
+//! - [`peers`]: the other directors' reports on their own link and what
+//!   they allow (a leader cut off from etcd keeps its VIPs while every
+//!   peer is too); [`peer_link`]: their reports over UDP, each a
+//!   [`peer_datagram`];
+//!   [`vip_state`]: the record of the VIPs this agent added, on disk, so
+//!   that a restarted agent removes what a killed one left;
 //! - [`errors`]: [`FleetError`], naming what failed.
 
 pub mod connect;
 pub mod current;
+pub mod delta;
 pub mod election;
 pub mod encode;
 pub mod errors;
@@ -34,12 +42,16 @@ pub mod garp;
 pub mod layout;
 pub mod lead;
 pub mod leadership;
+pub mod peer_datagram;
+pub mod peer_link;
+pub mod peers;
 pub mod publish;
 pub mod read;
 pub mod roles;
 pub mod split;
 pub mod values;
 pub mod vip;
+pub mod vip_state;
 pub mod watch;
 pub mod write;
 

@@ -121,11 +121,13 @@ pub fn publish_args(args: &[&str]) -> ExitCode {
     match runtime.block_on(publish_file(&args, PublishOptions::default())) {
         Ok(p) => {
             println!(
-                "{}: generation {} published under {}: {} services, {} transactions, {} bytes, {} ms",
+                "{}: generation {} published under {}: {} services ({} entries put, {} deleted), {} transactions, {} bytes, {} ms",
                 args.file.display(),
                 p.generation,
                 args.prefix,
                 p.services,
+                p.puts,
+                p.deletes,
                 p.transactions,
                 p.bytes,
                 started.elapsed().as_millis()

@@ -1,7 +1,8 @@
-//! Reading the desired state: `current`, then the generation it names at
-//! the same revision, checked against `current`'s count and digest, then
-//! parsed. A reader never sees half of a publish: `current` names a
-//! generation only once all of it is stored.
+//! Reading the desired state: `current`, then the entries at the same
+//! revision, checked against `current`'s count and digest (or, when a
+//! publish has written entries since `current`, the entries at
+//! `current`'s own revision), then parsed. A reader never sees half of a
+//! publish: `current` is written only once all of its entries are.
 
 use etcd_client::GetOptions;
 
@@ -14,6 +15,9 @@ use crate::fleet::values::ParseCache;
 
 /// Keys read per request when a generation is read.
 pub const PAGE: i64 = 1000;
+/// The largest response this client takes from etcd (a page of values, a
+/// watch response with a whole publish in it): 256 MiB.
+pub const MAX_MESSAGE: usize = 256 << 20;
 
 /// A complete generation as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,54 +79,116 @@ pub async fn read_current(
     Ok((Some((current, kv.mod_revision())), at))
 }
 
-/// The entries of generation `n` at `revision`, keys relative to the
-/// generation, in key order (read in pages of [`PAGE`] keys).
-pub async fn read_entries(
+/// The keys and values (`keys_only`: empty values) in `[from, end)` at
+/// `revision` (`None`: the latest), read in pages of [`PAGE`] keys all at
+/// one revision; with the revision read at.
+async fn range(
     etcd: &Etcd,
-    layout: &Layout,
-    n: u64,
-    revision: i64,
-) -> Result<Vec<(String, Vec<u8>)>, FleetError> {
-    let mut client = etcd.client();
-    let base = layout.generation(n);
-    let end = Layout::range_end(&base);
-    let mut from = base.clone().into_bytes();
+    from: &str,
+    end: &str,
+    revision: Option<i64>,
+    keys_only: bool,
+) -> Result<(Vec<(String, Vec<u8>)>, i64), FleetError> {
+    let mut client = etcd
+        .client()
+        .kv_client()
+        .max_decoding_message_size(MAX_MESSAGE);
+    let mut at = revision;
+    let mut key = from.as_bytes().to_vec();
     let mut out = Vec::new();
     loop {
-        let options = GetOptions::new()
-            .with_range(end.clone())
-            .with_revision(revision)
-            .with_limit(PAGE);
+        let mut options = GetOptions::new().with_range(end).with_limit(PAGE);
+        if let Some(r) = at {
+            options = options.with_revision(r);
+        }
+        if keys_only {
+            options = options.with_keys_only();
+        }
         let response = etcd
-            .call("read a generation", client.get(from.clone(), Some(options)))
+            .call("read the entries", client.get(key.clone(), Some(options)))
             .await
-            .map_err(|e| compacted(e, revision))?;
+            .map_err(|e| compacted(e, at.unwrap_or(0)))?;
+        let r = *at.get_or_insert_with(|| response.header().map_or(0, |h| h.revision()));
         for kv in response.kvs() {
-            let key = String::from_utf8_lossy(kv.key());
-            let relative = key.strip_prefix(&base).unwrap_or(&key).to_string();
+            let k = String::from_utf8_lossy(kv.key());
+            let relative = k.strip_prefix(from).unwrap_or(&k).to_string();
             out.push((relative, kv.value().to_vec()));
         }
         match response.kvs().last() {
             Some(last) if response.more() => {
-                from = last.key().to_vec();
-                from.push(0);
+                key = last.key().to_vec();
+                key.push(0);
             }
-            _ => return Ok(out),
+            _ => return Ok((out, r)),
         }
     }
 }
 
-/// The generation `current` names, read at `revision` and verified; the
-/// values `cache` has (the last generation's) are not parsed again.
+/// The entries under `PREFIX/entries/` at `revision`, keys relative to it,
+/// in key order (read in pages of [`PAGE`] keys).
+pub async fn read_entries(
+    etcd: &Etcd,
+    layout: &Layout,
+    revision: i64,
+) -> Result<Vec<(String, Vec<u8>)>, FleetError> {
+    let start = layout.entries();
+    let end = Layout::range_end(&start);
+    Ok(range(etcd, &start, &end, Some(revision), false).await?.0)
+}
+
+/// The keys under `PREFIX/entries/` now (relative to it, in key order),
+/// without their values: what a publisher compares its entries with; with
+/// the revision read at.
+pub async fn read_keys(etcd: &Etcd, layout: &Layout) -> Result<(Vec<String>, i64), FleetError> {
+    let start = layout.entries();
+    let end = Layout::range_end(&start);
+    let (kvs, at) = range(etcd, &start, &end, None, true).await?;
+    Ok((kvs.into_iter().map(|(k, _)| k).collect(), at))
+}
+
+/// A generation as read: its configuration, its entries' keys and the
+/// revision they were read at.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Generation {
+    /// The configuration.
+    pub config: Config,
+    /// Its entries' keys, relative to `PREFIX/entries/`, in key order.
+    pub keys: Vec<String>,
+    /// The revision the entries were read at.
+    pub revision: i64,
+}
+
+/// The generation `current` names (`current` last written at
+/// `current_revision`), verified: the entries at `at` if nothing was
+/// written since `current`, else (a publish under way, or one that died)
+/// at `current_revision`. The values `cache` has (the last generation's)
+/// are not parsed again.
 pub async fn read_generation(
     etcd: &Etcd,
     layout: &Layout,
     current: &Current,
-    revision: i64,
+    current_revision: i64,
+    at: i64,
     cache: &mut ParseCache,
-) -> Result<Config, FleetError> {
-    let entries = read_entries(etcd, layout, current.generation, revision).await?;
-    verify_with(layout, current, &entries, cache)
+) -> Result<Generation, FleetError> {
+    let mut revision = at;
+    loop {
+        let entries = read_entries(etcd, layout, revision).await?;
+        match verify_with(layout, current, &entries, cache) {
+            Ok(config) => {
+                return Ok(Generation {
+                    config,
+                    keys: entries.into_iter().map(|(k, _)| k).collect(),
+                    revision,
+                })
+            }
+            Err(FleetError::Incomplete { .. }) if revision != current_revision => {
+                revision = current_revision;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The complete generation under the prefix now (or at `revision`).
@@ -141,11 +207,19 @@ pub async fn read(
             prefix: layout.prefix.clone(),
         });
     };
-    let config = read_generation(etcd, layout, &current, at, &mut ParseCache::new()).await?;
+    let g = read_generation(
+        etcd,
+        layout,
+        &current,
+        current_revision,
+        at,
+        &mut ParseCache::new(),
+    )
+    .await?;
     Ok(Snapshot {
         generation: current.generation,
-        config,
-        revision: at,
+        config: g.config,
+        revision: g.revision,
         current_revision,
     })
 }

@@ -1,4 +1,4 @@
-//! A generation's puts split into transactions that etcd accepts: at most
+//! A publish's puts and deletes split into transactions that etcd accepts: at most
 //! `--max-txn-ops` operations and `--max-request-bytes` bytes each (etcd's
 //! defaults 128 and 1.5 MiB), with room kept in each for the compares and
 //! the publisher's own operations.
@@ -56,30 +56,48 @@ pub fn put_bytes(key: &str, value: &[u8]) -> usize {
     key.len() + value.len() + PUT_OVERHEAD
 }
 
+/// The bytes one delete of `key` is counted for.
+pub fn delete_bytes(key: &str) -> usize {
+    key.len() + PUT_OVERHEAD
+}
+
 /// The entries in consecutive ranges, each within `limits`; the error names
 /// an entry that fits in no transaction, with its size and the room there is.
 pub fn batches(
     entries: &[(String, Vec<u8>)],
     limits: Limits,
 ) -> Result<Vec<Range<usize>>, (String, usize, usize)> {
-    let ops = limits.max_ops.saturating_sub(RESERVED_OPS).max(1);
+    batches_by(
+        entries.iter().map(|(k, v)| (k.as_str(), put_bytes(k, v))),
+        limits,
+    )
+}
+
+/// Operations (each its key and the bytes it is counted for:
+/// [`put_bytes`], [`delete_bytes`]) in consecutive ranges, each within
+/// `limits`; the error names an operation that fits in no transaction.
+pub fn batches_by<'a>(
+    ops: impl Iterator<Item = (&'a str, usize)>,
+    limits: Limits,
+) -> Result<Vec<Range<usize>>, (String, usize, usize)> {
+    let most = limits.max_ops.saturating_sub(RESERVED_OPS).max(1);
     let room = limits.max_request_bytes.saturating_sub(RESERVED_BYTES);
     let mut out = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, (k, v)) in entries.iter().enumerate() {
-        let b = put_bytes(k, v);
+    let (mut start, mut bytes, mut end) = (0, 0, 0);
+    for (i, (k, b)) in ops.enumerate() {
         if b > room {
-            return Err((k.clone(), b, room));
+            return Err((k.to_string(), b, room));
         }
-        if i - start == ops || bytes + b > room {
+        if i - start == most || bytes + b > room {
             out.push(start..i);
             start = i;
             bytes = 0;
         }
         bytes += b;
+        end = i + 1;
     }
-    if start < entries.len() {
-        out.push(start..entries.len());
+    if start < end {
+        out.push(start..end);
     }
     Ok(out)
 }

@@ -33,6 +33,7 @@ use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
 use crate::fleet::garp;
+use crate::fleet::vip_state::VipState;
 
 /// A virtual address and its prefix length (`ADDR/PREFIX`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -121,12 +122,14 @@ pub struct Held {
     pub announce_errors: Vec<VipError>,
 }
 
-/// The VIPs of one interface, and the record of those this agent added.
+/// The VIPs of one interface, and the record of those this agent added
+/// (in memory, and on disk with [`with_state`](Vips::with_state)).
 #[derive(Debug)]
 pub struct Vips {
     interface: String,
     vips: Vec<Vip>,
     ours: Vec<Vip>,
+    state: Option<VipState>,
 }
 
 impl Vips {
@@ -136,7 +139,80 @@ impl Vips {
             interface: interface.into(),
             vips,
             ours: Vec::new(),
+            state: None,
         }
+    }
+
+    /// The same, recording the VIPs it adds in `state` (before each add,
+    /// after each removal).
+    pub fn with_state(mut self, state: VipState) -> Vips {
+        self.state = Some(state);
+        self
+    }
+
+    /// Writes the record: ours, plus `adding` about to be added.
+    fn record(&self, adding: Option<Vip>) -> Result<(), VipError> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        let list: Vec<(String, Vip)> = self
+            .ours
+            .iter()
+            .copied()
+            .chain(adding.filter(|v| !self.ours.contains(v)))
+            .map(|v| (self.interface.clone(), v))
+            .collect();
+        state.store(&list).map_err(|source| VipError {
+            doing: "record the VIPs held".into(),
+            source,
+        })
+    }
+
+    /// Removes the VIPs the record (of a previous run, killed while it
+    /// held them) lists, from the interfaces it names; one already gone is
+    /// fine. Then the record is empty. What was removed.
+    pub fn remove_recorded(&mut self) -> Result<Vec<(String, Vip)>, VipError> {
+        let Some(state) = &self.state else {
+            return Ok(Vec::new());
+        };
+        let recorded = state.load::<Vip>().map_err(|source| VipError {
+            doing: "read the record of the VIPs held".into(),
+            source,
+        })?;
+        let mut removed = Vec::new();
+        if !recorded.is_empty() {
+            let mut rtnl = Rtnl::open().map_err(|source| VipError {
+                doing: "open a netlink socket".into(),
+                source,
+            })?;
+            for (interface, vip) in recorded {
+                let what = format!("remove the recorded {vip} from {interface}");
+                let index = match rtnl.link(&interface) {
+                    Ok((index, _)) => index,
+                    // The interface is gone, and its addresses with it.
+                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => continue,
+                    Err(source) => {
+                        return Err(VipError {
+                            doing: what,
+                            source,
+                        })
+                    }
+                };
+                match rtnl.address(RequestKind::Delete, index, vip) {
+                    Ok(()) => removed.push((interface, vip)),
+                    Err(e) if e.raw_os_error() == Some(libc::EADDRNOTAVAIL) => {}
+                    Err(source) => {
+                        return Err(VipError {
+                            doing: what,
+                            source,
+                        })
+                    }
+                }
+            }
+        }
+        self.ours.clear();
+        self.record(None)?;
+        Ok(removed)
     }
 
     /// The VIPs this agent added and has not removed.
@@ -164,6 +240,9 @@ impl Vips {
         let mut held = Held::default();
         for &vip in &self.vips {
             let what = format!("add {vip} on {}", self.interface);
+            // Recorded first: an agent killed right after the add leaves
+            // an address its next run knows to remove.
+            self.record(Some(vip))?;
             match rtnl.address(RequestKind::Add, index, vip) {
                 Ok(()) => {
                     held.added.push(vip);
@@ -171,12 +250,19 @@ impl Vips {
                         self.ours.push(vip);
                     }
                 }
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => held.present.push(vip),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    held.present.push(vip);
+                    // Not ours (unless an earlier call added it): off the record.
+                    self.record(None)?;
+                }
                 Err(source) => {
+                    // Not added: off the record (best effort; the error
+                    // reported is the add's).
+                    let _ = self.record(None);
                     return Err(VipError {
                         doing: what,
                         source,
-                    })
+                    });
                 }
             }
             if let (IpAddr::V4(v4), Some(mac)) = (vip.address, mac) {
@@ -222,6 +308,7 @@ impl Vips {
             }
             self.ours.remove(0);
             removed.push(vip);
+            self.record(None)?;
         }
         Ok(removed)
     }

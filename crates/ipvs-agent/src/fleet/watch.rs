@@ -1,9 +1,14 @@
 //! [`Source`]: the configurations a running agent follows. It reads the
-//! complete generation, then watches `current` from the next revision; on
-//! a change it reads the new generation at the flip's revision. After a
-//! disconnect it resumes the watch from the revision it has (nothing is
-//! read again when nothing changed); after a compaction took that revision
-//! away it reads the whole state again.
+//! complete generation, then watches `current` and the entries (one
+//! range, [`Layout::watched`]) from the next revision. The watch brings the
+//! keys and values a publish puts and deletes, then its flip of `current`:
+//! the watcher adds up the change (the count and the digest of the keys,
+//! in time proportional to the change), parses only the values put, and
+//! so reads nothing from etcd for a new generation. A change that does
+//! not add up (a watch started mid-publish, say) is read whole at the
+//! flip's revision. After a disconnect it resumes the watch from the
+//! revision it has (nothing is read again when nothing changed); after a
+//! compaction took that revision away it reads the whole state again.
 //!
 //! To wire it into the daemon, a loop calls [`Source::next`] and hands each
 //! configuration to the agent as a SIGHUP reload would (validated already,
@@ -23,16 +28,18 @@
 //! # }
 //! ```
 
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::Duration;
 
 use etcd_client::{EventType, WatchOptions, WatchStream};
 
+use crate::config::Config;
 use crate::fleet::connect::Etcd;
-use crate::fleet::current::Current;
+use crate::fleet::current::{Current, KeySum};
 use crate::fleet::errors::FleetError;
-use crate::fleet::layout::Layout;
-use crate::fleet::read::{read_current, read_generation, Snapshot};
-use crate::fleet::values::ParseCache;
+use crate::fleet::layout::{check, Layout, SERVICES};
+use crate::fleet::read::{read_current, read_entries, read_generation, Snapshot, MAX_MESSAGE};
+use crate::fleet::values::{parse_keys, ParseCache};
 
 /// The longest wait between two tries after errors.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -44,8 +51,13 @@ pub struct SourceStats {
     /// Reads of the whole state at the latest revision: at the start and
     /// after each compaction.
     pub full_reads: u64,
-    /// Generations read (each checked against `current`).
+    /// Generations delivered (each checked against `current`), read
+    /// whole or added up from a watch.
     pub generations_read: u64,
+    /// Generations added up from the watch alone (nothing read).
+    pub from_watch: u64,
+    /// Flips whose change did not add up, read whole at their revision.
+    pub read_whole: u64,
     /// Watches created (the first, then one per resume or reread).
     pub watches: u64,
     /// Watches resumed after a disconnect from the revision held.
@@ -54,23 +66,54 @@ pub struct SourceStats {
     pub compactions: u64,
 }
 
+/// One event of the watch, not processed yet.
+#[derive(Debug, Clone)]
+enum Change {
+    /// `current` written, at its revision.
+    Flip(Vec<u8>, i64),
+    /// `current` deleted.
+    Unflipped,
+    /// An entry put (its key relative to `PREFIX/entries/`) with its value.
+    Put(String, Vec<u8>),
+    /// An entry deleted.
+    Deleted(String),
+}
+
+/// What processing a change came to.
+enum Outcome {
+    /// Nothing to deliver.
+    Nothing,
+    /// A new generation.
+    Deliver(Snapshot),
+}
+
 /// The configurations published under a prefix, one complete generation
 /// at a time.
 pub struct Source {
     etcd: Etcd,
     layout: Layout,
-    /// The store's revision up to which everything was seen.
+    /// The store's revision up to which every event was received (each is
+    /// processed or in `backlog`).
     revision: i64,
-    /// `current`'s mod revision when last read (0: none yet).
+    /// `current`'s mod revision of the generation last delivered (0: none).
     current_revision: i64,
     /// The whole state is to be read (at the start, after a compaction).
     reread: bool,
     stream: Option<WatchStream>,
     /// Whether etcd answered on the stream (its creation at least).
     answered: bool,
-    /// A flip seen on the watch whose generation is not read yet.
-    pending: Option<(Current, i64)>,
-    /// The last generation's services, parsed.
+    /// The stream was lost: the next one resumes it.
+    lost: bool,
+    /// Events received, in order, not processed yet.
+    backlog: VecDeque<Change>,
+    /// The entries' keys as of the last change processed.
+    keys: BTreeSet<String>,
+    /// Their digest and their services.
+    sum: KeySum,
+    services: usize,
+    /// The values put since the last generation delivered, by key.
+    fresh: HashMap<String, Vec<u8>>,
+    /// The values parsed, by key.
     cache: ParseCache,
     failures: u32,
     /// When the next try may start, after an error.
@@ -100,7 +143,12 @@ impl Source {
             reread: true,
             stream: None,
             answered: false,
-            pending: None,
+            lost: false,
+            backlog: VecDeque::new(),
+            keys: BTreeSet::new(),
+            sum: KeySum::default(),
+            services: 0,
+            fresh: HashMap::new(),
             cache: ParseCache::new(),
             failures: 0,
             retry_at: None,
@@ -125,7 +173,8 @@ impl Source {
 
     /// The next complete configuration: the current one on the first call,
     /// then each newly published one (generations published in between
-    /// may be skipped: the latest counts). Waits while nothing changes.
+    /// may be skipped when they come in one read). Waits while nothing
+    /// changes.
     ///
     /// An error (etcd unreachable; a generation incomplete or with a value
     /// that does not parse) leaves the source where it was: the next call
@@ -156,29 +205,15 @@ impl Source {
 
     async fn step(&mut self) -> Result<Snapshot, FleetError> {
         loop {
-            if let Some((current, at)) = self.pending.clone() {
-                let read =
-                    read_generation(&self.etcd, &self.layout, &current, at, &mut self.cache).await;
-                match read {
-                    Ok(config) => {
-                        self.pending = None;
-                        self.stats.generations_read += 1;
-                        self.current_revision = at;
-                        self.revision = self.revision.max(at);
-                        return Ok(self.snapshot(current.generation, config, at));
-                    }
-                    Err(FleetError::Compacted { .. }) => {
-                        self.pending = None;
-                        self.reread = true;
-                    }
-                    Err(e) if e.is_transient() => return Err(e),
-                    Err(e) => {
-                        // A bad generation is skipped: the next publish
-                        // replaces it.
-                        self.pending = None;
-                        self.revision = self.revision.max(at);
-                        return Err(e);
-                    }
+            // The change stays first in the backlog until processed: a
+            // call dropped midway processes it again.
+            while let Some(change) = self.backlog.front().cloned() {
+                let outcome = self.process(change).await;
+                if !matches!(&outcome, Err(e) if e.is_transient()) {
+                    self.backlog.pop_front();
+                }
+                if let Outcome::Deliver(s) = outcome? {
+                    return Ok(s);
                 }
             }
             if self.reread {
@@ -186,131 +221,248 @@ impl Source {
                     return Ok(s);
                 }
             }
-            let stream = match self.stream.as_mut() {
-                Some(s) => s,
-                None => {
-                    let options = WatchOptions::new()
-                        .with_start_revision(self.revision + 1)
-                        .with_progress_notify();
-                    let mut client = self.etcd.client();
-                    let key = self.layout.current();
-                    let s = self
-                        .etcd
-                        .call("watch `current`", client.watch(key, Some(options)))
-                        .await?;
-                    if self.stats.watches > 0 && !self.reread {
-                        self.stats.resumes += 1;
-                    }
-                    self.stats.watches += 1;
-                    self.answered = false;
-                    self.stream.insert(s)
+            self.receive().await?;
+        }
+    }
+
+    /// One change of the watch, in order.
+    async fn process(&mut self, change: Change) -> Result<Outcome, FleetError> {
+        match change {
+            Change::Put(k, v) => {
+                if self.keys.insert(k.clone()) {
+                    self.sum.add(&k);
+                    self.services += usize::from(k.starts_with(SERVICES));
+                    self.fresh.insert(k, v);
                 }
-            };
-            let response = match stream.message().await {
-                Ok(Some(r)) => r,
-                Ok(None) | Err(_) if self.answered => {
-                    // The connection is gone: resume from the revision held.
-                    tracing::warn!(
-                        etcd = self.etcd.endpoints(),
-                        revision = self.revision,
-                        "etcd watch lost, resuming"
-                    );
-                    self.stream = None;
-                    continue;
-                }
-                Ok(None) | Err(_) => {
-                    // Lost before any answer: an error, so that the next
-                    // try waits its backoff.
-                    self.stream = None;
-                    return Err(FleetError::Unreachable {
-                        endpoints: self.etcd.endpoints().to_string(),
-                        operation: "watch `current`",
-                        message: "the watch ended before etcd answered".to_string(),
-                    });
-                }
-            };
-            self.answered = true;
-            if response.canceled() {
-                self.stream = None;
-                if response.compact_revision() > 0 {
-                    tracing::warn!(
-                        revision = self.revision,
-                        compacted = response.compact_revision(),
-                        "etcd compacted the revision watched from: reading the whole state again"
-                    );
-                    self.stats.compactions += 1;
-                    self.reread = true;
-                    continue;
-                }
-                return Err(FleetError::Etcd {
-                    operation: "watch `current`",
-                    message: format!("watch canceled: {}", response.cancel_reason()),
-                });
+                Ok(Outcome::Nothing)
             }
-            let events = response.events();
-            if events.is_empty() {
-                if !response.created() {
-                    // A progress notification: nothing before it is missed.
-                    if let Some(h) = response.header() {
-                        self.revision = self.revision.max(h.revision());
-                    }
+            Change::Deleted(k) => {
+                if self.keys.remove(&k) {
+                    self.sum.remove(&k);
+                    self.services -= usize::from(k.starts_with(SERVICES));
+                    self.fresh.remove(&k);
                 }
-                continue;
+                Ok(Outcome::Nothing)
             }
-            for event in events {
-                let Some(kv) = event.kv() else { continue };
-                self.revision = self.revision.max(kv.mod_revision());
-                if event.event_type() == EventType::Delete {
-                    tracing::warn!(
-                        key = %self.layout.current(),
-                        "`current` deleted: the running configuration stays"
-                    );
-                    self.pending = None;
-                    continue;
-                }
-                let text = String::from_utf8_lossy(kv.value());
-                match Current::parse(&text) {
-                    Ok(c) => self.pending = Some((c, kv.mod_revision())),
-                    Err(message) => {
-                        self.pending = None;
-                        return Err(FleetError::BadCurrent {
-                            key: self.layout.current(),
-                            message,
-                        });
-                    }
-                }
+            Change::Unflipped => {
+                tracing::warn!(
+                    key = %self.layout.current(),
+                    "`current` deleted: the running configuration stays"
+                );
+                Ok(Outcome::Nothing)
+            }
+            Change::Flip(text, at) => {
+                let text = String::from_utf8_lossy(&text);
+                let current = Current::parse(&text).map_err(|message| FleetError::BadCurrent {
+                    key: self.layout.current(),
+                    message,
+                })?;
+                self.flip(current, at).await.map(Outcome::Deliver)
             }
         }
     }
 
-    /// Reads the whole state at the latest revision; `Some` when it is a
-    /// generation not delivered yet.
+    /// The generation `current` names, flipped at revision `at`, every
+    /// change before it processed: added up from the watch, or read whole
+    /// at `at` when it does not add up.
+    async fn flip(&mut self, current: Current, at: i64) -> Result<Snapshot, FleetError> {
+        if check(&current, self.services, &self.sum.to_text()).is_ok() {
+            let (fresh, cache) = (&self.fresh, &self.cache);
+            let all_known = self
+                .keys
+                .iter()
+                .all(|k| fresh.contains_key(k) || cache.contains(k));
+            if all_known {
+                let keys = self
+                    .keys
+                    .iter()
+                    .map(|k| (k.as_str(), self.fresh.get(k).map(Vec::as_slice)));
+                let config = parse_keys(&self.layout.entries(), keys, &mut self.cache)?;
+                self.fresh.clear();
+                self.stats.from_watch += 1;
+                return Ok(self.delivered(current.generation, config, at, at));
+            }
+        }
+        self.stats.read_whole += 1;
+        let g = read_generation(&self.etcd, &self.layout, &current, at, at, &mut self.cache)
+            .await
+            .inspect_err(|e| {
+                if matches!(e, FleetError::Compacted { .. }) {
+                    self.reread = true;
+                    self.backlog.clear();
+                    self.stream = None;
+                }
+            })?;
+        self.hold(g.keys);
+        Ok(self.delivered(current.generation, g.config, at, at))
+    }
+
+    /// The entries' keys are `keys` (their values parsed in the cache).
+    fn hold(&mut self, keys: Vec<String>) {
+        self.sum = KeySum::default();
+        for k in &keys {
+            self.sum.add(k);
+        }
+        self.services = keys.iter().filter(|k| k.starts_with(SERVICES)).count();
+        self.keys = keys.into_iter().collect();
+        self.fresh.clear();
+    }
+
+    fn delivered(&mut self, generation: u64, config: Config, at: i64, flip: i64) -> Snapshot {
+        self.stats.generations_read += 1;
+        self.current_revision = flip;
+        Snapshot::new(generation, config, at, flip)
+    }
+
+    /// The next response of the watch (created first if there is none),
+    /// its events appended to the backlog.
+    async fn receive(&mut self) -> Result<(), FleetError> {
+        let stream = match self.stream.as_mut() {
+            Some(s) => s,
+            None => {
+                let (start, end) = self.layout.watched();
+                let options = WatchOptions::new()
+                    .with_range(end)
+                    .with_start_revision(self.revision + 1)
+                    .with_progress_notify();
+                let mut client = self
+                    .etcd
+                    .client()
+                    .watch_client()
+                    .max_decoding_message_size(MAX_MESSAGE);
+                let s = self
+                    .etcd
+                    .call(
+                        "watch the desired state",
+                        client.watch(start, Some(options)),
+                    )
+                    .await?;
+                if std::mem::take(&mut self.lost) {
+                    self.stats.resumes += 1;
+                }
+                self.stats.watches += 1;
+                self.answered = false;
+                self.stream.insert(s)
+            }
+        };
+        let response = match stream.message().await {
+            Ok(Some(r)) => r,
+            Ok(None) | Err(_) if self.answered => {
+                // The connection is gone: resume from the revision held.
+                tracing::warn!(
+                    etcd = self.etcd.endpoints(),
+                    revision = self.revision,
+                    "etcd watch lost, resuming"
+                );
+                self.stream = None;
+                self.lost = true;
+                return Ok(());
+            }
+            Ok(None) | Err(_) => {
+                // Lost before any answer: an error, so that the next try
+                // waits its backoff.
+                self.stream = None;
+                return Err(FleetError::Unreachable {
+                    endpoints: self.etcd.endpoints().to_string(),
+                    operation: "watch the desired state",
+                    message: "the watch ended before etcd answered".to_string(),
+                });
+            }
+        };
+        self.answered = true;
+        if response.canceled() {
+            self.stream = None;
+            if response.compact_revision() > 0 {
+                tracing::warn!(
+                    revision = self.revision,
+                    compacted = response.compact_revision(),
+                    "etcd compacted the revision watched from: reading the whole state again"
+                );
+                self.stats.compactions += 1;
+                self.reread = true;
+                return Ok(());
+            }
+            return Err(FleetError::Etcd {
+                operation: "watch the desired state",
+                message: format!("watch canceled: {}", response.cancel_reason()),
+            });
+        }
+        let events = response.events();
+        if events.is_empty() {
+            if !response.created() {
+                // A progress notification: nothing before it is missed.
+                if let Some(h) = response.header() {
+                    self.revision = self.revision.max(h.revision());
+                }
+            }
+            return Ok(());
+        }
+        let (current, entries) = (self.layout.current(), self.layout.entries());
+        for event in events {
+            let Some(kv) = event.kv() else { continue };
+            self.revision = self.revision.max(kv.mod_revision());
+            let key = String::from_utf8_lossy(kv.key());
+            let put = event.event_type() == EventType::Put;
+            let change = if key == current {
+                if put {
+                    Change::Flip(kv.value().to_vec(), kv.mod_revision())
+                } else {
+                    Change::Unflipped
+                }
+            } else if let Some(k) = key.strip_prefix(&entries) {
+                if put {
+                    Change::Put(k.to_string(), kv.value().to_vec())
+                } else {
+                    Change::Deleted(k.to_string())
+                }
+            } else {
+                continue;
+            };
+            self.backlog.push_back(change);
+        }
+        Ok(())
+    }
+
+    /// Reads the whole state at the latest revision (or at `current`'s,
+    /// when entries were written since); `Some` when it is a generation
+    /// not delivered yet.
     async fn read_all(&mut self) -> Result<Option<Snapshot>, FleetError> {
         let (found, at) = read_current(&self.etcd, &self.layout, None).await?;
         self.stats.full_reads += 1;
         self.stream = None;
-        let Some((current, current_revision)) = found else {
+        self.lost = false;
+        self.backlog.clear();
+        let Some((current, flip)) = found else {
             tracing::info!(prefix = %self.layout.prefix, "nothing published yet: waiting");
+            // What a first publish wrote so far, as the watch would have.
+            let entries = read_entries(&self.etcd, &self.layout, at).await?;
+            self.hold(entries.iter().map(|(k, _)| k.clone()).collect());
+            self.fresh = entries.into_iter().collect();
             self.reread = false;
             self.revision = at;
             return Ok(None);
         };
-        if current_revision == self.current_revision {
+        let g = read_generation(
+            &self.etcd,
+            &self.layout,
+            &current,
+            flip,
+            at,
+            &mut self.cache,
+        )
+        .await?;
+        self.hold(g.keys);
+        self.reread = false;
+        self.revision = g.revision;
+        if flip == self.current_revision {
             // The same generation as before the compaction.
-            self.reread = false;
-            self.revision = at;
             return Ok(None);
         }
-        let config =
-            read_generation(&self.etcd, &self.layout, &current, at, &mut self.cache).await?;
-        self.stats.generations_read += 1;
-        self.reread = false;
-        self.revision = at;
-        self.current_revision = current_revision;
-        Ok(Some(self.snapshot(current.generation, config, at)))
-    }
-
-    fn snapshot(&self, generation: u64, config: crate::config::Config, at: i64) -> Snapshot {
-        Snapshot::new(generation, config, at, self.current_revision)
+        Ok(Some(self.delivered(
+            current.generation,
+            g.config,
+            g.revision,
+            flip,
+        )))
     }
 }

@@ -1,7 +1,8 @@
-//! Writing a configuration as a new generation: a claim, its entries in
-//! transactions within etcd's limits ([`split`](crate::fleet::split)), then
-//! `current` flipped to it in a final transaction, then the generations
-//! before the previous one deleted.
+//! Writing a configuration as a new generation: a claim, then the entries
+//! that changed ([`Delta`]: only those, so one service changed in 10,000
+//! is one delete and one put) in transactions within etcd's limits
+//! ([`split`](crate::fleet::split)), then `current` flipped to it in a
+//! final transaction.
 //!
 //! Every transaction compares `current`'s mod revision with the one read
 //! at the start; the first creates the publisher's claim
@@ -14,14 +15,15 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use etcd_client::{Compare, CompareOp, DeleteOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 
 use crate::config::Config;
 use crate::fleet::connect::Etcd;
+use crate::fleet::delta::Delta;
 use crate::fleet::errors::FleetError;
 use crate::fleet::layout::{entries, record, Layout};
-use crate::fleet::read::read_current;
-use crate::fleet::split::{batches, put_bytes, Limits};
+use crate::fleet::read::{read_current, read_keys};
+use crate::fleet::split::{batches_by, delete_bytes, put_bytes, Limits};
 
 /// How long a publisher's claim lives if the publisher dies (seconds).
 pub const CLAIM_TTL: i64 = 60;
@@ -117,13 +119,22 @@ pub struct Published {
     pub services: usize,
     /// Transactions written: the claim, the entries', the flip of `current`.
     pub transactions: usize,
-    /// Bytes of the keys and values written.
+    /// Bytes of the keys and values written (deletes count their keys).
     pub bytes: usize,
+    /// Entries put (new or changed services and settings).
+    pub puts: usize,
+    /// Entries deleted (services gone or changed).
+    pub deletes: usize,
     /// The revision of the flip: readers at or after it get this generation.
     pub revision: i64,
 }
 
-/// Publishes `config` under `layout` as the next generation.
+/// One operation on an entry: its full key, and its value for a put.
+type Op = (String, Option<Vec<u8>>);
+
+/// Publishes `config` under `layout` as the next generation: a claim, then
+/// only the entries that differ from what is stored (keys named by
+/// content: compared without reading a value), then `current`.
 pub async fn publish(
     etcd: &Etcd,
     layout: &Layout,
@@ -138,13 +149,19 @@ pub async fn publish(
     let n = previous + 1;
     let relative = entries(config);
     let current = record(n, &relative);
-    let prefix = layout.generation(n);
-    let full: Vec<(String, Vec<u8>)> = relative
-        .into_iter()
-        .map(|(k, v)| (format!("{prefix}{k}"), v))
-        .collect();
-    let parts = batches(&full, options.limits)
-        .map_err(|(key, bytes, room)| FleetError::TooLarge { key, bytes, room })?;
+    let prefix = layout.entries();
+    // Every entry fits in a transaction, checked before anything is written.
+    batches_by(
+        relative
+            .iter()
+            .map(|(k, v)| (k.as_str(), put_bytes(&prefix, v) + k.len())),
+        options.limits,
+    )
+    .map_err(|(key, bytes, room)| FleetError::TooLarge {
+        key: format!("{prefix}{key}"),
+        bytes,
+        room,
+    })?;
     let lease = etcd
         .call(
             "grant the claim's lease",
@@ -161,27 +178,47 @@ pub async fn publish(
         TxnOp::get(claim_key.as_str(), None),
     ];
     let mut bytes = 0;
-    let count = parts.len().max(1);
+    let (mut puts, mut deletes, mut written) = (0, 0, 0);
     let result = async {
-        // The claim, and whatever a publisher that died left of this
-        // generation deleted (etcd takes no put into a range the same
-        // transaction deletes: the puts follow).
-        let end = Layout::range_end(&prefix);
-        let leftovers = DeleteOptions::new().with_range(end);
         let on_lease = PutOptions::new().with_lease(lease);
         let free = Compare::create_revision(claim_key.as_str(), CompareOp::Equal, 0);
         let claim = Txn::new()
             .when(vec![unchanged.clone(), free])
-            .and_then(vec![
-                TxnOp::put(claim_key.as_str(), token.as_str(), Some(on_lease)),
-                TxnOp::delete(prefix.as_str(), Some(leftovers)),
-            ])
+            .and_then(vec![TxnOp::put(
+                claim_key.as_str(),
+                token.as_str(),
+                Some(on_lease),
+            )])
             .or_else(on_failure.clone());
         bytes += put_bytes(&claim_key, token.as_bytes());
         let response = etcd.call("claim a generation", client.txn(claim)).await?;
         if !response.succeeded() {
             return Err(conflict(layout, base, &token, &response.op_responses()));
         }
+        // What is stored, read once the claim is held (what a publisher
+        // that died left is in it too): its keys only.
+        let (stored, _) = read_keys(etcd, layout).await?;
+        let delta = Delta::new(&stored, &relative);
+        (puts, deletes) = (delta.puts.len(), delta.deletes.len());
+        let ops: Vec<Op> = delta
+            .deletes
+            .iter()
+            .map(|k| (format!("{prefix}{k}"), None))
+            .chain(delta.puts.iter().map(|&i| {
+                let (k, v) = &relative[i];
+                (format!("{prefix}{k}"), Some(v.clone()))
+            }))
+            .collect();
+        let sized = ops.iter().map(|(k, v)| {
+            let b = v
+                .as_ref()
+                .map_or_else(|| delete_bytes(k), |v| put_bytes(k, v));
+            (k.as_str(), b)
+        });
+        let parts = batches_by(sized, options.limits)
+            .map_err(|(key, bytes, room)| FleetError::TooLarge { key, bytes, room })?;
+        written = parts.len();
+        let count = parts.len().max(1);
         // A window of transactions in flight at once (their order does not
         // matter: nothing is in force before the flip); the pause is
         // called after each, in order, once its window is written.
@@ -189,26 +226,34 @@ pub async fn publish(
         for (w, chunk) in parts.chunks(window).enumerate() {
             let mut set = tokio::task::JoinSet::new();
             for (j, range) in chunk.iter().enumerate() {
-                let mut ops = Vec::with_capacity(range.len());
-                for (k, v) in &full[range.clone()] {
-                    bytes += put_bytes(k, v);
-                    ops.push(TxnOp::put(k.as_str(), v.clone(), None));
+                let mut txn_ops = Vec::with_capacity(range.len());
+                for (k, v) in &ops[range.clone()] {
+                    match v {
+                        Some(v) => {
+                            bytes += put_bytes(k, v);
+                            txn_ops.push(TxnOp::put(k.as_str(), v.clone(), None));
+                        }
+                        None => {
+                            bytes += delete_bytes(k);
+                            txn_ops.push(TxnOp::delete(k.as_str(), None));
+                        }
+                    }
                 }
                 let txn = Txn::new()
                     .when(vec![unchanged.clone(), held.clone()])
-                    .and_then(ops)
+                    .and_then(txn_ops)
                     .or_else(on_failure.clone());
                 let etcd = etcd.clone();
                 set.spawn(async move {
                     let mut client = etcd.client();
-                    let r = etcd.call("write a generation", client.txn(txn)).await;
+                    let r = etcd.call("write the entries", client.txn(txn)).await;
                     (w * window + j, r)
                 });
             }
             let mut done = Vec::with_capacity(chunk.len());
             while let Some(joined) = set.join_next().await {
                 done.push(joined.map_err(|e| FleetError::Etcd {
-                    operation: "write a generation",
+                    operation: "write the entries",
                     message: e.to_string(),
                 })?);
             }
@@ -244,26 +289,13 @@ pub async fn publish(
         .call("revoke the claim's lease", client.lease_revoke(lease))
         .await;
     let revision = result?;
-    if n >= 3 {
-        // Keep the previous generation: a reader that got `current` just
-        // before the flip still reads it.
-        let end = layout.generation(n - 1);
-        let older = DeleteOptions::new().with_range(end);
-        if let Err(e) = etcd
-            .call(
-                "delete old generations",
-                client.delete(layout.generations(), Some(older)),
-            )
-            .await
-        {
-            tracing::warn!(error = %e, "old generations not deleted (the next publish retries)");
-        }
-    }
     Ok(Published {
         generation: n,
         services: current.services,
-        transactions: parts.len() + 2,
+        transactions: written + 2,
         bytes,
+        puts,
+        deletes,
         revision,
     })
 }

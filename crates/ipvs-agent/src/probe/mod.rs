@@ -41,4 +41,17 @@ pub trait Prober: Send + Sync + 'static {
     /// opened (sockets, a child process) is closed or killed. The daemon
     /// does not time the future again: a prober must keep this bound.
     fn probe(&self, server: SocketAddr, check: Arc<HealthCheck>) -> ProbeFuture;
+
+    /// Starts one check as [`probe`](Prober::probe) does, but unbounded:
+    /// the caller times it (`check.timeout` from its first poll) and drops
+    /// it when that has passed, which must close whatever it opened.
+    /// `None` where this prober times a check itself (a command, which it
+    /// kills and reaps first): the caller calls `probe` then.
+    ///
+    /// The daemon asks this first: its own deadlines cost it no timer of
+    /// the runtime a check (README, "Measured"). `None` by default.
+    fn probe_untimed(&self, server: SocketAddr, check: &Arc<HealthCheck>) -> Option<ProbeFuture> {
+        let _ = (server, check);
+        None
+    }
 }

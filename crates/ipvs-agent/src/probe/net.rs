@@ -109,6 +109,23 @@ impl Default for NetProber {
 }
 
 impl Prober for NetProber {
+    fn probe_untimed(&self, server: SocketAddr, check: &Arc<HealthCheck>) -> Option<ProbeFuture> {
+        match &check.kind {
+            // Dropped, it closes its socket.
+            CheckKind::Tcp { port } => {
+                let to = SocketAddr::new(server.ip(), port.unwrap_or(server.port()));
+                Some(Box::pin(tcp::check(to)))
+            }
+            // Their sockets and TLS sessions too.
+            CheckKind::Http(_) | CheckKind::Dns(_) => {
+                let (prober, check) = (self.clone(), Arc::clone(check));
+                Some(Box::pin(async move { prober.run(server, &check).await }))
+            }
+            // It kills the command's process group and reaps it first.
+            CheckKind::Command { .. } => None,
+        }
+    }
+
     fn probe(&self, server: SocketAddr, check: Arc<HealthCheck>) -> ProbeFuture {
         let timeout = check.timeout;
         match &check.kind {

@@ -67,6 +67,43 @@ async fn a_failing_server_is_drained_after_fall_checks_and_back_after_rise() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_check_that_never_ends_is_timed_by_the_daemon() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let t0 = Instant::now();
+    let agent = start(
+        &kernel,
+        config(&text("1h", 20, "")),
+        &prober,
+        AgentOptions::default(),
+    );
+    advance(MS).await;
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+
+    // A never answers from 3 s: its checks at 4, 6 and 8 s end as timeouts
+    // 1 s after each start (the check's timeout); the third, at 9 s, takes
+    // it out.
+    advance(3 * S - MS).await;
+    prober.hang(A);
+    advance(6 * S - MS).await; // t0 + 9 s - 1 ms
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    // Two that passed (0 and 2 s), three hung.
+    assert_eq!(prober.probes(A), 5);
+    advance(2 * MS).await; // t0 + 9 s + 1 ms
+    assert_eq!(weight(&kernel, &key(80), A), "0");
+    assert_eq!(weight(&kernel, &key(80), B), "20");
+    let state = agent.handle.state().await.unwrap();
+    assert_eq!(state.server(addr(A)).unwrap().changed, Some(t0 + 9 * S));
+    let text = agent.handle.metrics_text();
+    assert!(
+        text.contains("server=\"10.0.0.1:80\",reason=\"timeout\"} 3\n"),
+        "{text}"
+    );
+    assert!(!text.contains("reason=\"refused\""), "{text}");
+    agent.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn flapping_below_the_hysteresis_changes_nothing_in_the_kernel() {
     let kernel = Kernel::new();
     let prober = Scripted::default();

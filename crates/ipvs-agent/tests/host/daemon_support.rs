@@ -2,7 +2,7 @@
 //! answers set by the test), an agent on an emulated kernel, the kernel's
 //! weights and the changes it took.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -17,7 +17,8 @@ use ipvsnl::{AsyncClient, Request, ServiceKey};
 use tokio::task::JoinHandle;
 
 /// Answers set per server: a queue of outcomes taken one per check, then
-/// the standing answer (a pass unless set).
+/// the standing answer (a pass unless set); or no answer ever, a check the
+/// daemon must time itself ([`Scripted::hang`]).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Scripted {
     inner: Arc<Mutex<Script>>,
@@ -28,6 +29,7 @@ struct Script {
     standing: HashMap<SocketAddr, Outcome>,
     queued: HashMap<SocketAddr, VecDeque<Outcome>>,
     probes: HashMap<SocketAddr, usize>,
+    hanging: HashSet<SocketAddr>,
 }
 
 impl Scripted {
@@ -47,6 +49,13 @@ impl Scripted {
         self.set(server, Outcome::Pass);
     }
 
+    /// From now on, the checks of `server` never end: each is handed to
+    /// the daemon unbounded (`probe_untimed`), for it to time.
+    pub(crate) fn hang(&self, server: &str) {
+        let mut s = self.inner.lock().unwrap();
+        s.hanging.insert(addr(server));
+    }
+
     /// The next checks of `server` answer these, in order.
     pub(crate) fn queue(&self, server: &str, outcomes: impl IntoIterator<Item = Outcome>) {
         let mut s = self.inner.lock().unwrap();
@@ -61,6 +70,15 @@ impl Scripted {
 }
 
 impl Prober for Scripted {
+    fn probe_untimed(&self, server: SocketAddr, _check: &Arc<HealthCheck>) -> Option<ProbeFuture> {
+        let mut s = self.inner.lock().unwrap();
+        if !s.hanging.contains(&server) {
+            return None;
+        }
+        *s.probes.entry(server).or_default() += 1;
+        Some(Box::pin(std::future::pending()))
+    }
+
     fn probe(&self, server: SocketAddr, _check: Arc<HealthCheck>) -> ProbeFuture {
         let mut s = self.inner.lock().unwrap();
         *s.probes.entry(server).or_default() += 1;

@@ -14,7 +14,9 @@ fn publish_writes_a_generation_and_says_so() {
         let stdout = text(&out.stdout);
         assert!(
             stdout.starts_with(&format!(
-                "{EXAMPLE}: generation {n} published under /cli: 4 services, 3 transactions, "
+                "{EXAMPLE}: generation {n} published under /cli: 4 services ({} entries put, 0 deleted), {} transactions, ",
+                if n == 1 { 4 } else { 0 },
+                if n == 1 { 3 } else { 2 }
             )),
             "{stdout}"
         );

@@ -1,35 +1,56 @@
-//! The `current` record and the digest a reader checks.
+//! The `current` record and the digest a reader checks: a sum of the
+//! keys' hashes, the same in any order, updated one key at a time.
 
-use ipvs_agent::fleet::current::{digest, Current};
+use ipvs_agent::fleet::current::{digest, Current, KeySum, DIGEST_PREFIX};
 
 #[test]
-fn the_digest_changes_with_any_key_value_or_boundary() {
-    let base = digest([("agent", &b"a"[..]), ("services/0", &b"s"[..])]);
+fn the_digest_changes_with_any_key_and_not_with_their_order() {
+    let base = digest(["settings/aa", "services/0/bb"]);
     assert!(
-        base.starts_with("sha256:") && base.len() == 7 + 64,
+        base.starts_with(DIGEST_PREFIX) && base.len() == DIGEST_PREFIX.len() + 64,
         "{base}"
     );
-    assert_eq!(
-        base,
-        digest([("agent", &b"a"[..]), ("services/0", &b"s"[..])])
-    );
+    assert_eq!(base, digest(["services/0/bb", "settings/aa"]));
     for other in [
-        digest([("agent", &b"a"[..])]),
-        digest([("agent", &b"a"[..]), ("services/0", &b"t"[..])]),
-        digest([("agent", &b"a"[..]), ("services/1", &b"s"[..])]),
-        digest([("agent", &b"as"[..]), ("services/0", &b""[..])]),
+        digest(["settings/aa"]),
+        digest(["settings/aa", "services/0/bc"]),
+        digest(["settings/aa", "services/1/bb"]),
+        digest(["settings/aa", "services/0/bb", "services/0/bb"]),
+        digest(std::iter::empty::<&str>()),
     ] {
         assert_ne!(base, other);
     }
 }
 
 #[test]
+fn a_sum_updated_key_by_key_equals_the_digest_of_the_keys() {
+    let keys: Vec<String> = (0..300).map(|i| format!("services/{i:08}/{i:x}")).collect();
+    let mut sum = KeySum::default();
+    for k in &keys {
+        sum.add(k);
+    }
+    assert_eq!(sum.to_text(), digest(keys.iter().map(String::as_str)));
+    // One key changed: one removed, one added.
+    sum.remove(&keys[17]);
+    sum.add("services/00000017/new");
+    let mut changed = keys.clone();
+    changed[17] = "services/00000017/new".to_string();
+    assert_eq!(sum.to_text(), digest(changed.iter().map(String::as_str)));
+    // Every key removed: back to the empty sum (carries and borrows
+    // across all 32 bytes undone).
+    for k in &changed {
+        sum.remove(k);
+    }
+    assert_eq!(sum, KeySum::default());
+}
+
+#[test]
 fn a_record_reads_back_and_a_bad_one_is_refused_with_why() {
-    let c = Current::new(12, 10_000, digest([("agent", &b"a"[..])]));
+    let c = Current::new(12, 10_000, digest(["settings/aa"]));
     assert_eq!(Current::parse(&c.to_text()), Ok(c.clone()));
     assert_eq!(
         Current::parse("generation = 1\n"),
-        Err("the first line is not \"# ipvs-agent fleet current v1\"".to_string())
+        Err("the first line is not \"# ipvs-agent fleet current v2\"".to_string())
     );
     let no_digest = c.to_text().replace("digest", "hash");
     assert_eq!(

@@ -61,9 +61,7 @@ async fn publish_and_watch_times() {
     let t = Instant::now();
     let (current, at) = read_current(&etcd, &layout, None).await.unwrap();
     let current = current.unwrap().0;
-    let entries = read_entries(&etcd, &layout, current.generation, at)
-        .await
-        .unwrap();
+    let entries = read_entries(&etcd, &layout, at).await.unwrap();
     let fetched = t.elapsed();
     verify(&layout, &current, &entries).unwrap();
     println!(

@@ -16,9 +16,11 @@
 //! director.
 //!
 //! Each director runs `ipvs-agent run --etcd ... --vip 10.0.0.100/32
-//! --vip-interface eth0 --sync-interface eth0 --listen 127.0.0.1:9102` as
-//! a child (`ip netns exec`); its log is `/tmp/fleet-lab/dN.log`, printed
-//! when a test fails.
+//! --vip-interface eth0 --sync-interface eth0 --listen 127.0.0.1:9102
+//! --state-dir /tmp/fleet-lab/dN.state` (and, with [`Lab::peers`],
+//! `--peer-listen 10.0.0.N:7946 --peers ...`: the segment is the peer
+//! link) as a child (`ip netns exec`); its log is `/tmp/fleet-lab/dN.log`,
+//! printed when a test fails.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpStream};
@@ -49,7 +51,7 @@ pub(crate) const TTL: Duration = ipvs_agent::fleet::leadership::DEFAULT_TTL;
 pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 
 const DIR: &str = "/tmp/fleet-lab";
-const ENDPOINTS: &str = "http://10.9.0.1:2379,http://10.9.0.2:2379,http://10.9.0.3:2379";
+pub(crate) const ENDPOINTS: &str = "http://10.9.0.1:2379,http://10.9.0.2:2379,http://10.9.0.3:2379";
 const NAMESPACES: [&str; 8] = [
     "fl-sw", "fl-etcd", "fl-d1", "fl-d2", "fl-d3", "fl-r1", "fl-r2", "fl-c",
 ];
@@ -124,9 +126,15 @@ pub(crate) struct Lab {
     etcd: Vec<Option<Child>>,
     directors: Vec<Option<Child>>,
     servers_stop: Arc<AtomicBool>,
+    /// Whether the directors start with the peer link (`--peers` on the
+    /// segment, port [`PEER_PORT`]).
+    pub(crate) peers: bool,
     /// More `ipvs-agent run` arguments ([`Lab::agent_args`]).
     agent_args: Vec<String>,
 }
+
+/// The peer link's port on each director's segment address.
+pub(crate) const PEER_PORT: u16 = 7946;
 
 impl Lab {
     /// The topology, the three etcd members (healthy) and the real
@@ -173,6 +181,7 @@ impl Lab {
             etcd: (0..3).map(|_| None).collect(),
             directors: (0..3).map(|_| None).collect(),
             servers_stop: Arc::new(AtomicBool::new(false)),
+            peers: false,
             agent_args: Vec::new(),
         };
         for i in 0..3 {
@@ -270,12 +279,28 @@ impl Lab {
             .append(true)
             .open(format!("{DIR}/d{n}.log"))
             .expect("director log");
+        // Its own record of the VIPs it added (the directors share the
+        // file system).
+        let mut extra = vec!["--state-dir".to_string(), format!("{DIR}/d{n}.state")];
+        if self.peers {
+            let others: Vec<String> = (1..=3)
+                .filter(|m| *m != n)
+                .map(|m| format!("10.0.0.{m}:{PEER_PORT}"))
+                .collect();
+            extra.extend([
+                "--peer-listen".to_string(),
+                format!("10.0.0.{n}:{PEER_PORT}"),
+                "--peers".to_string(),
+                others.join(","),
+            ]);
+        }
         let child = Command::new("ip")
             .args(["netns", "exec", &format!("fl-d{n}")])
             .arg(agent())
             .args(["run", "--etcd", ENDPOINTS])
             .args(["--vip", &format!("{VIP}/32"), "--vip-interface", "eth0"])
             .args(["--sync-interface", "eth0", "--listen", "127.0.0.1:9102"])
+            .args(&extra)
             .args(&self.agent_args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())

@@ -3,7 +3,9 @@
 //! in its value). No etcd.
 
 use ipvs_agent::fleet::current::Current;
-use ipvs_agent::fleet::layout::{assemble, entries, record, verify, verify_with, Layout};
+use ipvs_agent::fleet::layout::{
+    assemble, entries, record, value_digest, verify, verify_with, Layout,
+};
 use ipvs_agent::fleet::values::ParseCache;
 use ipvs_agent::fleet::FleetError;
 
@@ -13,8 +15,16 @@ fn layout() -> Layout {
     Layout::new("/p/")
 }
 
+/// A service's entry at `slot` with `value`, its key naming the value's digest.
+fn entry(slot: &str, value: &[u8]) -> (String, Vec<u8>) {
+    (
+        format!("services/{slot}/{}", value_digest(value)),
+        value.to_vec(),
+    )
+}
+
 #[test]
-fn entries_are_in_key_order_and_read_back_equal() {
+fn entries_are_in_key_order_named_by_content_and_read_back_equal() {
     let c = config_of(12, 80);
     let e = entries(&c);
     assert_eq!(e.len(), 13);
@@ -22,15 +32,28 @@ fn entries_are_in_key_order_and_read_back_equal() {
         e.windows(2).all(|w| w[0].0 < w[1].0),
         "sorted as etcd lists them"
     );
-    assert_eq!(e[11].0, "services/00000011-tcp-10.0.0.11-80");
-    assert_eq!(e[12].0, "settings");
+    assert_eq!(
+        e[11].0,
+        format!(
+            "services/00000011-tcp-10.0.0.11-80/{}",
+            value_digest(&e[11].1)
+        )
+    );
+    assert_eq!(e[12].0, format!("settings/{}", value_digest(&e[12].1)));
     let (current, back) = assemble(&layout(), 4, &e).unwrap();
     assert_eq!(back, c);
     assert_eq!((current.generation, current.services), (4, 12));
+    // One weight changed: one key changed, the others the same.
+    let mut c2 = c.clone();
+    c2.services[5].servers[0].destination.weight = 7;
+    let e2 = entries(&c2);
+    let changed: Vec<usize> = (0..13).filter(|i| e[*i].0 != e2[*i].0).collect();
+    assert_eq!(changed, [5]);
+    assert!(e2[5].0.starts_with("services/00000005-tcp-10.0.0.5-80/"));
 }
 
 #[test]
-fn a_missing_entry_or_a_changed_value_is_an_incomplete_generation() {
+fn a_missing_entry_is_an_incomplete_generation_and_a_changed_value_is_named() {
     let e = entries(&config_of(3, 80));
     let current = record(9, &e);
     let mut missing = e.clone();
@@ -45,35 +68,45 @@ fn a_missing_entry_or_a_changed_value_is_an_incomplete_generation() {
         }
         other => panic!("{other:?}"),
     }
-    let mut changed = e.clone();
-    changed[0].1.extend_from_slice(b"# one more line\n");
-    let e2 = verify(&layout(), &current, &changed).unwrap_err();
-    assert!(
-        e2.to_string()
-            .starts_with("generation 9 is incomplete: its entries' digest is sha256:"),
-        "{e2}"
-    );
-    let mut settings_gone = e;
+    let mut settings_gone = e.clone();
     settings_gone.pop();
-    assert!(matches!(
-        verify(&layout(), &current, &settings_gone),
-        Err(FleetError::Incomplete { generation: 9, .. })
-    ));
+    let r = verify(&layout(), &current, &settings_gone).unwrap_err();
+    assert!(
+        r.to_string()
+            .starts_with("generation 9 is incomplete: its entries' digest is sha256-sum:"),
+        "{r}"
+    );
+    // A value that is not the one its key names.
+    let mut changed = e;
+    changed[0].1.extend_from_slice(b"# one more line\n");
+    match verify(&layout(), &current, &changed) {
+        Err(FleetError::Value { key, message }) => {
+            assert_eq!(key, format!("/p/entries/{}", changed[0].0));
+            assert!(
+                message.starts_with("its value's SHA-256 is ")
+                    && message.ends_with(&format!(
+                        ", its key names {}",
+                        changed[0].0.rsplit('/').next().unwrap()
+                    )),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
 fn a_value_that_does_not_parse_is_named_by_its_key_and_line() {
     let mut e = entries(&config_of(3, 80));
-    e[1].1 = b"# ipvs-agent fleet service v1\n[[service]]\nprotocol = \"tcp\"\n\
-               address = \"10.0.0.1\"\nport = 99999\n[[service.server]]\naddress = \"10.1.1.1\"\n"
-        .to_vec();
+    e[1] = entry(
+        "00000001-tcp-10.0.0.1-80",
+        b"# ipvs-agent fleet service v1\n[[service]]\nprotocol = \"tcp\"\n\
+          address = \"10.0.0.1\"\nport = 99999\n[[service.server]]\naddress = \"10.1.1.1\"\n",
+    );
     let current = record(2, &e);
     match verify(&layout(), &current, &e) {
         Err(FleetError::Value { key, message }) => {
-            assert_eq!(
-                key,
-                "/p/generations/00000000000000000002/services/00000001-tcp-10.0.0.1-80"
-            );
+            assert_eq!(key, format!("/p/entries/{}", e[1].0));
             assert_eq!(
                 message,
                 "line 5: `port` must be an integer from 0 to 65535, found 99999"
@@ -84,27 +117,36 @@ fn a_value_that_does_not_parse_is_named_by_its_key_and_line() {
     // Two services in one value, one service twice, an unknown key, bytes
     // that are not text.
     let mut two = entries(&config_of(2, 80));
-    two[0].1 = [two[0].1.clone(), two[1].1.clone()].concat();
+    two[0] = entry(
+        "00000000-tcp-10.0.0.0-80",
+        &[two[0].1.clone(), two[1].1.clone()].concat(),
+    );
     two.remove(1);
     let r = verify(&layout(), &record(3, &two), &two).unwrap_err();
     assert_eq!(
         r.to_string(),
-        "/p/generations/00000000000000000003/services/00000000-tcp-10.0.0.0-80: 2 services in one value, one expected"
+        format!(
+            "/p/entries/{}: 2 services in one value, one expected",
+            two[0].0
+        )
     );
     let mut twice = entries(&config_of(2, 80));
-    twice[1].1 = twice[0].1.clone();
+    twice[1] = entry("00000001-tcp-10.0.0.1-80", &twice[0].1.clone());
     let r = verify(&layout(), &record(3, &twice), &twice).unwrap_err();
     assert_eq!(
         r.to_string(),
-        "/p/generations/00000000000000000003/services/00000001-tcp-10.0.0.1-80: service TCP 10.0.0.0:80 is configured twice \
-         (first at /p/generations/00000000000000000003/services/00000000-tcp-10.0.0.0-80)"
+        format!(
+            "/p/entries/{}: service TCP 10.0.0.0:80 is configured twice (first at /p/entries/{})",
+            twice[1].0, twice[0].0
+        )
     );
     let mut settings = entries(&config_of(1, 80));
-    settings[1].1 = b"[agent]\nresync = \"soon\"\n".to_vec();
+    let bad = b"[agent]\nresync = \"soon\"\n";
+    settings[1] = (format!("settings/{}", value_digest(bad)), bad.to_vec());
     let r = verify(&layout(), &record(3, &settings), &settings).unwrap_err();
     assert!(
         r.to_string()
-            .starts_with("/p/generations/00000000000000000003/settings: line 2: "),
+            .starts_with(&format!("/p/entries/{}: line 2: ", settings[1].0)),
         "{r}"
     );
     let mut unknown = entries(&config_of(1, 80));
@@ -112,16 +154,13 @@ fn a_value_that_does_not_parse_is_named_by_its_key_and_line() {
     let r = verify(&layout(), &record(3, &unknown), &unknown).unwrap_err();
     assert_eq!(
         r.to_string(),
-        "/p/generations/00000000000000000003/zzz: a key this agent does not know"
+        "/p/entries/zzz: a key this agent does not know"
     );
     let mut binary = entries(&config_of(1, 80));
-    binary[0].1 = vec![0xff, 0xfe];
+    binary[0] = entry("00000000-tcp-10.0.0.0-80", &[0xff, 0xfe]);
     let r = verify(&layout(), &record(3, &binary), &binary).unwrap_err();
-    assert!(
-        r.to_string()
-            .contains("services/00000000-tcp-10.0.0.0-80: not UTF-8"),
-        "{r}"
-    );
+    assert!(r.to_string().contains("-tcp-10.0.0.0-80/"), "{r}");
+    assert!(r.to_string().contains(": not UTF-8"), "{r}");
 }
 
 #[test]
@@ -141,17 +180,18 @@ fn with_a_cache_only_the_changed_values_are_parsed_and_the_result_is_the_same() 
         verify_with(&layout(), &record(1, &e), &e, &mut cache).unwrap(),
         c
     );
-    assert_eq!(cache.len(), 50);
+    assert_eq!(cache.len(), 51, "50 services and the settings");
     c.services[7].servers[2].destination.weight = 9;
     c.services.remove(30);
     let e2 = entries(&c);
     let cached = verify_with(&layout(), &record(2, &e2), &e2, &mut cache).unwrap();
     assert_eq!(cached, c);
     assert_eq!(cached, verify(&layout(), &record(2, &e2), &e2).unwrap());
-    assert_eq!(cache.len(), 49, "only this generation's services kept");
+    assert_eq!(cache.len(), 50, "only this generation's values kept");
     // A bad generation leaves the cache as it was.
     let mut bad = e2.clone();
-    bad[3].1 = b"[[service]]\n".to_vec();
+    bad[3] = entry("00000003-tcp-10.0.0.3-80", b"[[service]]\n");
     assert!(verify_with(&layout(), &record(3, &bad), &bad, &mut cache).is_err());
-    assert_eq!(cache.len(), 49);
+    assert_eq!(cache.len(), 50);
+    assert!(verify_with(&layout(), &record(2, &e2), &e2, &mut cache).is_ok());
 }

@@ -1,7 +1,8 @@
 //! Publishing to and reading from a real etcd (fleet_etcd): the file's
-//! configuration read back equal, readers between a publish's
-//! transactions see the previous generation whole, two publishers do not
-//! interleave, a file with an error writes nothing.
+//! configuration read back equal, a change writes only what changed,
+//! readers between a publish's transactions see the previous generation
+//! whole, two publishers do not interleave, a file with an error writes
+//! nothing.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -20,7 +21,7 @@ use crate::fleet_etcd::{config_of, keys_under, EtcdServer};
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
 
 #[tokio::test]
-async fn a_published_file_reads_back_equal_and_old_generations_go() {
+async fn a_published_file_reads_back_equal_and_a_change_writes_only_what_changed() {
     let server = EtcdServer::start();
     let endpoint = server.endpoint();
     let args = PublishArgs::parse(&[EXAMPLE, "--etcd", &endpoint, "--prefix", "/t"]).unwrap();
@@ -47,10 +48,29 @@ async fn a_published_file_reads_back_equal_and_old_generations_go() {
         let s = read(&etcd, &layout, None).await.unwrap();
         assert_eq!((s.generation, &s.config), (n, &c));
     }
-    // Generations 3 and 4 are kept (3 services and the settings each), and `current`.
-    assert_eq!(keys_under(&etcd, &layout.generations()).await, 8);
-    assert_eq!(keys_under(&etcd, &layout.generation(3)).await, 4);
+    // 3 services and the settings, and `current`; no claim left.
+    assert_eq!(keys_under(&etcd, &layout.entries()).await, 4);
+    assert_eq!(keys_under(&etcd, "/t/").await, 5);
     assert_eq!(keys_under(&etcd, &layout.publishing()).await, 0);
+    // One weight changed: one entry deleted, one put, in one transaction.
+    let mut c = config_of(3, 84);
+    c.services[1].servers[0].destination.weight = 5;
+    let one = publish(&etcd, &layout, &c, PublishOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (one.generation, one.puts, one.deletes, one.transactions),
+        (5, 1, 1, 3)
+    );
+    assert_eq!(read(&etcd, &layout, None).await.unwrap().config, c);
+    // The same again: nothing but the claim and the flip.
+    let same = publish(&etcd, &layout, &c, PublishOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (same.generation, same.puts, same.deletes, same.transactions),
+        (6, 0, 0, 2)
+    );
     // A reader at an older revision still gets the generation then in force.
     let old = read(&etcd, &layout, Some(p.revision)).await.unwrap();
     assert_eq!(old.generation, 1);
@@ -65,7 +85,8 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
     publish(&etcd, &layout, &first, PublishOptions::default())
         .await
         .unwrap();
-    // 8 puts a transaction: 30 services and the settings in 4.
+    // 8 operations a transaction: the 20 services deleted, then the 30 new
+    // ones put (the settings are the same), in 7.
     let limits = Limits::new(10, 1 << 20);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (e, l, f, s) = (
@@ -78,7 +99,7 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
         let (e, l, f, s) = (e.clone(), l.clone(), f.clone(), Arc::clone(&s));
         Box::pin(async move {
             let snapshot = read(&e, &l, None).await.unwrap();
-            let written = keys_under(&e, &l.generation(2)).await;
+            let written = keys_under(&e, &l.entries()).await;
             s.lock()
                 .unwrap()
                 .push((i, n, snapshot.generation, snapshot.config == f, written));
@@ -90,17 +111,20 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
         .with_pause(pause)
         .with_in_flight(1);
     let p = publish(&etcd, &layout, &second, options).await.unwrap();
-    assert_eq!(p.transactions, 6);
+    assert_eq!(p.transactions, 9);
     let seen = seen.lock().unwrap().clone();
     assert_eq!(
         seen,
         vec![
-            (0, 4, 1, true, 8),
-            (1, 4, 1, true, 16),
-            (2, 4, 1, true, 24),
-            (3, 4, 1, true, 31),
+            (0, 7, 1, true, 13),
+            (1, 7, 1, true, 5),
+            (2, 7, 1, true, 5),
+            (3, 7, 1, true, 13),
+            (4, 7, 1, true, 21),
+            (5, 7, 1, true, 29),
+            (6, 7, 1, true, 31),
         ],
-        "(transaction, of, generation read, equal to the first, keys of generation 2 written)"
+        "(transaction, of, generation read, equal to the first, entries stored)"
     );
     let s = read(&etcd, &layout, None).await.unwrap();
     assert_eq!((s.generation, &s.config), (2, &second));
@@ -118,7 +142,7 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
         let (e, l, f, s) = (e.clone(), l.clone(), f.clone(), Arc::clone(&s));
         Box::pin(async move {
             let snapshot = read(&e, &l, None).await.unwrap();
-            let written = keys_under(&e, &l.generation(3)).await;
+            let written = keys_under(&e, &l.entries()).await;
             s.lock()
                 .unwrap()
                 .push((i, n, snapshot.generation, snapshot.config == f, written));
@@ -133,10 +157,14 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
     assert_eq!(
         *seen.lock().unwrap(),
         vec![
-            (0, 4, 2, true, 16),
-            (1, 4, 2, true, 16),
-            (2, 4, 2, true, 31),
-            (3, 4, 2, true, 31),
+            (0, 8, 2, true, 15),
+            (1, 8, 2, true, 15),
+            (2, 8, 2, true, 3),
+            (3, 8, 2, true, 3),
+            (4, 8, 2, true, 19),
+            (5, 8, 2, true, 19),
+            (6, 8, 2, true, 31),
+            (7, 8, 2, true, 31),
         ]
     );
     assert_eq!(read(&etcd, &layout, None).await.unwrap().config, third);
@@ -181,7 +209,7 @@ async fn of_two_concurrent_publishers_the_second_gets_a_conflict_and_writes_noth
     }
     let s = read(&etcd, &layout, None).await.unwrap();
     assert_eq!((s.generation, s.config), (2, a));
-    assert_eq!(keys_under(&etcd, &layout.generation(3)).await, 0);
+    assert_eq!(keys_under(&etcd, &layout.entries()).await, 21);
 }
 
 #[tokio::test]
@@ -219,15 +247,20 @@ async fn a_publisher_whose_current_changed_meanwhile_gets_a_conflict() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(read(&etcd, &layout, None).await.unwrap().generation, 1);
+    // `current` rewritten by hand after A's entries: what is stored at its
+    // revision is half of A's change, and readers refuse it.
+    match read(&etcd, &layout, None).await {
+        Err(FleetError::Incomplete { generation, .. }) => assert_eq!(generation, 1),
+        other => panic!("{other:?}"),
+    }
     // The claim went with its lease: the next publish goes through, and
-    // replaces what the failed one left of its generation.
+    // replaces what the failed one left.
     let b = config_of(5, 82);
     let p = publish(&etcd, &layout, &b, PublishOptions::default())
         .await
         .unwrap();
     assert_eq!(p.generation, 2);
-    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 6);
+    assert_eq!(keys_under(&etcd, &layout.entries()).await, 6);
     assert_eq!(read(&etcd, &layout, None).await.unwrap().config, b);
 }
 
@@ -308,7 +341,11 @@ async fn a_publisher_that_dies_holds_its_claim_until_its_lease_expires() {
     )
     .await;
     assert!(dead.is_err(), "the first publish never ends");
-    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 8);
+    // Its first transaction: the 2 services deleted, 6 of its 20 put.
+    assert_eq!(keys_under(&etcd, &layout.entries()).await, 7);
+    // Readers still get generation 1 whole (at `current`'s revision).
+    let s = read(&etcd, &layout, None).await.unwrap();
+    assert_eq!((s.generation, s.config), (1, config_of(2, 80)));
     let b = config_of(3, 82);
     match publish(&etcd, &layout, &b, PublishOptions::default()).await {
         Err(FleetError::Conflict { reason, .. }) => {
@@ -327,7 +364,7 @@ async fn a_publisher_that_dies_holds_its_claim_until_its_lease_expires() {
             Err(e) => panic!("{e}"),
         }
     };
-    assert_eq!(p.generation, 2);
-    assert_eq!(keys_under(&etcd, &layout.generation(2)).await, 4);
+    assert_eq!((p.generation, p.deletes, p.puts), (2, 6, 3));
+    assert_eq!(keys_under(&etcd, &layout.entries()).await, 4);
     assert_eq!(read(&etcd, &layout, None).await.unwrap().config, b);
 }

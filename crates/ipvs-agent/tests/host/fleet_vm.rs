@@ -152,8 +152,8 @@ fn fleet_vm_bc_one_leader_serves_and_a_connection_survives_its_death() {
     // segment down.
     let t = Instant::now();
     lab.kill_director(leader);
-    // A dead agent leaves its VIP on the interface (it keeps its record in
-    // memory only: README), so the machine's link goes too.
+    // A dead agent leaves its VIP on the interface (until it is started
+    // again: README), so the machine's link goes too.
     assert!(lab.holds(leader), "the SIGKILLed agent's VIP stays");
     lab.segment_link(leader, false);
     let new = wait_for(TTL + PATIENCE, || {

@@ -40,9 +40,15 @@ mod fleet_leadership;
 #[cfg(feature = "fleet")]
 mod fleet_nat;
 #[cfg(feature = "fleet")]
+mod fleet_peer_link;
+#[cfg(feature = "fleet")]
+mod fleet_peers;
+#[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
+#[cfg(feature = "fleet")]
+mod fleet_scale;
 #[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
@@ -53,6 +59,10 @@ mod fleet_traffic;
 mod fleet_vip;
 #[cfg(feature = "fleet")]
 mod fleet_vm;
+#[cfg(feature = "fleet")]
+mod fleet_vm_peers;
+#[cfg(feature = "fleet")]
+mod fleet_vm_scale;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;

@@ -1,8 +1,21 @@
 //! The TCP check against real sockets: open, refused, no answer.
 
-use ipvs_agent::check::{Failure, Outcome};
+use std::time::Duration;
 
-use crate::probe_support::{full_queue, probe, refusing, silent};
+use ipvs_agent::check::{Failure, Outcome};
+use ipvs_agent::probe::{NetProber, Prober, RootCertStore};
+
+use crate::probe_support::{check, full_queue, probe, refusing, silent};
+
+/// The check the daemon times itself (`probe_untimed`), run for at most
+/// `wait` (`None`: still running then).
+async fn untimed(addr: std::net::SocketAddr, table: &str, wait: Duration) -> Option<Outcome> {
+    let prober = NetProber::with_root_certificates(RootCertStore::empty());
+    let probe = prober
+        .probe_untimed(addr, &check(table))
+        .expect("a TCP check untimed");
+    tokio::time::timeout(wait, probe).await.ok()
+}
 
 #[tokio::test]
 async fn a_listening_port_passes() {
@@ -55,4 +68,35 @@ async fn a_passing_check_closes_its_connection_with_a_reset() {
         Some(std::io::ErrorKind::ConnectionReset),
         "{read:?}"
     );
+}
+
+#[tokio::test]
+async fn untimed_the_check_passes_and_is_refused_alike() {
+    let (_l, open) = silent();
+    let (_s, closed) = refusing();
+    let wait = Duration::from_secs(10);
+    assert_eq!(
+        untimed(open, r#"kind = "tcp""#, wait).await,
+        Some(Outcome::Pass)
+    );
+    assert_eq!(
+        untimed(closed, r#"kind = "tcp""#, wait).await,
+        Some(Outcome::Fail(Failure::Refused))
+    );
+}
+
+#[tokio::test]
+async fn untimed_a_connect_with_no_answer_outlives_its_timeout() {
+    let (_l, _held, addr) = full_queue().await;
+    let table = r#"kind = "tcp", timeout = "100ms", interval = "1s""#;
+    // Its caller times it: 100 ms is not its end.
+    assert_eq!(untimed(addr, table, Duration::from_millis(400)).await, None);
+}
+
+#[test]
+fn a_command_check_is_never_handed_over_untimed() {
+    let prober = NetProber::with_root_certificates(RootCertStore::empty());
+    let command = check(r#"kind = "command", command = ["true"]"#);
+    let server = "127.0.0.1:80".parse().unwrap();
+    assert!(prober.probe_untimed(server, &command).is_none());
 }

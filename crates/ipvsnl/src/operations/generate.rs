@@ -4,13 +4,14 @@
 //!
 //! ```text
 //! /// docs, #[must_use = "..."] and other attributes
-//! fn name[V: Bound](self: &mut Self, arg: Type, ...) -> Output = future;
+//! fn name[V: Bound, ...](self: &mut Self, arg: Type, ...) -> Output = future;
 //! ```
 //!
 //! where `future` is an expression (of `self` and the arguments) whose
 //! future does the work over the client's [`ClientCore`](crate::client_core::ClientCore),
-//! whichever its transport; `[V: Bound]` names the one type parameter an
-//! operation may take (a visitor), and the receiver is written
+//! whichever its transport; `[V: Bound, ...]` names the type parameters an
+//! operation may take (closures: a visitor, an order; each bound a path
+//! such as `FnMut(&ServiceEntry) -> ControlFlow<()>`), and the receiver is written
 //! `self: &Self` or `self: &mut Self` (a macro cannot tell `&self` from
 //! `&mut self` by pattern without ambiguity). From it come:
 //!
@@ -34,14 +35,14 @@ macro_rules! client_ops {
         pub trait $trait:ident;
         $(
         $(#[$attr:meta])*
-        fn $name:ident $([$g:ident : $($bound:tt)+])?
+        fn $name:ident $([$($g:ident : $bound:path),+ $(,)?])?
             ($s:ident : $recv:ty $(, $arg:ident : $ty:ty)* $(,)?) -> $out:ty
             = $work:expr;
     )*) => {
         impl crate::Client {
             $(
                 $(#[$attr])*
-                pub fn $name $(<$g: $($bound)+>)? ($s: $recv $(, $arg: $ty)*) -> $out {
+                pub fn $name $(<$($g: $bound),+>)? ($s: $recv $(, $arg: $ty)*) -> $out {
                     crate::block_on::block_on($work)
                 }
             )*
@@ -52,7 +53,7 @@ macro_rules! client_ops {
         impl crate::AsyncClient {
             $(
                 $(#[$attr])*
-                pub async fn $name $(<$g: $($bound)+>)? ($s: $recv $(, $arg: $ty)*) -> $out {
+                pub async fn $name $(<$($g: $bound),+>)? ($s: $recv $(, $arg: $ty)*) -> $out {
                     $work.await
                 }
             )*
@@ -62,14 +63,14 @@ macro_rules! client_ops {
         pub trait $trait: sealed::Sealed {
             $(
                 $(#[$attr])*
-                fn $name $(<$g: $($bound)+ + Send>)? ($s: $recv $(, $arg: $ty)*)
+                fn $name $(<$($g: $bound + Send),+>)? ($s: $recv $(, $arg: $ty)*)
                     -> impl std::future::Future<Output = $out> + Send;
             )*
         }
 
         impl $trait for crate::Client {
             $(
-                fn $name $(<$g: $($bound)+ + Send>)? ($s: $recv $(, $arg: $ty)*)
+                fn $name $(<$($g: $bound + Send),+>)? ($s: $recv $(, $arg: $ty)*)
                     -> impl std::future::Future<Output = $out> + Send
                 {
                     std::future::ready(crate::Client::$name($s $(, $arg)*))
@@ -81,7 +82,7 @@ macro_rules! client_ops {
         #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
         impl $trait for crate::AsyncClient {
             $(
-                fn $name $(<$g: $($bound)+ + Send>)? ($s: $recv $(, $arg: $ty)*)
+                fn $name $(<$($g: $bound + Send),+>)? ($s: $recv $(, $arg: $ty)*)
                     -> impl std::future::Future<Output = $out> + Send
                 {
                     crate::AsyncClient::$name($s $(, $arg)*)
