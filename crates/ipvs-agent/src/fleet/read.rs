@@ -101,7 +101,7 @@ async fn range(
     let mut key = from.as_bytes().to_vec();
     let mut out = Vec::new();
     loop {
-        let mut options = GetOptions::new().with_range(end).with_limit(PAGE);
+        let mut options = GetOptions::new().with_range(end).with_limit(page);
         if let Some(r) = at {
             options = options.with_revision(r);
         }
