@@ -2,13 +2,14 @@
 //! service count and the digest of its entries' keys, which a reader
 //! checks before it takes the generation.
 //!
-//! Each entry's key names its value's SHA-256 ([`layout`](crate::fleet::layout)),
+//! Each entry's key names its value's XXH3-128 ([`layout`](crate::fleet::layout)),
 //! so a digest of the keys covers the values. The digest is a [`KeySum`]:
-//! the sum of the keys' SHA-256 modulo 2^256, so a watcher that holds one
+//! the sum of the keys' XXH3-128 modulo 2^128, so a watcher that holds one
 //! generation gets the next one's by adding the keys a change put and
 //! subtracting those it deleted, in time proportional to the change, not
-//! to the services. (A check against a torn or partial read, not against
-//! someone who can write to etcd.)
+//! to the services. (A check against a torn or partial read and a changed
+//! value, not against someone who can write to etcd: XXH3 is a checksum,
+//! not a cryptographic hash.)
 //!
 //! ```
 //! use ipvs_agent::fleet::current::{digest, Current, KeySum};
@@ -23,12 +24,12 @@
 //! assert_eq!(sum.to_text(), c.digest);
 //! ```
 
-use sha2::{Digest as _, Sha256};
+use xxhash_rust::xxh3::xxh3_128;
 
 /// The first line of the record's text.
 pub const CURRENT_HEADER: &str = "# ipvs-agent fleet current v2";
 /// How a digest's text starts.
-pub const DIGEST_PREFIX: &str = "sha256-sum:";
+pub const DIGEST_PREFIX: &str = "xxh3-sum:";
 
 /// What `current` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,42 +98,26 @@ impl Current {
     }
 }
 
-/// The sum of keys' SHA-256, modulo 2^256: the same whatever the order
+/// The sum of keys' XXH3-128, modulo 2^128: the same whatever the order
 /// the keys are added in, and a key added then removed leaves no trace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct KeySum([u8; 32]);
+pub struct KeySum(u128);
 
 impl KeySum {
     /// Adds `key`.
     pub fn add(&mut self, key: &str) {
-        let h: [u8; 32] = Sha256::digest(key.as_bytes()).into();
-        let mut carry = 0u16;
-        for i in (0..32).rev() {
-            let s = u16::from(self.0[i]) + u16::from(h[i]) + carry;
-            self.0[i] = s as u8;
-            carry = s >> 8;
-        }
+        self.0 = self.0.wrapping_add(xxh3_128(key.as_bytes()));
     }
 
     /// Removes `key` (added before).
     pub fn remove(&mut self, key: &str) {
-        let h: [u8; 32] = Sha256::digest(key.as_bytes()).into();
-        let mut borrow = 0i16;
-        for i in (0..32).rev() {
-            let mut d = i16::from(self.0[i]) - i16::from(h[i]) - borrow;
-            borrow = 0;
-            if d < 0 {
-                d += 256;
-                borrow = 1;
-            }
-            self.0[i] = d as u8;
-        }
+        self.0 = self.0.wrapping_sub(xxh3_128(key.as_bytes()));
     }
 
     /// [`DIGEST_PREFIX`] and the sum in hex, as `current` records it.
     pub fn to_text(&self) -> String {
         let mut out = String::from(DIGEST_PREFIX);
-        out.push_str(&hex(&self.0));
+        out.push_str(&hex(&self.0.to_be_bytes()));
         out
     }
 }
@@ -147,9 +132,9 @@ pub fn digest<'a>(keys: impl IntoIterator<Item = &'a str>) -> String {
     sum.to_text()
 }
 
-/// The SHA-256 of a value, in hex: the last part of its key.
+/// The XXH3-128 of a value, in hex (32 digits): the last part of its key.
 pub fn value_digest(value: &[u8]) -> String {
-    hex(&Sha256::digest(value))
+    hex(&xxh3_128(value).to_be_bytes())
 }
 
 /// Bytes in lower-case hex.

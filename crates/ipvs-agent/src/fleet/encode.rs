@@ -13,7 +13,6 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::net::IpAddr;
 use std::time::Duration;
 
 use ipvsnl::{
@@ -41,7 +40,9 @@ pub fn agent(a: &AgentSettings) -> String {
 
 /// One service, its servers and checks, as a `[[service]]` table.
 pub fn service(vs: &VirtualService) -> String {
-    let mut o = format!("{SERVICE_HEADER}\n[[service]]\n");
+    let mut o = String::with_capacity(256 + 160 * vs.servers.len());
+    o.push_str(SERVICE_HEADER);
+    o.push_str("\n[[service]]\n");
     let s = &vs.service;
     if let Some(n) = &vs.name {
         let _ = writeln!(o, "name = {}", string(n));
@@ -119,18 +120,14 @@ pub fn service(vs: &VirtualService) -> String {
     }
     let _ = writeln!(o, "remove_after_drain = {}", vs.remove_after_drain);
     if let Some(sorry) = &vs.sorry {
-        let _ = writeln!(
-            o,
-            "sorry_server = {{ {} }}",
-            destination(sorry, false).join(", ")
-        );
+        o.push_str("sorry_server = { ");
+        destination(&mut o, sorry, false, ", ");
+        o.push_str(" }\n");
     }
     for rs in &vs.servers {
-        let _ = writeln!(
-            o,
-            "[[service.server]]\n{}",
-            destination(&rs.destination, true).join("\n")
-        );
+        o.push_str("[[service.server]]\n");
+        destination(&mut o, &rs.destination, true, "\n");
+        o.push('\n');
         if let Some(c) = &rs.check {
             let _ = writeln!(o, "check = {{ {} }}", check(c));
         }
@@ -138,16 +135,15 @@ pub fn service(vs: &VirtualService) -> String {
     o
 }
 
-/// A destination's keys, one `key = value` each.
-fn destination(d: &Destination, thresholds: bool) -> Vec<String> {
-    let mut parts = vec![
-        format!("address = \"{}\"", address(d.addr)),
-        format!("weight = {}", d.weight),
-    ];
+/// A destination's keys, `key = value` each, `sep`-separated, appended
+/// to `o` (written into one string: 10,000 services are encoded at each
+/// publish).
+fn destination(o: &mut String, d: &Destination, thresholds: bool, sep: &str) {
+    let _ = write!(o, "address = \"{}\"{sep}weight = {}", d.addr, d.weight);
     // Port 0 is the default of a firewall-mark (or port-less) service's
     // server, and cannot be written.
     if d.port != 0 {
-        parts.push(format!("port = {}", d.port));
+        let _ = write!(o, "{sep}port = {}", d.port);
     }
     let forward = match d.forward {
         Forward::Route => "route",
@@ -155,7 +151,7 @@ fn destination(d: &Destination, thresholds: bool) -> Vec<String> {
         Forward::Tunnel(_) => "tunnel",
         _ => "masquerade",
     };
-    parts.push(format!("forward = \"{forward}\""));
+    let _ = write!(o, "{sep}forward = \"{forward}\"");
     if let Forward::Tunnel(t) = d.forward {
         let kind = match t.kind {
             TunnelKind::Gue => "gue",
@@ -174,15 +170,18 @@ fn destination(d: &Destination, thresholds: bool) -> Vec<String> {
         } else {
             "none"
         };
-        parts.push(format!(
-            "tunnel = {{ kind = \"{kind}\",{port} checksum = \"{sum}\" }}"
-        ));
+        let _ = write!(
+            o,
+            "{sep}tunnel = {{ kind = \"{kind}\",{port} checksum = \"{sum}\" }}"
+        );
     }
     if thresholds {
-        parts.push(format!("upper_threshold = {}", d.upper_threshold));
-        parts.push(format!("lower_threshold = {}", d.lower_threshold));
+        let _ = write!(
+            o,
+            "{sep}upper_threshold = {}{sep}lower_threshold = {}",
+            d.upper_threshold, d.lower_threshold
+        );
     }
-    parts
 }
 
 /// A check's keys, `, `-separated, for an inline table.
@@ -251,10 +250,6 @@ fn word<T: PartialEq + Copy>(words: &[(&str, T)], n: T) -> String {
         .find(|(_, v)| *v == n)
         .map_or(words[0].0, |(w, _)| *w);
     format!("\"{w}\"")
-}
-
-fn address(a: IpAddr) -> String {
-    a.to_string()
 }
 
 /// A duration in whole milliseconds, as the parser reads it.

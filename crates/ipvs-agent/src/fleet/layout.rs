@@ -4,7 +4,7 @@
 //! - `PREFIX/entries/services/KEY/DIGEST`: one service
 //!   ([`encode::service`]); `KEY` is its position in the file (8 digits, so
 //!   that keys sort in the file's order) and its identity, e.g.
-//!   `00000003-tcp-192.0.2.1-80`; `DIGEST` is the SHA-256 of the value, in
+//!   `00000003-tcp-192.0.2.1-80`; `DIGEST` is the XXH3-128 of the value, in
 //!   hex: keys are named by content, so a publisher learns what is stored
 //!   from the keys alone, and a changed service is a new key (the old one
 //!   deleted);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use crate::config::{self, LoadError};
+use crate::config::{self, Config, LoadError};
 use crate::daemon::runtime::command_runtime;
 use crate::daemon::UsageError;
 use crate::fleet::connect::Etcd;
@@ -99,8 +99,18 @@ pub async fn publish_file(
     options: PublishOptions,
 ) -> Result<Published, FleetError> {
     let config = config::load(&args.file).map_err(FleetError::File)?;
+    publish_config(args, &config, options).await
+}
+
+/// Publishes `config` (validated already) to the cluster and prefix of
+/// `args`.
+pub async fn publish_config(
+    args: &PublishArgs,
+    config: &Config,
+    options: PublishOptions,
+) -> Result<Published, FleetError> {
     let etcd = Etcd::connect(&args.endpoints).await?;
-    publish(&etcd, &Layout::new(&args.prefix), &config, options).await
+    publish(&etcd, &Layout::new(&args.prefix), config, options).await
 }
 
 /// Runs `publish` for the arguments after it: exit 0 when published, 1 on
@@ -118,10 +128,16 @@ pub fn publish_args(args: &[&str]) -> ExitCode {
         Err(code) => return code,
     };
     let started = Instant::now();
-    match runtime.block_on(publish_file(&args, PublishOptions::default())) {
+    let result = config::load(&args.file).map_err(FleetError::File);
+    let checked = started.elapsed();
+    let result = match result {
+        Ok(c) => runtime.block_on(publish_config(&args, &c, PublishOptions::default())),
+        Err(e) => Err(e),
+    };
+    match result {
         Ok(p) => {
             println!(
-                "{}: generation {} published under {}: {} services ({} entries put, {} deleted), {} transactions, {} bytes, {} ms",
+                "{}: generation {} published under {}: {} services ({} entries put, {} deleted), {} transactions, {} bytes, {} ms (the file read and checked in {} ms)",
                 args.file.display(),
                 p.generation,
                 args.prefix,
@@ -130,7 +146,8 @@ pub fn publish_args(args: &[&str]) -> ExitCode {
                 p.deletes,
                 p.transactions,
                 p.bytes,
-                started.elapsed().as_millis()
+                started.elapsed().as_millis(),
+                checked.as_millis()
             );
             ExitCode::SUCCESS
         }

@@ -15,6 +15,9 @@ use crate::fleet::values::ParseCache;
 
 /// Keys read per request when a generation is read.
 pub const PAGE: i64 = 1000;
+/// Keys read per request when only keys are read (a publisher's; about
+/// 80 bytes each).
+pub const KEYS_PAGE: i64 = 20_000;
 /// The largest response this client takes from etcd (a page of values, a
 /// watch response with a whole publish in it): 256 MiB.
 pub const MAX_MESSAGE: usize = 256 << 20;
@@ -80,8 +83,8 @@ pub async fn read_current(
 }
 
 /// The keys and values (`keys_only`: empty values) in `[from, end)` at
-/// `revision` (`None`: the latest), read in pages of [`PAGE`] keys all at
-/// one revision; with the revision read at.
+/// `revision` (`None`: the latest), read in pages of [`PAGE`] keys
+/// ([`KEYS_PAGE`] keys only) all at one revision; with the revision read at.
 async fn range(
     etcd: &Etcd,
     from: &str,
@@ -89,6 +92,7 @@ async fn range(
     revision: Option<i64>,
     keys_only: bool,
 ) -> Result<(Vec<(String, Vec<u8>)>, i64), FleetError> {
+    let page = if keys_only { KEYS_PAGE } else { PAGE };
     let mut client = etcd
         .client()
         .kv_client()
@@ -97,7 +101,7 @@ async fn range(
     let mut key = from.as_bytes().to_vec();
     let mut out = Vec::new();
     loop {
-        let mut options = GetOptions::new().with_range(end).with_limit(PAGE);
+        let mut options = GetOptions::new().with_range(end).with_limit(page);
         if let Some(r) = at {
             options = options.with_revision(r);
         }

@@ -174,7 +174,7 @@ fn parse_one(key: &str, k: &str, v: &[u8]) -> Result<Parsed, FleetError> {
     let found = value_digest(v);
     if found != named {
         return Err(err(format!(
-            "its value's SHA-256 is {found}, its key names {named}"
+            "its value's XXH3-128 is {found}, its key names {named}"
         )));
     }
     let text = std::str::from_utf8(v).map_err(|e| err(format!("not UTF-8: {e}")))?;

@@ -73,7 +73,7 @@ fn a_missing_entry_is_an_incomplete_generation_and_a_changed_value_is_named() {
     let r = verify(&layout(), &current, &settings_gone).unwrap_err();
     assert!(
         r.to_string()
-            .starts_with("generation 9 is incomplete: its entries' digest is sha256-sum:"),
+            .starts_with("generation 9 is incomplete: its entries' digest is xxh3-sum:"),
         "{r}"
     );
     // A value that is not the one its key names.
@@ -83,7 +83,7 @@ fn a_missing_entry_is_an_incomplete_generation_and_a_changed_value_is_named() {
         Err(FleetError::Value { key, message }) => {
             assert_eq!(key, format!("/p/entries/{}", changed[0].0));
             assert!(
-                message.starts_with("its value's SHA-256 is ")
+                message.starts_with("its value's XXH3-128 is ")
                     && message.ends_with(&format!(
                         ", its key names {}",
                         changed[0].0.rsplit('/').next().unwrap()

@@ -220,3 +220,84 @@ async fn an_agent_following_etcd_applies_each_generation_as_a_reload() {
     assert_eq!(changes(&kernel).len(), 1, "{:?}", changes(&kernel));
     agent.stop(false).await;
 }
+
+#[tokio::test]
+async fn a_change_of_one_service_comes_from_the_watch_alone() {
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&server.endpoints()).await.unwrap();
+    let layout = Layout::new("/one");
+    let mut c = config_of(50, 80);
+    publish(&etcd, &layout, &c, PublishOptions::default())
+        .await
+        .unwrap();
+    let mut source = Source::new(etcd.clone(), "/one");
+    assert_eq!(source.next().await.unwrap().config, c);
+    for round in 2..=4u32 {
+        c.services[17].servers[1].destination.weight = round;
+        let p = publish(&etcd, &layout, &c, PublishOptions::default())
+            .await
+            .unwrap();
+        assert_eq!((p.puts, p.deletes), (1, 1));
+        let s = source.next().await.unwrap();
+        assert_eq!((s.generation, &s.config), (u64::from(round), &c));
+        assert_eq!(s.current_revision, p.revision);
+    }
+    // A service removed and one added: the same way.
+    c.services.pop();
+    let p = publish(&etcd, &layout, &c, PublishOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((p.puts, p.deletes), (0, 1));
+    assert_eq!(source.next().await.unwrap().config, c);
+    let stats = source.stats();
+    assert_eq!(
+        (stats.full_reads, stats.from_watch, stats.read_whole),
+        (1, 4, 0),
+        "{stats:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_watcher_started_in_the_middle_of_a_publish_gets_each_generation_whole() {
+    use ipvs_agent::fleet::split::Limits;
+    use std::sync::{Arc, Mutex};
+
+    let server = EtcdServer::start();
+    let etcd = Etcd::connect(&server.endpoints()).await.unwrap();
+    let layout = Layout::new("/mid");
+    let (first, second) = (config_of(10, 80), config_of(12, 81));
+    publish(&etcd, &layout, &first, PublishOptions::default())
+        .await
+        .unwrap();
+    // After the second publish's first transaction of entries, a watcher
+    // starts: half of the change is stored.
+    let slot = Arc::new(Mutex::new(None));
+    let (e, f, s) = (etcd.clone(), first.clone(), Arc::clone(&slot));
+    let pause = Box::new(move |i: usize, _n: usize| {
+        let (e, f, s) = (e.clone(), f.clone(), Arc::clone(&s));
+        Box::pin(async move {
+            if i == 0 {
+                let mut source = Source::new(e, "/mid");
+                let snapshot = source.next().await.unwrap();
+                assert_eq!((snapshot.generation, snapshot.config), (1, f));
+                *s.lock().unwrap() = Some(source);
+            }
+        }) as ipvs_agent::fleet::write::PauseFuture
+    });
+    let options = PublishOptions::default()
+        .with_limits(Limits::new(6, 1 << 20))
+        .with_in_flight(1)
+        .with_pause(pause);
+    publish(&etcd, &layout, &second, options).await.unwrap();
+    let mut source = slot.lock().unwrap().take().expect("the watcher started");
+    // It read generation 1 at `current`'s revision and watched from there:
+    // the rest of the change and the flip come on the watch, and add up.
+    let s = source.next().await.unwrap();
+    assert_eq!((s.generation, s.config), (2, second));
+    let stats = source.stats();
+    assert_eq!(
+        (stats.full_reads, stats.from_watch, stats.read_whole),
+        (1, 1, 0),
+        "{stats:?}"
+    );
+}
