@@ -64,6 +64,11 @@ pub enum Serve {
     /// TCP: accepts and closes at once (a TCP check's peer, thousands a
     /// second, without a thread a connection).
     Close,
+    /// HTTP/1.x as [`Serve::Http`], each request answered by the accept
+    /// loop itself, without a thread a connection (HTTP checks' peer,
+    /// thousands a second); a client slow to send its request holds up
+    /// the next.
+    HttpInLoop,
     /// DNS over UDP: every query answered NOERROR with no records.
     Dns,
 }
@@ -163,6 +168,10 @@ impl Backend {
                         accepted.fetch_add(1, Ordering::Relaxed);
                         if what == Serve::Close {
                             continue; // dropped: closed
+                        }
+                        if what == Serve::HttpInLoop {
+                            let _ = answer_http(s);
+                            continue;
                         }
                         let end = end.clone();
                         #[cfg(feature = "tls")]
