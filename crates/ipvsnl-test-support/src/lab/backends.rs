@@ -9,6 +9,10 @@
 //!  rs<i> 10.30.i.1/24 ------------------ b<i> 10.30.i.2/24, default via 10.30.i.1
 //! ```
 //!
+//! [`Backend::start_v6`] wires one by IPv6 instead: `rs<i>` fd00:30:i::1/64,
+//! `b<i>` fd00:30:i::2/64 (i in hex), the default route through the
+//! director.
+//!
 //! A served port can be stopped ([`Backend::stop`]: its listening socket is
 //! closed, so connections are refused and DNS queries meet a closed port)
 //! and served again; the connections it had accepted go on, so a test can
@@ -26,7 +30,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -82,6 +86,8 @@ struct Running {
 /// One real server: a namespace and the ports it serves.
 pub struct Backend {
     index: u8,
+    /// Wired by IPv6 ([`Backend::start_v6`]).
+    v6: bool,
     host: Netns,
     /// Set when the backend is dropped: every connection ends.
     end: Arc<AtomicBool>,
@@ -113,6 +119,7 @@ impl Backend {
         });
         Backend {
             index,
+            v6: false,
             host,
             end: Arc::new(AtomicBool::new(false)),
             running: Mutex::new(BTreeMap::new()),
@@ -120,14 +127,59 @@ impl Backend {
         }
     }
 
-    /// The backend's address (10.30.index.2).
-    pub fn addr(&self) -> IpAddr {
-        IpAddr::V4(Ipv4Addr::new(10, 30, self.index, 2))
+    /// Backend `index` (1 to 254) wired by IPv6, as [`Backend::start`]
+    /// does by IPv4: the director's end fd00:30:index::1/64, the backend's
+    /// fd00:30:index::2/64 (index in hex; no duplicate address detection,
+    /// so both are usable at once), the default route through the
+    /// director. It serves nothing yet; what it serves listens on its IPv6
+    /// address.
+    pub fn start_v6(index: u8) -> Backend {
+        assert!((1..=254).contains(&index), "backend index {index}");
+        load_module("veth");
+        let host = Netns::new(&format!("backend{index}"));
+        let net = format!("fd00:30:{index:x}");
+        ip_batch(&[
+            format!("link add name rs{index} type veth peer name b{index}"),
+            format!("link set dev b{index} netns {}", host.tid()),
+            format!("addr add {net}::1/64 dev rs{index} nodad"),
+            format!("link set dev rs{index} up"),
+        ]);
+        host.exec(move || {
+            ip_batch(&[
+                format!("addr add {net}::2/64 dev b{index} nodad"),
+                format!("link set dev b{index} up"),
+                format!("route add default via {net}::1"),
+            ]);
+        });
+        Backend {
+            index,
+            v6: true,
+            host,
+            end: Arc::new(AtomicBool::new(false)),
+            running: Mutex::new(BTreeMap::new()),
+            accepted: Mutex::new(BTreeMap::new()),
+        }
     }
 
-    /// The director's address on the backend's link (10.30.index.1).
+    /// The backend's address (10.30.index.2; fd00:30:index::2 by IPv6).
+    pub fn addr(&self) -> IpAddr {
+        self.on_link(2)
+    }
+
+    /// The director's address on the backend's link (10.30.index.1;
+    /// fd00:30:index::1 by IPv6).
     pub fn director_side(&self) -> IpAddr {
-        IpAddr::V4(Ipv4Addr::new(10, 30, self.index, 1))
+        self.on_link(1)
+    }
+
+    /// Host `host` of the backend's link.
+    fn on_link(&self, host: u8) -> IpAddr {
+        if self.v6 {
+            let i = u16::from(self.index);
+            IpAddr::V6(Ipv6Addr::new(0xfd00, 0x30, i, 0, 0, 0, 0, u16::from(host)))
+        } else {
+            IpAddr::V4(Ipv4Addr::new(10, 30, self.index, host))
+        }
     }
 
     /// Serves `what` on `port` of [`Backend::addr`] (TCP, or UDP for
