@@ -204,7 +204,7 @@ impl Backend {
                 thread::spawn(move || answer_dns(&socket, &stop, &accepted))
             }
             _ => {
-                let listener = self.host.exec(move || TcpListener::bind(at));
+                let listener = self.host.exec(move || listen(at, what));
                 let listener = listener.unwrap_or_else(|e| panic!("bind TCP {at}: {e}"));
                 #[cfg(feature = "tls")]
                 let tls = (what == Serve::Https).then(|| tls::config(at.ip()));
@@ -306,6 +306,24 @@ fn response(addr: IpAddr) -> String {
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
+}
+
+/// A TCP listener on `at`; for [`Serve::HttpInLoop`] with a queue of
+/// 4,096 connections (std's is 128): a burst of checks connects long
+/// before it writes its requests, which the loop answers one by one.
+fn listen(at: SocketAddr, what: Serve) -> io::Result<TcpListener> {
+    if what != Serve::HttpInLoop {
+        return TcpListener::bind(at);
+    }
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(at),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&at.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
 }
 
 fn answer_http(mut s: TcpStream) -> io::Result<()> {
