@@ -349,3 +349,56 @@ impl Checks {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_str;
+    use std::net::SocketAddr;
+
+    /// Every check handed over unbounded, and never ending.
+    struct Hanging;
+
+    impl Prober for Hanging {
+        fn probe(&self, _: SocketAddr, _: Arc<HealthCheck>) -> ProbeFuture {
+            unreachable!("every check is handed over untimed")
+        }
+
+        fn probe_untimed(&self, _: SocketAddr, _: &Arc<HealthCheck>) -> Option<ProbeFuture> {
+            Some(Box::pin(std::future::pending()))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_check_first_polled_late_gets_its_whole_timeout_from_then() {
+        let config = parse_str(
+            "t.toml",
+            "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\n\
+             check = { kind = \"tcp\", interval = \"5s\", timeout = \"1s\" }\n\
+             [[service.server]]\naddress = \"10.0.0.1\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let prober: Arc<dyn Prober> = Arc::new(Hanging);
+        let mut checks = Checks::new();
+        let t0 = Instant::now();
+        checks.reconcile(&config, t0);
+        checks.start_due(t0, &prober);
+        assert_eq!(checks.next_deadline(), Some(t0 + Duration::from_secs(1)));
+        // First polled 400 ms after its start was decided.
+        tokio::time::advance(Duration::from_millis(400)).await;
+        assert!(checks.ended().is_none());
+        // The first deadline passes: not its own yet, which is put back.
+        tokio::time::advance(Duration::from_millis(600)).await;
+        checks.expire(Instant::now());
+        assert!(checks.ended().is_none());
+        let own = t0 + Duration::from_millis(1400);
+        assert_eq!(checks.next_deadline(), Some(own));
+        tokio::time::advance(Duration::from_millis(400)).await;
+        checks.expire(Instant::now());
+        let ended = checks.ended().expect("ended").expect("current");
+        assert_eq!(ended.0.outcome, Outcome::Fail(Failure::Timeout));
+        assert_eq!(ended.0.took, Duration::from_secs(1));
+        // Its deadline no longer counts; the next check's is 5 s later.
+        assert_eq!(checks.next_deadline(), None);
+    }
+}
