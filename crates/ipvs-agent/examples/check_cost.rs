@@ -16,7 +16,9 @@
 //! valgrind --tool=callgrind target/release/examples/check_cost 100 5 PORT1 PORT2 PORT3 PORT4
 //! ```
 //!
-//! `check_cost SERVICES SECONDS PORT...`
+//! `check_cost [--http] SERVICES SECONDS PORT...`: with `--http` every
+//! check is an HTTP GET of `/` expecting status 200 (the listeners must
+//! answer it).
 
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr};
@@ -30,12 +32,21 @@ use ipvsnl::emulator::Kernel;
 use ipvsnl::AsyncClient;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let http = args.get(1).is_some_and(|a| a == "--http");
+    if http {
+        args.remove(1);
+    }
+    let check = if http {
+        r#"kind = "http", path = "/", status = 200"#
+    } else {
+        r#"kind = "tcp""#
+    };
     let (Some(services), Some(seconds)) = (
         args.get(1).and_then(|a| a.parse::<u32>().ok()),
         args.get(2).and_then(|a| a.parse::<u64>().ok()),
     ) else {
-        eprintln!("usage: check_cost SERVICES SECONDS PORT...");
+        eprintln!("usage: check_cost [--http] SERVICES SECONDS PORT...");
         std::process::exit(2);
     };
     let ports: Vec<u16> = args[3..].iter().filter_map(|p| p.parse().ok()).collect();
@@ -45,7 +56,7 @@ fn main() {
         let _ = write!(
             text,
             "\n[[service]]\nprotocol = \"tcp\"\naddress = \"{vip}\"\nport = 80\nscheduler = \"rr\"\n\
-             check = {{ kind = \"tcp\", interval = \"1s\", timeout = \"1s\" }}\n"
+             check = {{ {check}, interval = \"1s\", timeout = \"1s\" }}\n"
         );
         for p in &ports {
             let _ = write!(
@@ -79,9 +90,13 @@ fn main() {
         let _ = task.await;
         metrics
     });
+    let count = format!(
+        "ipvs_agent_check_duration_seconds_count{{kind=\"{}\"}} ",
+        if http { "http" } else { "tcp" }
+    );
     let checks = metrics
         .lines()
-        .find_map(|l| l.strip_prefix("ipvs_agent_check_duration_seconds_count{kind=\"tcp\"} "))
+        .find_map(|l| l.strip_prefix(count.as_str()))
         .unwrap_or("0");
     println!("checks {checks}");
 }

@@ -51,11 +51,6 @@ impl<T: Ord> Timetable<T> {
         self.queue.peek().map(|Reverse((at, _, _))| *at)
     }
 
-    /// The earliest check, with its due time, without taking it.
-    pub fn peek(&self) -> Option<(Instant, &T)> {
-        self.queue.peek().map(|Reverse((at, _, id))| (*at, id))
-    }
-
     /// The earliest check if it is due at `now`, with its due time.
     pub fn pop_due(&mut self, now: Instant) -> Option<(Instant, T)> {
         if self.next_due()? > now {

@@ -14,8 +14,8 @@
 //!
 //! The checks a prober hands over unbounded ([`Prober::probe_untimed`]:
 //! every kind of [`NetProber`](crate::probe::NetProber)'s but the command)
-//! are timed here, by a timetable of deadlines the loop sleeps until like
-//! its checks due, not by a timer of tokio's a check: tokio wakes its own
+//! are timed here, by deadlines the loop sleeps until like its checks due
+//! (`daemon/deadlines.rs`), not by a timer of tokio's a check: tokio wakes its own
 //! poller (a write to its eventfd, a system call) for every timer set while
 //! none is due sooner, which within a burst of checks is every one of them.
 
@@ -33,6 +33,7 @@ use tokio::time::Instant;
 
 use crate::check::{seed_of, Failure, IdMap, Outcome, Schedule, Timetable};
 use crate::config::{Config, HealthCheck};
+use crate::daemon::deadlines::Deadlines;
 use crate::daemon::metrics::kind_label;
 use crate::probe::{ProbeFuture, Prober};
 
@@ -138,7 +139,7 @@ pub(crate) struct Checks {
     /// The deadlines of the checks the daemon times, each named by its
     /// entry in `live` and its run; an entry of a check that has ended is
     /// dropped when it comes first.
-    deadlines: Timetable<(usize, u64)>,
+    deadlines: Deadlines<(usize, u64)>,
     /// The run of each timed check under way (`None`: a free entry).
     live: Vec<Option<u64>>,
     free_live: Vec<usize>,
@@ -154,7 +155,7 @@ impl Checks {
             timetable: Timetable::new(),
             running: FuturesUnordered::new(),
             next_generation: 0,
-            deadlines: Timetable::new(),
+            deadlines: Deadlines::default(),
             live: Vec::new(),
             free_live: Vec::new(),
             runs: 0,
@@ -235,7 +236,7 @@ impl Checks {
                     // A first deadline from now; from its first poll, the
                     // true one, it is put back if that is later.
                     self.deadlines
-                        .insert((now + c.check.timeout).into_std(), (live, self.runs));
+                        .insert(now, c.check.timeout, (live, self.runs));
                     let timed = Timed {
                         live,
                         run: self.runs,
@@ -262,20 +263,15 @@ impl Checks {
     /// When the next deadline of a timed check falls (the entries of
     /// checks that have ended are dropped first).
     pub(crate) fn next_deadline(&mut self) -> Option<Instant> {
-        loop {
-            let (at, &(live, run)) = self.deadlines.peek()?;
-            if self.live[live] == Some(run) {
-                return Some(Instant::from_std(at));
-            }
-            self.deadlines.pop_due(at);
-        }
+        let live = &self.live;
+        self.deadlines.first(|(i, run)| live[i] == Some(run))
     }
 
     /// Ends as timeouts the timed checks whose deadline is `now` or past
     /// (each reports at its next poll, which this wakes).
     pub(crate) fn expire(&mut self, now: Instant) {
         let mut due = Vec::new();
-        while let Some((_, (live, run))) = self.deadlines.pop_due(now.into_std()) {
+        while let Some((live, run)) = self.deadlines.pop_due(now) {
             if self.live[live] == Some(run) {
                 due.push((live, run));
             }
@@ -289,9 +285,11 @@ impl Checks {
             if t.expired || due.binary_search(&(t.live, t.run)).is_err() {
                 continue;
             }
-            match r.started.map(|s| s + t.timeout) {
-                // Polled first after the deadline from its start: its own.
-                Some(at) if at > now => self.deadlines.insert(at.into_std(), (t.live, t.run)),
+            match r.started {
+                // Polled first after its start: its own deadline is later.
+                Some(started) if started + t.timeout > now => {
+                    self.deadlines.insert(started, t.timeout, (t.live, t.run));
+                }
                 _ => {
                     t.expired = true;
                     if let Some(waker) = t.waker.take() {
@@ -349,5 +347,58 @@ impl Checks {
             .map(|c| c.check.jitter + c.check.timeout)
             .max()
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_str;
+    use std::net::SocketAddr;
+
+    /// Every check handed over unbounded, and never ending.
+    struct Hanging;
+
+    impl Prober for Hanging {
+        fn probe(&self, _: SocketAddr, _: Arc<HealthCheck>) -> ProbeFuture {
+            unreachable!("every check is handed over untimed")
+        }
+
+        fn probe_untimed(&self, _: SocketAddr, _: &Arc<HealthCheck>) -> Option<ProbeFuture> {
+            Some(Box::pin(std::future::pending()))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_check_first_polled_late_gets_its_whole_timeout_from_then() {
+        let config = parse_str(
+            "t.toml",
+            "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\n\
+             check = { kind = \"tcp\", interval = \"5s\", timeout = \"1s\" }\n\
+             [[service.server]]\naddress = \"10.0.0.1\"\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let prober: Arc<dyn Prober> = Arc::new(Hanging);
+        let mut checks = Checks::new();
+        let t0 = Instant::now();
+        checks.reconcile(&config, t0);
+        checks.start_due(t0, &prober);
+        assert_eq!(checks.next_deadline(), Some(t0 + Duration::from_secs(1)));
+        // First polled 400 ms after its start was decided.
+        tokio::time::advance(Duration::from_millis(400)).await;
+        assert!(checks.ended().is_none());
+        // The first deadline passes: not its own yet, which is put back.
+        tokio::time::advance(Duration::from_millis(600)).await;
+        checks.expire(Instant::now());
+        assert!(checks.ended().is_none());
+        let own = t0 + Duration::from_millis(1400);
+        assert_eq!(checks.next_deadline(), Some(own));
+        tokio::time::advance(Duration::from_millis(400)).await;
+        checks.expire(Instant::now());
+        let ended = checks.ended().expect("ended").expect("current");
+        assert_eq!(ended.0.outcome, Outcome::Fail(Failure::Timeout));
+        assert_eq!(ended.0.took, Duration::from_secs(1));
+        // Its deadline no longer counts; the next check's is 5 s later.
+        assert_eq!(checks.next_deadline(), None);
     }
 }

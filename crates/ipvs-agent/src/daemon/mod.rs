@@ -7,6 +7,7 @@ mod agent;
 mod checks;
 mod connect;
 mod control;
+mod deadlines;
 mod file_watch;
 mod http;
 mod limits;

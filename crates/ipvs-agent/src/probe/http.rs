@@ -10,7 +10,7 @@ use std::task::Poll;
 use bytes::Bytes;
 use http_body_util::Empty;
 use hyper::client::conn::http1;
-use hyper::header::{CONNECTION, HOST, USER_AGENT};
+use hyper::header::{HeaderValue, CONNECTION, HOST, USER_AGENT};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
@@ -71,10 +71,11 @@ pub(crate) async fn get<S>(io: S, http: &HttpCheck, host: &str) -> Outcome
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // The constant headers' values are not parsed again for each check.
     let request = match Request::get(http.path.as_str())
         .header(HOST, host)
-        .header(CONNECTION, "close")
-        .header(USER_AGENT, AGENT)
+        .header(CONNECTION, HeaderValue::from_static("close"))
+        .header(USER_AGENT, HeaderValue::from_static(AGENT))
         .body(Empty::<Bytes>::new())
     {
         Ok(r) => r,

@@ -110,11 +110,26 @@ impl Default for NetProber {
 
 impl Prober for NetProber {
     fn probe_untimed(&self, server: SocketAddr, check: &Arc<HealthCheck>) -> Option<ProbeFuture> {
+        let at = |port: &Option<u16>| SocketAddr::new(server.ip(), port.unwrap_or(server.port()));
         match &check.kind {
             // Dropped, it closes its socket.
-            CheckKind::Tcp { port } => {
-                let to = SocketAddr::new(server.ip(), port.unwrap_or(server.port()));
-                Some(Box::pin(tcp::check(to)))
+            CheckKind::Tcp { port } => Some(Box::pin(tcp::check(at(port)))),
+            // A future of its own, the size of plain HTTP's state: the
+            // one of `run` holds the HTTPS check's too (TLS), which every
+            // HTTP check would allocate and copy (host, callgrind,
+            // `examples/check_cost.rs --http`: README, "Measured").
+            CheckKind::Http(h) if h.tls.is_none() => {
+                let (check, to) = (Arc::clone(check), at(&h.port));
+                Some(Box::pin(async move {
+                    let CheckKind::Http(h) = &check.kind else {
+                        unreachable!("matched as HTTP above")
+                    };
+                    let host = http::host_header(h, to.ip(), to.port());
+                    match tcp::connect(to).await {
+                        Ok(stream) => http::get(stream, h, &host).await,
+                        Err(f) => Outcome::Fail(f),
+                    }
+                }))
             }
             // Their sockets and TLS sessions too.
             CheckKind::Http(_) | CheckKind::Dns(_) => {

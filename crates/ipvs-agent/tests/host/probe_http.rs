@@ -124,3 +124,36 @@ async fn garbage_and_a_cut_response_are_other_failures() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn untimed_the_check_sends_the_same_request_and_reads_the_same_answer() {
+    use ipvs_agent::probe::{NetProber, Prober, RootCertStore};
+
+    let prober = NetProber::with_root_certificates(RootCertStore::empty());
+    let untimed = |addr, table: &str| {
+        let probe = prober.probe_untimed(addr, &crate::probe_support::check(table));
+        probe.expect("an HTTP check untimed")
+    };
+    let server = HttpServer::start(chunked(200, &["hel", "lo"])).await;
+    let table = r#"kind = "http", path = "/healthz?full=1", body_contains = "ello""#;
+    assert_eq!(untimed(server.addr, table).await, Outcome::Pass);
+    let head = &server.heads()[0];
+    assert!(
+        head.starts_with("get /healthz?full=1 http/1.1\r\n"),
+        "{head}"
+    );
+    let host = format!("\r\nhost: 127.0.0.1:{}\r\n", server.addr.port());
+    assert!(head.contains(&host), "{head}");
+    assert!(head.contains("\r\nconnection: close\r\n"), "{head}");
+    let table = r#"kind = "http", status = 204"#;
+    assert_eq!(
+        untimed(server.addr, table).await,
+        Outcome::Fail(Failure::Status {
+            expected: 204,
+            got: 200
+        })
+    );
+    let (_s, closed) = refusing();
+    let refused = untimed(closed, r#"kind = "http""#).await;
+    assert_eq!(refused, Outcome::Fail(Failure::Refused));
+}

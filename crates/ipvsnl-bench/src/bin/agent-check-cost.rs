@@ -12,10 +12,14 @@
 //! instruction, so CPU time / checks is instructions per check.
 //!
 //! PROGRAM is ipvs-agent or keepalived (checker only, `delay_loop 1`,
-//! `TCP_CHECK { connect_timeout 1 }`). Prints
+//! `TCP_CHECK { connect_timeout 1 }`). KIND `http` checks by HTTP instead:
+//! the servers answer every GET `200 OK` with a short body (in their accept
+//! loop: no thread a request), the agent's check is `kind = "http"`,
+//! `path = "/"`, `status = 200`, keepalived's `HTTP_GET { url { path /
+//! status_code 200 } connect_timeout 1 }`. Prints
 //! `CHECKCOST|LABEL|CHECKS|CPU_NS|NS_PER_CHECK|USER_NS_PER_CHECK|SYSTEM_NS_PER_CHECK`.
 //!
-//! `agent-check-cost PROGRAM LABEL [SERVICES] [WINDOW]`
+//! `agent-check-cost PROGRAM LABEL [SERVICES] [WINDOW] [tcp|http]`
 
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr};
@@ -35,13 +39,24 @@ fn vip(i: u32) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 41, (i / 250) as u8, (i % 250 + 1) as u8))
 }
 
-fn agent_config(services: u32, servers: &[Backend]) -> String {
+/// The check of every server: by TCP connect, or by HTTP GET.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Tcp,
+    Http,
+}
+
+fn agent_config(services: u32, servers: &[Backend], kind: Kind) -> String {
+    let check = match kind {
+        Kind::Tcp => r#"kind = "tcp""#,
+        Kind::Http => r#"kind = "http", path = "/", status = 200"#,
+    };
     let mut out = String::from("[agent]\nresync = \"10m\"\n");
     for i in 0..services {
         let _ = write!(
             out,
             "\n[[service]]\nprotocol = \"tcp\"\naddress = \"{}\"\nport = 80\nscheduler = \"rr\"\n\
-             check = {{ kind = \"tcp\", interval = \"1s\", timeout = \"1s\" }}\n",
+             check = {{ {check}, interval = \"1s\", timeout = \"1s\" }}\n",
             vip(i)
         );
         for s in servers {
@@ -55,7 +70,14 @@ fn agent_config(services: u32, servers: &[Backend]) -> String {
     out
 }
 
-fn keepalived_config(services: u32, servers: &[Backend]) -> String {
+fn keepalived_config(services: u32, servers: &[Backend], kind: Kind) -> String {
+    let check = match kind {
+        Kind::Tcp => "TCP_CHECK {\n      connect_timeout 1\n    }",
+        Kind::Http => {
+            "HTTP_GET {\n      url {\n        path /\n        status_code 200\n      }\n      \
+             connect_timeout 1\n    }"
+        }
+    };
     let mut out = String::from("global_defs { router_id cost }\n");
     for i in 0..services {
         let _ = writeln!(
@@ -66,8 +88,7 @@ fn keepalived_config(services: u32, servers: &[Backend]) -> String {
         for s in servers {
             let _ = writeln!(
                 out,
-                "  real_server {} {PORT} {{\n    weight 1\n    TCP_CHECK {{\n      \
-                 connect_timeout 1\n    }}\n  }}",
+                "  real_server {} {PORT} {{\n    weight 1\n    {check}\n  }}",
                 s.addr()
             );
         }
@@ -119,23 +140,35 @@ fn main() -> ExitCode {
     };
     let services: u32 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(1000);
     let window = Duration::from_secs(args.get(4).and_then(|a| a.parse().ok()).unwrap_or(10));
+    let kind = match args.get(5).map(String::as_str) {
+        None | Some("tcp") => Kind::Tcp,
+        Some("http") => Kind::Http,
+        Some(other) => {
+            eprintln!("agent-check-cost: KIND is tcp or http, not {other}");
+            return ExitCode::from(2);
+        }
+    };
 
     netns::fresh_netns();
     let servers: Vec<Backend> = (1..=4).map(Backend::start).collect();
+    let serve = match kind {
+        Kind::Tcp => Serve::Close,
+        Kind::Http => Serve::HttpInLoop,
+    };
     for s in &servers {
-        s.serve(PORT, Serve::Close);
+        s.serve(PORT, serve);
     }
     let dir = std::env::temp_dir();
     let mut command = Command::new(program);
     if program.ends_with("keepalived") {
         let file = dir.join("check-cost-keepalived.conf");
-        std::fs::write(&file, keepalived_config(services, &servers)).expect("write");
+        std::fs::write(&file, keepalived_config(services, &servers, kind)).expect("write");
         command.args(["-n", "-C", "-f"]).arg(&file);
         command.arg("-p").arg(dir.join("cost-k.pid"));
         command.arg("-c").arg(dir.join("cost-c.pid"));
     } else {
         let file = dir.join("check-cost.toml");
-        std::fs::write(&file, agent_config(services, &servers)).expect("write");
+        std::fs::write(&file, agent_config(services, &servers, kind)).expect("write");
         command.arg("run").arg(&file).arg("--no-http");
     }
     let mut child = command

@@ -9,6 +9,10 @@
 //!  rs<i> 10.30.i.1/24 ------------------ b<i> 10.30.i.2/24, default via 10.30.i.1
 //! ```
 //!
+//! [`Backend::start_v6`] wires one by IPv6 instead: `rs<i>` fd00:30:i::1/64,
+//! `b<i>` fd00:30:i::2/64 (i in hex), the default route through the
+//! director.
+//!
 //! A served port can be stopped ([`Backend::stop`]: its listening socket is
 //! closed, so connections are refused and DNS queries meet a closed port)
 //! and served again; the connections it had accepted go on, so a test can
@@ -26,7 +30,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -64,6 +68,11 @@ pub enum Serve {
     /// TCP: accepts and closes at once (a TCP check's peer, thousands a
     /// second, without a thread a connection).
     Close,
+    /// HTTP/1.x as [`Serve::Http`], each request answered by the accept
+    /// loop itself, without a thread a connection (HTTP checks' peer,
+    /// thousands a second); a client slow to send its request holds up
+    /// the next.
+    HttpInLoop,
     /// DNS over UDP: every query answered NOERROR with no records.
     Dns,
 }
@@ -77,6 +86,8 @@ struct Running {
 /// One real server: a namespace and the ports it serves.
 pub struct Backend {
     index: u8,
+    /// Wired by IPv6 ([`Backend::start_v6`]).
+    v6: bool,
     host: Netns,
     /// Set when the backend is dropped: every connection ends.
     end: Arc<AtomicBool>,
@@ -108,6 +119,7 @@ impl Backend {
         });
         Backend {
             index,
+            v6: false,
             host,
             end: Arc::new(AtomicBool::new(false)),
             running: Mutex::new(BTreeMap::new()),
@@ -115,14 +127,59 @@ impl Backend {
         }
     }
 
-    /// The backend's address (10.30.index.2).
-    pub fn addr(&self) -> IpAddr {
-        IpAddr::V4(Ipv4Addr::new(10, 30, self.index, 2))
+    /// Backend `index` (1 to 254) wired by IPv6, as [`Backend::start`]
+    /// does by IPv4: the director's end fd00:30:index::1/64, the backend's
+    /// fd00:30:index::2/64 (index in hex; no duplicate address detection,
+    /// so both are usable at once), the default route through the
+    /// director. It serves nothing yet; what it serves listens on its IPv6
+    /// address.
+    pub fn start_v6(index: u8) -> Backend {
+        assert!((1..=254).contains(&index), "backend index {index}");
+        load_module("veth");
+        let host = Netns::new(&format!("backend{index}"));
+        let net = format!("fd00:30:{index:x}");
+        ip_batch(&[
+            format!("link add name rs{index} type veth peer name b{index}"),
+            format!("link set dev b{index} netns {}", host.tid()),
+            format!("addr add {net}::1/64 dev rs{index} nodad"),
+            format!("link set dev rs{index} up"),
+        ]);
+        host.exec(move || {
+            ip_batch(&[
+                format!("addr add {net}::2/64 dev b{index} nodad"),
+                format!("link set dev b{index} up"),
+                format!("route add default via {net}::1"),
+            ]);
+        });
+        Backend {
+            index,
+            v6: true,
+            host,
+            end: Arc::new(AtomicBool::new(false)),
+            running: Mutex::new(BTreeMap::new()),
+            accepted: Mutex::new(BTreeMap::new()),
+        }
     }
 
-    /// The director's address on the backend's link (10.30.index.1).
+    /// The backend's address (10.30.index.2; fd00:30:index::2 by IPv6).
+    pub fn addr(&self) -> IpAddr {
+        self.on_link(2)
+    }
+
+    /// The director's address on the backend's link (10.30.index.1;
+    /// fd00:30:index::1 by IPv6).
     pub fn director_side(&self) -> IpAddr {
-        IpAddr::V4(Ipv4Addr::new(10, 30, self.index, 1))
+        self.on_link(1)
+    }
+
+    /// Host `host` of the backend's link.
+    fn on_link(&self, host: u8) -> IpAddr {
+        if self.v6 {
+            let i = u16::from(self.index);
+            IpAddr::V6(Ipv6Addr::new(0xfd00, 0x30, i, 0, 0, 0, 0, u16::from(host)))
+        } else {
+            IpAddr::V4(Ipv4Addr::new(10, 30, self.index, host))
+        }
     }
 
     /// Serves `what` on `port` of [`Backend::addr`] (TCP, or UDP for
@@ -147,7 +204,7 @@ impl Backend {
                 thread::spawn(move || answer_dns(&socket, &stop, &accepted))
             }
             _ => {
-                let listener = self.host.exec(move || TcpListener::bind(at));
+                let listener = self.host.exec(move || listen(at, what));
                 let listener = listener.unwrap_or_else(|e| panic!("bind TCP {at}: {e}"));
                 #[cfg(feature = "tls")]
                 let tls = (what == Serve::Https).then(|| tls::config(at.ip()));
@@ -163,6 +220,10 @@ impl Backend {
                         accepted.fetch_add(1, Ordering::Relaxed);
                         if what == Serve::Close {
                             continue; // dropped: closed
+                        }
+                        if what == Serve::HttpInLoop {
+                            let _ = answer_http(s);
+                            continue;
                         }
                         let end = end.clone();
                         #[cfg(feature = "tls")]
@@ -245,6 +306,24 @@ fn response(addr: IpAddr) -> String {
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
+}
+
+/// A TCP listener on `at`; for [`Serve::HttpInLoop`] with a queue of
+/// 4,096 connections (std's is 128): a burst of checks connects long
+/// before it writes its requests, which the loop answers one by one.
+fn listen(at: SocketAddr, what: Serve) -> io::Result<TcpListener> {
+    if what != Serve::HttpInLoop {
+        return TcpListener::bind(at);
+    }
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(at),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&at.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
 }
 
 fn answer_http(mut s: TcpStream) -> io::Result<()> {
