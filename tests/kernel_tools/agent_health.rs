@@ -8,8 +8,8 @@ use crate::common::*;
 
 use std::net::SocketAddr;
 
+use crate::agent_kill::kill_and_restore;
 use ipvsnl::Client;
-use ipvsnl_test_support::client::Conn;
 use ipvsnl_test_support::lab::backends::{Backend, Serve};
 use ipvsnl_test_support::oracle::kernel_table;
 use ipvsnl_test_support::table_diff::assert_tables_equal;
@@ -117,7 +117,6 @@ fn agent_kill_drains_the_server_keeps_its_connection_and_restores_it() {
         addrs.iter().map(|a| (*a, 8080, 1)).collect(),
     )
     .checked(FAST_CHECK)];
-    let key = services[0].key();
     let vip: SocketAddr = "10.40.0.1:80".parse().unwrap();
     add_vips(&services);
     let dir = Scratch::new("kill");
@@ -128,71 +127,7 @@ fn agent_kill_drains_the_server_keeps_its_connection_and_restores_it() {
     let mut c = Client::new().unwrap();
     assert_tables_equal("at start", &kernel_table(&mut c), &wanted_table(&services));
 
-    let mut held = hold_one_each(vip, &addrs);
-    let victim = SocketAddr::new(rs[1].addr(), 8080);
-    let label = victim.to_string();
-    let server = [("server", label.as_str())];
-
-    // Kill: new connections refused, the established ones go on.
-    rs[1].stop(8080);
-    let out = wait_weight(&mut c, &agent, &key, victim, 0, REACTION_LIMIT);
-    eprintln!("agent kill: {victim} at weight 0 after {out:?} (interval 200 ms, fall 2)");
-    assert_alive("after the drain", &mut held);
-    for _ in 0..20 {
-        let conn = Conn::open(vip, None);
-        assert_ne!(
-            conn.server(),
-            victim.ip(),
-            "a new connection to the dead server"
-        );
-        conn.reset();
-    }
-    // The others still hold their weight.
-    for b in [&rs[0], &rs[2]] {
-        let w = kernel_weight(&mut c, &key, SocketAddr::new(b.addr(), 8080));
-        assert_eq!(w, Some(1), "{}", b.addr());
-    }
-    let m = agent.metrics();
-    let refused = value(
-        &m,
-        "ipvs_agent_check_failures_total",
-        &[server[0], ("reason", "refused")],
-    );
-    assert!(refused >= 2.0, "refused failures: {refused}");
-    assert_eq!(value(&m, "ipvs_agent_server_up", &server), 0.0);
-    assert_eq!(
-        value(
-            &m,
-            "ipvs_agent_transitions_total",
-            &[server[0], ("to", "down")]
-        ),
-        1.0
-    );
-
-    // Restart: back at its weight after `rise` successes.
-    rs[1].serve(8080, Serve::Echo);
-    let back = wait_weight(&mut c, &agent, &key, victim, 1, REACTION_LIMIT);
-    eprintln!("agent restart: {victim} at weight 1 after {back:?} (rise 2)");
-    let m = agent.metrics();
-    assert_eq!(value(&m, "ipvs_agent_server_up", &server), 1.0);
-    assert_eq!(
-        value(
-            &m,
-            "ipvs_agent_transitions_total",
-            &[server[0], ("to", "up")]
-        ),
-        1.0
-    );
-    assert_alive("after the restart", &mut held);
-    assert_tables_equal("restored", &kernel_table(&mut c), &wanted_table(&services));
-    // New connections reach it again.
-    let reached = wait_for(PATIENCE, || {
-        let conn = Conn::open(vip, None);
-        let s = conn.server();
-        conn.reset();
-        (s == victim.ip()).then_some(())
-    });
-    assert!(reached.is_some(), "no new connection reached {victim}");
+    kill_and_restore("agent", &agent, &services, &rs, vip);
 }
 
 #[test]

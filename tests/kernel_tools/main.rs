@@ -14,6 +14,7 @@ mod common;
 mod agent_flap;
 mod agent_health;
 mod agent_ipv6;
+mod agent_kill;
 mod agent_reload;
 mod agent_support;
 mod crosscheck;
