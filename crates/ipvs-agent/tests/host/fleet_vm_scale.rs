@@ -32,12 +32,13 @@ fn servers() -> Vec<IpAddr> {
     SERVERS.iter().map(|a| IpAddr::V4(*a)).collect()
 }
 
-/// The table [`scale_text`] asks for, written with the library's types.
+/// The table [`scale_text`] asks for, written with the library's types
+/// (no `scheduler` in the file: the agent's default, wlc).
 fn wanted(weight: u32) -> Table {
     let mut t = Table::new();
     for i in 0..SERVICES {
         t.insert(
-            Service::new(service_key(i)).with_scheduler(Scheduler::RoundRobin),
+            Service::new(service_key(i)).with_scheduler(Scheduler::WeightedLeastConnection),
             servers().into_iter().enumerate().map(|(j, a)| {
                 let w = if i == CHANGED && j == 0 { weight } else { 1 };
                 Destination::new(a, 80)
