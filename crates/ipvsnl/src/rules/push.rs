@@ -237,12 +237,17 @@ fn put_u16(buf: &mut [u8], at: usize, n: u16) -> usize {
     if n < 1000 {
         return put_small(buf, at, usize::from(n));
     }
-    let mut digits = [0u8; 5];
-    let (mut p, mut k) = (n, digits.len());
-    while p > 0 {
+    put_digits(buf, at, u32::from(n))
+}
+
+/// Writes `n` (not 0) in decimal at `at` of `buf`; returns where it ends.
+fn put_digits(buf: &mut [u8], at: usize, mut n: u32) -> usize {
+    let mut digits = [0u8; 10];
+    let mut k = digits.len();
+    while n > 0 {
         k -= 1;
-        digits[k] = b'0' + (p % 10) as u8;
-        p /= 10;
+        digits[k] = b'0' + (n % 10) as u8;
+        n /= 10;
     }
     let len = digits.len() - k;
     buf[at..at + len].copy_from_slice(&digits[k..]);
@@ -264,16 +269,7 @@ pub(crate) fn put_i32(buf: &mut [u8], at: usize, n: i32) -> usize {
         buf[i] = b'-';
         i += 1;
     }
-    let mut digits = [0u8; 10];
-    let (mut p, mut k) = (n.unsigned_abs(), digits.len());
-    while p > 0 {
-        k -= 1;
-        digits[k] = b'0' + (p % 10) as u8;
-        p /= 10;
-    }
-    let len = digits.len() - k;
-    buf[i..i + len].copy_from_slice(&digits[k..]);
-    i + len
+    put_digits(buf, i, n.unsigned_abs())
 }
 
 /// Appends `n` in decimal (`%u`).
