@@ -3,7 +3,6 @@
 //! kept servers keep their health.
 
 use ipvs_agent::check::Health;
-use ipvs_agent::daemon::AgentOptions;
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{Destination, Request};
 
@@ -14,12 +13,7 @@ async fn a_configuration_applied_whole_is_a_diff_that_keeps_health() {
     let kernel = Kernel::new();
     let prober = Scripted::default();
     // No file: a reload is refused, an applied configuration is not.
-    let agent = start(
-        &kernel,
-        config(&text("1h", 20, "")),
-        &prober,
-        AgentOptions::default(),
-    );
+    let agent = start_default(&kernel, &prober);
     advance(MS).await;
     prober.fail(A);
     advance(7 * S).await;

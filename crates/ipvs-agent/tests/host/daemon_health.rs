@@ -3,7 +3,6 @@
 //! the hysteresis changes nothing in the kernel.
 
 use ipvs_agent::check::{Failure, Health, Outcome};
-use ipvs_agent::daemon::AgentOptions;
 use ipvsnl::emulator::Kernel;
 use tokio::time::Instant;
 
@@ -14,12 +13,7 @@ async fn a_failing_server_is_drained_after_fall_checks_and_back_after_rise() {
     let kernel = Kernel::new();
     let prober = Scripted::default();
     let t0 = Instant::now();
-    let agent = start(
-        &kernel,
-        config(&text("1h", 20, "")),
-        &prober,
-        AgentOptions::default(),
-    );
+    let agent = start_default(&kernel, &prober);
     advance(MS).await;
     // The first round of checks passed: the first sync put both in.
     assert_eq!(weight(&kernel, &key(80), A), "10");
@@ -71,12 +65,7 @@ async fn a_check_that_never_ends_is_timed_by_the_daemon() {
     let kernel = Kernel::new();
     let prober = Scripted::default();
     let t0 = Instant::now();
-    let agent = start(
-        &kernel,
-        config(&text("1h", 20, "")),
-        &prober,
-        AgentOptions::default(),
-    );
+    let agent = start_default(&kernel, &prober);
     advance(MS).await;
     assert_eq!(weight(&kernel, &key(80), A), "10");
 
@@ -114,12 +103,7 @@ async fn flapping_below_the_hysteresis_changes_nothing_in_the_kernel() {
         script.extend([refused(), refused(), Outcome::Pass]);
     }
     prober.queue(A, script.clone());
-    let agent = start(
-        &kernel,
-        config(&text("1h", 20, "")),
-        &prober,
-        AgentOptions::default(),
-    );
+    let agent = start_default(&kernel, &prober);
     advance(MS).await;
     let after_first_sync = changes(&kernel).len();
     assert_eq!(after_first_sync, 3, "{:?}", changes(&kernel));
@@ -159,12 +143,7 @@ async fn a_failed_sync_is_retried_after_a_backoff_that_doubles() {
     let kernel = Kernel::new();
     let prober = Scripted::default();
     let t0 = Instant::now();
-    let agent = start(
-        &kernel,
-        config(&text("1h", 20, "")),
-        &prober,
-        AgentOptions::default(),
-    );
+    let agent = start_default(&kernel, &prober);
     advance(MS).await;
     // A goes down at 6 s; its weight-0 edit is refused twice (ENOMEM).
     for _ in 0..2 {

@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use ipvs_agent::daemon::{serve, AgentOptions};
+use ipvs_agent::daemon::serve;
 use ipvsnl::emulator::Kernel;
 
 use crate::daemon_support::*;
@@ -39,12 +39,7 @@ async fn metrics_healthz_and_ready_are_served() {
     prober.fail(B);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let agent = start(
-        &kernel,
-        config(&text("1h", 20, "")),
-        &prober,
-        AgentOptions::default(),
-    );
+    let agent = start_default(&kernel, &prober);
     let server = tokio::spawn(serve(listener, agent.handle.clone(), connector(&kernel)));
     // Ready once the first sync is done.
     while !agent.handle.ready() {

@@ -156,6 +156,17 @@ pub(crate) fn start(
     Running { handle, task }
 }
 
+/// Starts an agent of the usual test file (`text("1h", 20, "")`) with the
+/// default options.
+pub(crate) fn start_default(kernel: &Kernel, prober: &Scripted) -> Running {
+    start(
+        kernel,
+        config(&text("1h", 20, "")),
+        prober,
+        AgentOptions::default(),
+    )
+}
+
 impl Running {
     /// Stops it and waits for its end.
     pub(crate) async fn stop(self, remove: bool) {
