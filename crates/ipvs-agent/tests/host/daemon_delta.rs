@@ -175,6 +175,11 @@ async fn a_removed_service_leaves_the_kernel_and_an_added_one_enters_it() {
     let mut both = touched(&kernel);
     both.sort();
     assert_eq!(both, [service(3), service(N - 1)]);
+    let state = agent.handle.state().await.unwrap();
+    assert!(
+        !state.last_sync.unwrap().listed,
+        "the view kept across the scope's change"
+    );
     // The added service's servers are checked, the removed one's no more.
     let before = (
         prober.probes(&server(N - 1, 1)),
