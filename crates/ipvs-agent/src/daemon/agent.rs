@@ -485,12 +485,12 @@ impl Looping {
             self.positions = p;
         }
         for c in &d.changed {
-            match c.new {
-                Some(at) => self.redecide(at),
-                None => {
-                    self.table
-                        .remove(&old.services[c.old.unwrap_or_default()].service.key);
+            match (c.old, c.new) {
+                (_, Some(at)) => self.redecide(at),
+                (Some(at), None) => {
+                    self.table.remove(&old.services[at].service.key);
                 }
+                (None, None) => {}
             }
         }
     }
