@@ -84,32 +84,65 @@ pub fn desired(config: &Config, health: impl Fn(&ServiceKey, &RealServer) -> Hea
     let mut table = Table::new();
     let mut services = Vec::with_capacity(config.services.len());
     for vs in &config.services {
-        let key = vs.service.key;
-        let states: Vec<Health> = vs.servers.iter().map(|s| health(&key, s)).collect();
-        let healthy_weight: u64 = vs
-            .servers
-            .iter()
-            .zip(&states)
-            .filter(|(_, h)| **h == Health::Up)
-            .map(|(s, _)| u64::from(s.destination.weight))
-            .sum();
-        let below = healthy_weight < vs.quorum.min_weight;
-        let state = match (below, vs.sorry.is_some(), vs.quorum.below) {
-            (false, _, _) => ServiceState::Serving,
-            (true, true, _) => ServiceState::Sorry,
-            (true, false, Below::Withdraw) => ServiceState::Withdrawn,
-            (true, false, _) => ServiceState::Degraded,
-        };
-        if state != ServiceState::Withdrawn {
-            table.insert(vs.service.clone(), destinations(vs, &states, state));
+        let (decision, destinations) = desired_service(vs, |rs| health(&vs.service.key, rs));
+        if let Some(d) = destinations {
+            table.insert(vs.service.clone(), d);
         }
-        services.push(ServiceDecision {
-            key,
-            healthy_weight,
-            state,
-        });
+        services.push(decision);
     }
     Desired { table, services }
+}
+
+/// One service's decision and, unless it is withdrawn, its destinations:
+/// what [`desired`] puts in the table for it. A daemon that keeps its
+/// desired table between syncs recomputes only the services whose
+/// configuration or servers' health changed.
+///
+/// ```
+/// use ipvs_agent::check::Health;
+/// use ipvs_agent::desired::{desired_service, ServiceState};
+/// let config = ipvs_agent::config::parse_str("a.toml", r#"
+/// [[service]]
+/// protocol = "tcp"
+/// address = "192.0.2.1"
+/// port = 80
+/// quorum = { min_weight = 1, below = "withdraw" }
+/// [[service.server]]
+/// address = "10.0.0.2"
+/// weight = 5
+/// "#).unwrap();
+/// let (up, d) = desired_service(&config.services[0], |_| Health::Up);
+/// assert_eq!((up.state, d.unwrap()[0].weight), (ServiceState::Serving, 5));
+/// let (down, d) = desired_service(&config.services[0], |_| Health::Down);
+/// assert_eq!((down.state, d), (ServiceState::Withdrawn, None));
+/// ```
+pub fn desired_service(
+    vs: &VirtualService,
+    health: impl Fn(&RealServer) -> Health,
+) -> (ServiceDecision, Option<Vec<Destination>>) {
+    let key = vs.service.key;
+    let states: Vec<Health> = vs.servers.iter().map(health).collect();
+    let healthy_weight: u64 = vs
+        .servers
+        .iter()
+        .zip(&states)
+        .filter(|(_, h)| **h == Health::Up)
+        .map(|(s, _)| u64::from(s.destination.weight))
+        .sum();
+    let below = healthy_weight < vs.quorum.min_weight;
+    let state = match (below, vs.sorry.is_some(), vs.quorum.below) {
+        (false, _, _) => ServiceState::Serving,
+        (true, true, _) => ServiceState::Sorry,
+        (true, false, Below::Withdraw) => ServiceState::Withdrawn,
+        (true, false, _) => ServiceState::Degraded,
+    };
+    let destinations = (state != ServiceState::Withdrawn).then(|| destinations(vs, &states, state));
+    let decision = ServiceDecision {
+        key,
+        healthy_weight,
+        state,
+    };
+    (decision, destinations)
 }
 
 /// The destinations of a service that is not withdrawn.

@@ -7,7 +7,7 @@ use ipvsnl::sync::DestinationId;
 use crate::check::id_map::IdMap;
 use crate::check::outcome::Outcome;
 use crate::check::state::{Health, ServerHealth, Transition};
-use crate::config::{Config, HealthCheck};
+use crate::config::{Config, HealthCheck, RealServer, VirtualService};
 
 /// What a reload did to the book.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,31 +73,7 @@ impl HealthBook {
         for vs in &config.services {
             for rs in &vs.servers {
                 let id = (vs.service.key, rs.destination.addr, rs.destination.port);
-                let entry = match self.servers.remove(&id) {
-                    Some(old) if old.check == rs.check => {
-                        r.unchanged += 1;
-                        old
-                    }
-                    Some(old) => {
-                        r.retuned.push(id);
-                        let health = match (&rs.check, old.health) {
-                            (Some(c), Some(h)) => Some(h.retuned(c.rise, c.fall)),
-                            (Some(c), None) => Some(ServerHealth::for_check(c)),
-                            (None, _) => None,
-                        };
-                        Entry {
-                            check: rs.check.clone(),
-                            health,
-                        }
-                    }
-                    None => {
-                        r.added.push(id);
-                        Entry {
-                            check: rs.check.clone(),
-                            health: rs.check.as_ref().map(ServerHealth::for_check),
-                        }
-                    }
-                };
+                let entry = carried(self.servers.remove(&id), id, rs, &mut r);
                 next.insert(id, entry);
             }
         }
@@ -105,6 +81,57 @@ impl HealthBook {
         r.removed.sort();
         self.servers = next;
         r
+    }
+
+    /// Makes the book hold the servers of one service as `new` has them
+    /// (`None`: the service is gone), where it held them as `old` had
+    /// them: what [`reconcile`](Self::reconcile) does for that service,
+    /// in time proportional to its servers. `r` gathers what it did.
+    ///
+    /// ```
+    /// use ipvs_agent::check::{HealthBook, Reconciled};
+    /// let config = ipvs_agent::config::parse_str("a.toml", r#"
+    /// [[service]]
+    /// protocol = "tcp"
+    /// address = "192.0.2.1"
+    /// port = 80
+    /// [[service.server]]
+    /// address = "10.0.0.2"
+    /// "#).unwrap();
+    /// let mut book = HealthBook::new();
+    /// let mut r = Reconciled::default();
+    /// book.reconcile_service(None, Some(&config.services[0]), &mut r);
+    /// assert_eq!((r.added.len(), book.len()), (1, 1));
+    /// book.reconcile_service(Some(&config.services[0]), None, &mut r);
+    /// assert_eq!((r.removed.len(), book.len()), (1, 0));
+    /// ```
+    pub fn reconcile_service(
+        &mut self,
+        old: Option<&VirtualService>,
+        new: Option<&VirtualService>,
+        r: &mut Reconciled,
+    ) {
+        // The new servers' entries out first: what is left of the old
+        // service's then is what the reload removes.
+        let mut taken = Vec::new();
+        for vs in new.iter() {
+            for rs in &vs.servers {
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                taken.push((id, rs, self.servers.remove(&id)));
+            }
+        }
+        for vs in old.iter() {
+            for rs in &vs.servers {
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                if self.servers.remove(&id).is_some() {
+                    r.removed.push(id);
+                }
+            }
+        }
+        for (id, rs, entry) in taken {
+            let entry = carried(entry, id, rs, r);
+            self.servers.insert(id, entry);
+        }
     }
 
     /// Takes one check result of a server; gives its transition, if any.
@@ -133,5 +160,35 @@ impl HealthBook {
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
+    }
+}
+
+/// A server's entry after a reload: `old`, kept or retuned to its new
+/// check, or a new one.
+fn carried(old: Option<Entry>, id: DestinationId, rs: &RealServer, r: &mut Reconciled) -> Entry {
+    match old {
+        Some(old) if old.check == rs.check => {
+            r.unchanged += 1;
+            old
+        }
+        Some(old) => {
+            r.retuned.push(id);
+            let health = match (&rs.check, old.health) {
+                (Some(c), Some(h)) => Some(h.retuned(c.rise, c.fall)),
+                (Some(c), None) => Some(ServerHealth::for_check(c)),
+                (None, _) => None,
+            };
+            Entry {
+                check: rs.check.clone(),
+                health,
+            }
+        }
+        None => {
+            r.added.push(id);
+            Entry {
+                check: rs.check.clone(),
+                health: rs.check.as_ref().map(ServerHealth::for_check),
+            }
+        }
     }
 }

@@ -9,18 +9,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ipvsnl::sync::{DestinationId, PlanOptions, Scope};
+use ipvsnl::sync::{DestinationId, PlanOptions, Scope, Table};
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
-use crate::check::{Health, HealthBook, Outcome};
+use crate::check::{Health, HealthBook, Outcome, Reconciled};
 use crate::config::{self, Config};
+use crate::daemon::changes::{diff, positions, Positions};
 use crate::daemon::checks::{CheckResult, Checks};
 use crate::daemon::connect::Connector;
 use crate::daemon::control::{AgentState, Command, Handle, ServerState, Shared, SyncSummary};
 use crate::daemon::notify::Notifier;
 use crate::daemon::syncing::{Done, Syncing};
-use crate::desired::{desired, plan_options};
+use crate::desired::{desired, desired_service, plan_options};
 use crate::probe::Prober;
 
 /// The longest the loop waits, at exit, for a sync in flight.
@@ -84,6 +85,12 @@ impl std::fmt::Debug for dyn Prober {
 /// The loop's state.
 struct Looping {
     config: Arc<Config>,
+    /// Where each service of `config` is.
+    positions: Positions,
+    /// The table the kernel should hold, kept between syncs: a reload or
+    /// a server's transition changes the entries of its services only, so
+    /// that a sync from the syncer's view plans those only.
+    table: Table,
     generation: u64,
     book: HealthBook,
     checks: Checks,
@@ -149,9 +156,15 @@ impl Agent {
             kernel = %self.connector,
             "agent started"
         );
+        let table = desired(&config, |key, rs| {
+            book.health(&(*key, rs.destination.addr, rs.destination.port))
+        })
+        .table;
         let mut l = Looping {
             syncing: Syncing::new(self.connector.clone(), plan_options(&config), client),
             resync_at: now + config.agent.resync,
+            positions: positions(&config),
+            table,
             config,
             generation: 0,
             book,
@@ -221,6 +234,7 @@ impl Agent {
                     l.checks.start_due(now, &self.prober);
                     if now >= l.resync_at {
                         l.resync_at = now + l.config.agent.resync;
+                        l.rebuild();
                         l.syncing.request(true);
                     }
                 }
@@ -242,11 +256,38 @@ impl Looping {
         if !self.syncing.due(now) {
             return;
         }
+        // A copy that shares the entries (and the journal of the changes
+        // since the last sync): what the syncer plans from.
+        self.syncing.start(self.table.clone(), self.generation);
+    }
+
+    /// The desired table computed again, whole: at each periodic resync,
+    /// which lists and plans the whole table anyway (the kept one is
+    /// exact by construction; this bounds the life of any drift).
+    fn rebuild(&mut self) {
         let book = &self.book;
-        let d = desired(&self.config, |key, rs| {
+        self.table = desired(&self.config, |key, rs| {
             book.health(&(*key, rs.destination.addr, rs.destination.port))
+        })
+        .table;
+    }
+
+    /// The desired table's entry of the service at `at` in the
+    /// configuration, computed again (its configuration or a server's
+    /// health changed).
+    fn redecide(&mut self, at: usize) {
+        let vs = &self.config.services[at];
+        let key = vs.service.key;
+        let book = &self.book;
+        let (_, destinations) = desired_service(vs, |rs| {
+            book.health(&(key, rs.destination.addr, rs.destination.port))
         });
-        self.syncing.start(d.table, self.generation);
+        match destinations {
+            Some(d) => self.table.insert(vs.service.clone(), d),
+            None => {
+                self.table.remove(&key);
+            }
+        }
     }
 
     /// A check ended.
@@ -264,10 +305,9 @@ impl Looping {
         };
         let (key, addr, port) = r.id;
         let server = std::net::SocketAddr::new(addr, port);
-        let name = self
-            .config
-            .service(&key)
-            .and_then(|s| s.name.clone())
+        let at = self.positions.get(&key).copied();
+        let name = at
+            .and_then(|i| self.config.services[i].name.clone())
             .unwrap_or_default();
         match t.to {
             Health::Up => tracing::info!(
@@ -281,6 +321,9 @@ impl Looping {
         }
         self.shared.metrics().transition(&r.id, t.to);
         self.changed.insert(r.id, Instant::now());
+        if let Some(at) = at {
+            self.redecide(at);
+        }
         self.syncing.request(false);
     }
 
@@ -394,36 +437,62 @@ impl Looping {
 
     /// Applies a new configuration: kept servers keep their health and
     /// schedule; services the file no longer has stay in the syncer's
-    /// scope until a complete sync removed them.
+    /// scope until a complete sync removed them. Only the services added,
+    /// removed or changed are reconciled (the health book, the checks, the
+    /// metrics, the desired table) and planned; the scope is computed
+    /// again only when services were added or removed, or the settings
+    /// changed.
     fn apply(&mut self, new: Config) {
         let now = Instant::now();
-        let r = self.book.reconcile(&new);
-        self.checks.reconcile(&new, now);
+        let d = diff(&self.config, &self.positions, &new);
+        let mut r = Reconciled::default();
+        for c in &d.changed {
+            let (old_vs, new_vs) = c.services(&self.config, &new);
+            self.book.reconcile_service(old_vs, new_vs, &mut r);
+            self.checks.reconcile_service(old_vs, new_vs, now);
+            let book = &self.book;
+            self.shared
+                .metrics()
+                .reconcile_service(old_vs, new_vs, |id| book.health(id));
+        }
         for id in r.removed.iter().chain(&r.added).chain(&r.retuned) {
             self.changed.remove(id);
         }
-        let book = &self.book;
-        self.shared.metrics().reconcile(&new, |id| book.health(id));
-        let old: HashSet<_> = self.config.services.iter().map(|s| s.service.key).collect();
-        let kept: HashSet<_> = new.services.iter().map(|s| s.service.key).collect();
-        let removed = old.difference(&kept).count();
-        let narrow = plan_options(&new);
-        let mut wide = PlanOptions::new(Scope::keys(old.union(&kept).copied()));
-        wide.drain = narrow.drain;
+        let removed = d.changed.iter().filter(|c| c.new.is_none()).count();
         self.generation += 1;
-        self.syncing.widen(wide, narrow, self.generation);
+        if d.keys_changed() || new.agent != self.config.agent {
+            let old: HashSet<_> = self.config.services.iter().map(|s| s.service.key).collect();
+            let kept: HashSet<_> = new.services.iter().map(|s| s.service.key).collect();
+            let narrow = plan_options(&new);
+            let mut wide = PlanOptions::new(Scope::keys(old.union(&kept).copied()));
+            wide.drain = narrow.drain;
+            self.syncing.widen(wide, narrow, self.generation);
+        }
         self.syncing.request(false);
         self.resync_at = self.resync_at.min(now + new.agent.resync);
         tracing::info!(
             services = new.services.len(),
+            services_changed = d.changed.len(),
             services_removed = removed,
             servers_added = r.added.len(),
             servers_removed = r.removed.len(),
             servers_changed = r.retuned.len(),
-            servers_unchanged = r.unchanged,
+            servers_unchanged = self.book.len() - r.added.len() - r.retuned.len(),
             "reloaded"
         );
-        self.config = Arc::new(new);
+        let old = std::mem::replace(&mut self.config, Arc::new(new));
+        if let Some(p) = d.positions {
+            self.positions = p;
+        }
+        for c in &d.changed {
+            match (c.old, c.new) {
+                (_, Some(at)) => self.redecide(at),
+                (Some(at), None) => {
+                    self.table.remove(&old.services[at].service.key);
+                }
+                (None, None) => {}
+            }
+        }
     }
 
     /// Stops: the sync in flight ends (or is dropped after a while), then,

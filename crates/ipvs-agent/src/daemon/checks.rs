@@ -32,7 +32,7 @@ use tokio::task::coop::{unconstrained, Unconstrained};
 use tokio::time::Instant;
 
 use crate::check::{seed_of, Failure, IdMap, Outcome, Schedule, Timetable};
-use crate::config::{Config, HealthCheck};
+use crate::config::{Config, HealthCheck, VirtualService};
 use crate::daemon::deadlines::Deadlines;
 use crate::daemon::metrics::kind_label;
 use crate::probe::{ProbeFuture, Prober};
@@ -172,32 +172,14 @@ impl Checks {
                 let Some(check) = &rs.check else { continue };
                 let id = (vs.service.key, rs.destination.addr, rs.destination.port);
                 let slot = self.index.remove(&id);
-                let same = slot
-                    .and_then(|i| self.slots[i].as_ref())
-                    .is_some_and(|c| *c.check == *check);
-                let slot = match slot {
-                    Some(i) if same => {
-                        index.insert(id, i);
-                        continue;
-                    }
-                    Some(i) => i,
-                    None => self.free.pop().unwrap_or_else(|| {
-                        self.slots.push(None);
-                        self.slots.len() - 1
-                    }),
-                };
-                self.next_generation += 1;
-                let mut schedule = Schedule::for_check(check, seed_of(&id));
-                let first = schedule.first(now.into_std());
-                self.timetable.insert(first, (slot, self.next_generation));
-                self.slots[slot] = Some(Checked {
+                let slot = self.carry(
+                    slot,
                     id,
-                    generation: self.next_generation,
-                    schedule,
-                    check: Arc::new(check.clone()),
-                    addr: SocketAddr::new(rs.destination.addr, rs.destination.port),
-                    kind: kind_label(&check.kind),
-                });
+                    rs.destination.addr,
+                    rs.destination.port,
+                    check,
+                    now,
+                );
                 index.insert(id, slot);
             }
         }
@@ -207,6 +189,85 @@ impl Checks {
             self.free.push(slot);
         }
         self.index = index;
+    }
+
+    /// [`reconcile`](Self::reconcile) for one service only, checked as
+    /// `old` had it and to be as `new` has it (`None`: gone): in time
+    /// proportional to its servers.
+    pub(crate) fn reconcile_service(
+        &mut self,
+        old: Option<&VirtualService>,
+        new: Option<&VirtualService>,
+        now: Instant,
+    ) {
+        // The new servers' slots out first: what is left of the old
+        // service's is no longer checked.
+        let mut taken = Vec::new();
+        for vs in new.iter() {
+            for rs in &vs.servers {
+                let Some(check) = &rs.check else { continue };
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                taken.push((id, rs, check, self.index.remove(&id)));
+            }
+        }
+        for vs in old.iter() {
+            for rs in &vs.servers {
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                if let Some(slot) = self.index.remove(&id) {
+                    self.slots[slot] = None;
+                    self.free.push(slot);
+                }
+            }
+        }
+        for (id, rs, check, slot) in taken {
+            let slot = self.carry(
+                slot,
+                id,
+                rs.destination.addr,
+                rs.destination.port,
+                check,
+                now,
+            );
+            self.index.insert(id, slot);
+        }
+    }
+
+    /// The slot of server `id`'s check after a reload: `slot` kept as it
+    /// is when its check is the same, else (or a new slot) scheduled anew
+    /// from `now`.
+    fn carry(
+        &mut self,
+        slot: Option<usize>,
+        id: DestinationId,
+        addr: std::net::IpAddr,
+        port: u16,
+        check: &HealthCheck,
+        now: Instant,
+    ) -> usize {
+        let same = slot
+            .and_then(|i| self.slots[i].as_ref())
+            .is_some_and(|c| *c.check == *check);
+        let slot = match slot {
+            Some(i) if same => return i,
+            Some(i) => i,
+            None => self.free.pop().unwrap_or_else(|| {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }),
+        };
+        self.next_generation += 1;
+        let mut schedule = Schedule::for_check(check, seed_of(&id));
+        let first = schedule.first(now.into_std());
+        self.timetable.insert(first, (slot, self.next_generation));
+        self.slots[slot] = Some(Checked {
+            id,
+            generation: self.next_generation,
+            schedule,
+            check: Arc::new(check.clone()),
+            addr: SocketAddr::new(addr, port),
+            kind: kind_label(&check.kind),
+        });
+        slot
     }
 
     /// When the next check is due.

@@ -123,8 +123,9 @@ impl Handle {
 
     /// Applies `config`, validated already, as a reload applies a file: a
     /// diff, kept servers keep their check state and connections. What a
-    /// fleet's `Source` delivers goes in here. `false`
-    /// if the agent has stopped.
+    /// fleet's `Source` delivers goes in here. The work is in proportion
+    /// to the services it adds, removes or changes (the others are only
+    /// compared, by key and value). `false` if the agent has stopped.
     pub async fn apply(&self, config: Config) -> bool {
         let (tx, rx) = oneshot::channel();
         if self

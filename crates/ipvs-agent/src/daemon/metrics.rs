@@ -10,7 +10,7 @@ use std::time::Duration;
 use ipvsnl::sync::DestinationId;
 
 use crate::check::{Failure, Health};
-use crate::config::{CheckKind, Config};
+use crate::config::{CheckKind, Config, RealServer, VirtualService};
 
 /// Upper bounds (seconds) of the latency and duration histograms.
 const BUCKETS: [f64; 12] = [
@@ -68,6 +68,23 @@ struct Server {
     to_down: u64,
 }
 
+/// A server's series after a reload: `old`'s counters (or new ones), its
+/// name, whether it is checked and its health as they are now.
+fn carried(old: Option<Server>, vs: &VirtualService, rs: &RealServer, health: Health) -> Server {
+    let mut s = old.unwrap_or_else(|| Server {
+        name: String::new(),
+        checked: false,
+        up: true,
+        failures: BTreeMap::new(),
+        to_up: 0,
+        to_down: 0,
+    });
+    s.name = vs.name.clone().unwrap_or_default();
+    s.checked = rs.check.is_some();
+    s.up = health == Health::Up;
+    s
+}
+
 /// The agent's metrics.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Metrics {
@@ -117,21 +134,36 @@ impl Metrics {
         for vs in &config.services {
             for rs in &vs.servers {
                 let id = (vs.service.key, rs.destination.addr, rs.destination.port);
-                let mut s = self.servers.remove(&id).unwrap_or_else(|| Server {
-                    name: String::new(),
-                    checked: false,
-                    up: true,
-                    failures: BTreeMap::new(),
-                    to_up: 0,
-                    to_down: 0,
-                });
-                s.name = vs.name.clone().unwrap_or_default();
-                s.checked = rs.check.is_some();
-                s.up = health(&id) == Health::Up;
+                let s = carried(self.servers.remove(&id), vs, rs, health(&id));
                 next.insert(id, s);
             }
         }
         self.servers = next;
+    }
+
+    /// [`reconcile`](Self::reconcile) for one service only, held as `old`
+    /// had it and to be as `new` has it (`None`: gone).
+    pub(crate) fn reconcile_service(
+        &mut self,
+        old: Option<&VirtualService>,
+        new: Option<&VirtualService>,
+        health: impl Fn(&DestinationId) -> Health,
+    ) {
+        let mut taken = Vec::new();
+        for vs in new.iter() {
+            for rs in &vs.servers {
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                let s = carried(self.servers.remove(&id), vs, rs, health(&id));
+                taken.push((id, s));
+            }
+        }
+        for vs in old.iter() {
+            for rs in &vs.servers {
+                let id = (vs.service.key, rs.destination.addr, rs.destination.port);
+                self.servers.remove(&id);
+            }
+        }
+        self.servers.extend(taken);
     }
 
     /// One check's result.

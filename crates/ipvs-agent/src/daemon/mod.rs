@@ -4,6 +4,7 @@
 //! endpoint, logs, systemd notifications, signals and command line.
 
 mod agent;
+mod changes;
 mod checks;
 mod connect;
 mod control;

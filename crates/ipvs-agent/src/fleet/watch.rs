@@ -267,20 +267,28 @@ impl Source {
     /// at `at` when it does not add up.
     async fn flip(&mut self, current: Current, at: i64) -> Result<Snapshot, FleetError> {
         if check(&current, self.services, &self.sum.to_text()).is_ok() {
-            let (fresh, cache) = (&self.fresh, &self.cache);
-            let all_known = self
-                .keys
-                .iter()
-                .all(|k| fresh.contains_key(k) || cache.contains(k));
-            if all_known {
-                let keys = self
-                    .keys
-                    .iter()
-                    .map(|k| (k.as_str(), self.fresh.get(k).map(Vec::as_slice)));
-                let config = parse_keys(&self.layout.entries(), keys, &mut self.cache)?;
-                self.fresh.clear();
-                self.stats.from_watch += 1;
-                return Ok(self.delivered(current.generation, config, at, at));
+            // Each key's value is one put since the last generation (in
+            // `fresh`) or one of that generation's (in the cache): looked
+            // up only for the keys put, the others taken from the cache.
+            // Should a value be neither (which a parse that fails says,
+            // leaving the cache as it was), the generation is read whole.
+            let mut put: Vec<(&String, &Vec<u8>)> = self.fresh.iter().collect();
+            put.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let mut put = put.into_iter().peekable();
+            // Both in key order: a walk, no key hashed.
+            let keys = self.keys.iter().map(|k| {
+                while put.next_if(|(p, _)| p.as_str() < k.as_str()).is_some() {}
+                let value = put.next_if(|(p, _)| *p == k).map(|(_, v)| v.as_slice());
+                (k.as_str(), value)
+            });
+            match parse_keys(&self.layout.entries(), keys, &mut self.cache) {
+                Ok(config) => {
+                    self.fresh.clear();
+                    self.stats.from_watch += 1;
+                    return Ok(self.delivered(current.generation, config, at, at));
+                }
+                Err(e) if self.all_known() => return Err(e),
+                Err(_) => {}
             }
         }
         self.stats.read_whole += 1;
@@ -295,6 +303,14 @@ impl Source {
             })?;
         self.hold(g.keys);
         Ok(self.delivered(current.generation, g.config, at, at))
+    }
+
+    /// Whether every key's value is at hand: put since the last
+    /// generation, or parsed in the cache.
+    fn all_known(&self) -> bool {
+        self.keys
+            .iter()
+            .all(|k| self.fresh.contains_key(k) || self.cache.contains(k))
     }
 
     /// The entries' keys are `keys` (their values parsed in the cache).

@@ -10,6 +10,7 @@ mod config_errors;
 mod config_ok;
 mod config_robust;
 mod daemon_apply;
+mod daemon_delta;
 mod daemon_drain;
 mod daemon_health;
 mod daemon_http;

@@ -85,6 +85,12 @@ impl Synced {
         Some((view, synced))
     }
 
+    /// Marks `keys` to be planned by every cached sync until settled (they
+    /// entered the scope).
+    pub(crate) fn unsettle(&mut self, keys: impl IntoIterator<Item = ServiceKey>) {
+        self.unsettled.extend(keys);
+    }
+
     /// Whether the remembered view is of the namespace and the `ip_vs`
     /// module (family id) of `origin`.
     pub(crate) fn trusts(&self, origin: &Origin) -> bool {

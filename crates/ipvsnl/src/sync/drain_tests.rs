@@ -130,7 +130,7 @@ fn a_drain_counts_only_while_the_destination_is_at_weight_0() {
 }
 
 #[test]
-fn new_options_keep_the_drains_in_scope_and_drop_the_view_when_the_scope_changes() {
+fn new_options_keep_the_drains_in_scope_and_drop_the_view_when_the_scope_changes_kind() {
     use crate::block_on::block_on;
     use crate::emulator::Kernel;
     use crate::sync::emulated::{connect, put};
@@ -155,9 +155,16 @@ fn new_options_keep_the_drains_in_scope_and_drop_the_view_when_the_scope_changes
         Some(Duration::from_secs(5))
     );
 
-    // A wider scope: the drain stays, the view goes (the next sync lists).
+    // A wider scope, of a key the kernel does not have: the drain and the
+    // view stay.
     let other = ServiceKey::tcp(IpAddr::from([10, 0, 0, 2]), 80);
     syncer.set_options(PlanOptions::new(Scope::keys([key(), other])));
+    assert_eq!(syncer.draining().since(&id), Some(began));
+    assert!(syncer.cached().is_some());
+
+    // A scope of another kind: the drain stays, the view goes (the next
+    // sync lists).
+    syncer.set_options(PlanOptions::new(Scope::All));
     assert_eq!(syncer.draining().since(&id), Some(began));
     assert!(syncer.cached().is_none());
 

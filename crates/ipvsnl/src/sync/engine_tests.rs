@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::block_on::block_on;
 use crate::emulator::{Fault, Kernel, Taken, When};
 use crate::sync::emulated::{self, connect, put, TIMEOUT};
-use crate::sync::{Drain, Found, PlanOptions, Syncer, Table};
+use crate::sync::{Drain, Found, PlanOptions, Scope, Syncer, Table};
 use crate::{ApplyOptions, Destination, Request, Scheduler, Service, ServiceKey};
 
 fn key(i: u8) -> ServiceKey {
@@ -218,4 +218,38 @@ fn a_client_of_a_namespace_that_cannot_be_told_always_lists() {
         assert!(r.listed() && r.requests().is_empty(), "{r}");
         assert!(s.cached().is_none());
     }
+}
+
+#[test]
+fn a_scope_of_more_keys_keeps_the_view_unless_a_key_entering_is_in_the_kernel() {
+    let k = kernel(3);
+    let mut core = connect(&k, true);
+    let mut s = Syncer::new(PlanOptions::new(Scope::keys([key(1), key(2)])));
+    let mut want = table(2, 1);
+    assert!(block_on(s.sync_in(&mut core, &want)).unwrap().is_complete());
+    // Service 4 enters the scope and the table: the view stays, the
+    // cached sync adds it.
+    s.set_options(PlanOptions::new(Scope::keys([key(1), key(2), key(4)])));
+    assert!(s.cached().is_some(), "the view kept");
+    want.insert(service(4), [dest(4)]);
+    let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
+    assert!(r.is_complete() && !r.listed(), "{r}");
+    assert_eq!(r.requests().len(), 2, "{r}");
+    assert!(k.init_netns().service(&key(4)).is_some());
+    // Service 2 leaves the scope (and the table): the view stays.
+    s.set_options(PlanOptions::new(Scope::keys([key(1), key(4)])));
+    assert!(s.cached().is_some());
+    want.remove(&key(2));
+    let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
+    assert!(r.requests().is_empty() && !r.listed(), "{r}");
+    assert!(k.init_netns().service(&key(2)).is_some(), "left alone");
+    // Service 3, someone else's, enters: the view, which holds it without
+    // its destinations, is dropped; the next sync lists.
+    s.set_options(PlanOptions::new(Scope::keys([key(1), key(3), key(4)])));
+    assert!(s.cached().is_none(), "the view dropped");
+    want.insert(service(3), [dest(3).with_weight(7)]);
+    let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
+    assert!(r.is_complete() && r.listed(), "{r}");
+    let found = k.init_netns().service(&key(3)).unwrap();
+    assert_eq!(found.destinations[0].destination.weight, 7);
 }

@@ -103,9 +103,12 @@ impl Syncer {
     /// Changes the planner options (the scope, the drain) of a syncer in
     /// use, as a daemon that reloads its configuration does. Destinations
     /// draining are kept draining, from when they began (those now out of
-    /// scope are forgotten); the cached view is dropped when the scope
-    /// changes (the next [`Syncer::sync_cached`] lists, since the view
-    /// holds no destinations of services that were out of scope).
+    /// scope are forgotten). The cached view is kept when one set of keys
+    /// ([`Scope::Keys`]) replaces another and none of the keys entering is
+    /// a service the view holds (the next [`Syncer::sync_cached`] plans
+    /// the keys entering); otherwise a change of scope drops it (the next
+    /// sync lists, since the view holds no destinations of services that
+    /// were out of scope).
     ///
     /// ```
     /// use std::time::Duration;
@@ -120,10 +123,38 @@ impl Syncer {
     /// ```
     pub fn set_options(&mut self, options: PlanOptions) {
         if !same_scope(&self.options.scope, &options.scope) {
-            self.forget();
+            self.rescope(&options.scope);
         }
         self.ledger.retain(|key| options.scope.contains(key));
         self.options = options;
+    }
+
+    /// Keeps the cached view across a change of scope from one set of
+    /// keys to another, where it stays true: a key entering the scope that
+    /// the view does not hold names a service the listing did not find,
+    /// and the next cached sync plans it (its add fails with `EEXIST` if
+    /// someone else created it since, and is corrected as any such add
+    /// is). A key entering that the view holds is a service of someone
+    /// else's, listed without its destinations: then, and for any other
+    /// change of scope, the view is dropped (the next sync lists). Keys
+    /// leaving the scope stay in the view as they were; the plans leave
+    /// them alone. The cost is the scope's size, not the table's listing.
+    fn rescope(&mut self, scope: &Scope) {
+        let (Scope::Keys(old), Scope::Keys(new), Some(view), Some(synced)) = (
+            &self.options.scope,
+            scope,
+            self.cache.as_ref(),
+            self.synced.as_mut(),
+        ) else {
+            self.forget();
+            return;
+        };
+        let entering: Vec<ServiceKey> = new.iter().filter(|k| !old.contains(k)).copied().collect();
+        if entering.iter().any(|k| view.get(k).is_some()) {
+            self.forget();
+            return;
+        }
+        synced.unsettle(entering);
     }
 
     /// The table as this syncer last left it (services out of scope are
