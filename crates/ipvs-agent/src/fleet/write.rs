@@ -19,11 +19,11 @@ use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 
 use crate::config::Config;
 use crate::fleet::connect::Etcd;
-use crate::fleet::delta::Delta;
 use crate::fleet::errors::FleetError;
-use crate::fleet::layout::{entries, record, Layout};
+use crate::fleet::layout::Layout;
 use crate::fleet::read::{read_current, read_keys};
 use crate::fleet::split::{batches_by, delete_bytes, put_bytes, Limits};
+use crate::fleet::staged::Staged;
 
 /// How long a publisher's claim lives if the publisher dies (seconds).
 pub const CLAIM_TTL: i64 = 60;
@@ -139,6 +139,17 @@ pub async fn publish(
     etcd: &Etcd,
     layout: &Layout,
     config: &Config,
+    options: PublishOptions,
+) -> Result<Published, FleetError> {
+    publish_staged(etcd, layout, &Staged::of(config), options).await
+}
+
+/// [`publish`] of entries made ready ([`Staged`]: the values of those not
+/// held are made only for the entries put).
+pub async fn publish_staged(
+    etcd: &Etcd,
+    layout: &Layout,
+    staged: &Staged,
     mut options: PublishOptions,
 ) -> Result<Published, FleetError> {
     let mut client = etcd.client();
@@ -147,14 +158,14 @@ pub async fn publish(
         None => (0, 0),
     };
     let n = previous + 1;
-    let relative = entries(config);
-    let current = record(n, &relative);
+    let current = staged.record(n);
     let prefix = layout.entries();
     // Every entry fits in a transaction, checked before anything is written.
     batches_by(
-        relative
-            .iter()
-            .map(|(k, v)| (k.as_str(), put_bytes(&prefix, v) + k.len())),
+        staged
+            .keys()
+            .zip(&staged.lens)
+            .map(|(k, len)| (k, put_bytes(&prefix, &[]) + len + k.len())),
         options.limits,
     )
     .map_err(|(key, bytes, room)| FleetError::TooLarge {
@@ -198,17 +209,17 @@ pub async fn publish(
         // What is stored, read once the claim is held (what a publisher
         // that died left is in it too): its keys only.
         let (stored, _) = read_keys(etcd, layout).await?;
-        let delta = Delta::new(&stored, &relative);
+        let delta = staged.delta(&stored);
         (puts, deletes) = (delta.puts.len(), delta.deletes.len());
-        let ops: Vec<Op> = delta
+        let mut ops: Vec<Op> = delta
             .deletes
             .iter()
             .map(|k| (format!("{prefix}{k}"), None))
-            .chain(delta.puts.iter().map(|&i| {
-                let (k, v) = &relative[i];
-                (format!("{prefix}{k}"), Some(v.clone()))
-            }))
             .collect();
+        for &i in &delta.puts {
+            let k = &staged.entries[i].0;
+            ops.push((format!("{prefix}{k}"), Some(staged.value(i)?)));
+        }
         let sized = ops.iter().map(|(k, v)| {
             let b = v
                 .as_ref()
