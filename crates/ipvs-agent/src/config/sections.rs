@@ -64,21 +64,24 @@ pub(crate) fn sections(text: &str) -> Option<Sections> {
         return None;
     }
     let mut starts: Vec<usize> = Vec::new();
-    let lines = std::iter::once(0).chain(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
-    for line in lines {
-        // Most lines start with a key: one byte tells.
-        if !matches!(bytes.get(line), Some(b'[' | b' ' | b'\t')) {
+    // A header's line holds a `[` after nothing but blanks: each `[` of
+    // the file (few: headers, arrays) is looked at, not each line.
+    for at in memchr::memchr_iter(b'[', bytes) {
+        let line = bytes[..at]
+            .iter()
+            .rposition(|b| *b != b' ' && *b != b'\t')
+            .map_or(0, |i| i + 1);
+        // (The second `[` of a `[[` has one before it: not a line's.)
+        if line > 0 && bytes[line - 1] != b'\n' {
             continue;
         }
-        if let Some(header) = header_at(bytes, line) {
-            match header? {
-                Header::Service => starts.push(line),
-                Header::OfService if !starts.is_empty() => {}
-                Header::Other if starts.is_empty() => {}
-                // A table of `service` before the first `[[service]]`, or
-                // another table after it: the file is parsed whole.
-                _ => return None,
-            }
+        match header(bytes, at)? {
+            Header::Service => starts.push(line),
+            Header::OfService if !starts.is_empty() => {}
+            Header::Other if starts.is_empty() => {}
+            // A table of `service` before the first `[[service]]`, or
+            // another table after it: the file is parsed whole.
+            _ => return None,
         }
     }
     let first = *starts.first()?;
@@ -87,20 +90,6 @@ pub(crate) fn sections(text: &str) -> Option<Sections> {
         top: 0..first,
         services: starts.iter().zip(ends).map(|(&s, e)| s..e).collect(),
     })
-}
-
-/// The header on the line starting at `at`: `None` when the line is not
-/// one (it does not start with `[`), `Some(None)` when it starts with `[`
-/// but is not a header the scan knows.
-fn header_at(bytes: &[u8], at: usize) -> Option<Option<Header>> {
-    let mut i = at;
-    while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
-        i += 1;
-    }
-    if bytes.get(i) != Some(&b'[') {
-        return None;
-    }
-    Some(header(bytes, i))
 }
 
 /// Reads `[a.b]` or `[[a.b]]` at `i` (its `[`), bare keys only, then

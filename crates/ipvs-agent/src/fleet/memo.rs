@@ -7,25 +7,37 @@
 //!
 //! The memo holds for one context ([`context`]): this program (its
 //! version, and its executable's size, time and inode, so a rebuilt one
-//! starts afresh) and the digest of the file's top part. It is kept in a
-//! file (`--cache PATH`), written whole to a temporary file then renamed
-//! over the old one; a file missing, of another version or context, or
-//! whose closing checksum does not match, is no memo (then every section
-//! is read). The text:
+//! starts afresh) and the digest of the file's top part. It also says
+//! what the publish that wrote it stored ([`Stored`]): its prefix, the
+//! revision of its `current` and each section's slot, so that the next
+//! publish to that prefix knows the keys stored without reading them
+//! (checked: `write`). It is kept in a file (`--cache PATH`), written whole
+//! to a temporary file then renamed over the old one; a file missing, of
+//! another version, or whose closing checksum does not match, is no memo,
+//! and one of another context has no record the publish uses (then every
+//! section is read). The text:
 //!
 //! ```text
-//! # ipvs-agent publish cache v1
+//! # ipvs-agent publish cache v2
 //! context ipvs-agent 0.1.0 exe 60082808-1765085640123456789-4718 top 6f...
-//! SECTION-XXH3 VALUE-DIGEST VALUE-LEN IDENTITY NAME   (NAME: - or = and its bytes in hex)
+//! settings SETTINGS-KEY                      (or -)
+//! stored REVISION PREFIX                     (when the publish succeeded)
+//! SECTION-XXH3 VALUE-DIGEST VALUE-LEN SLOT IDENTITY NAME   (NAME: - or = and its bytes in hex)
 //! end XXH3-OF-THE-LINES-ABOVE
 //! ```
 //!
 //! ```
 //! use ipvs_agent::fleet::memo::{Known, Memo};
 //! let mut memo = Memo::new("ipvs-agent test".into());
-//! memo.insert(7, Known::new("tcp-192.0.2.1-80".into(), Some("web 1".into()), "ab".repeat(16), 120));
+//! memo.insert(7, Known::new("tcp-192.0.2.1-80".into(), Some("web 1".into()), "ab".repeat(16), 120, 0));
+//! memo.stored = Some((42, "/ipvs".into()));
 //! let text = memo.to_text();
 //! assert_eq!(Memo::parse(&text).unwrap(), memo);
+//! assert_eq!(
+//!     memo.stored_keys("/ipvs"),
+//!     Some((42, vec![format!("services/00000000-tcp-192.0.2.1-80/{}", "ab".repeat(16))]))
+//! );
+//! assert_eq!(memo.stored_keys("/other"), None);
 //! assert_eq!(Memo::parse(&text.replace("120", "121")), None);
 //! assert_eq!(Memo::parse(&text[..text.len() - 2]), None);
 //! ```
@@ -38,8 +50,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64, xxh3_64_with_seed};
 
+use crate::fleet::layout::SERVICES;
+
 /// The first line of a memo's file.
-pub const MEMO_HEADER: &str = "# ipvs-agent publish cache v1";
+pub const MEMO_HEADER: &str = "# ipvs-agent publish cache v2";
 
 /// What one section gave when it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,17 +69,37 @@ pub struct Known {
     pub digest: String,
     /// Its entry's value's length in bytes.
     pub len: usize,
+    /// Its position in the file the memo was written for (its key's slot).
+    pub slot: usize,
 }
 
 impl Known {
     /// A record.
-    pub fn new(identity: String, name: Option<String>, digest: String, len: usize) -> Self {
+    pub fn new(
+        identity: String,
+        name: Option<String>,
+        digest: String,
+        len: usize,
+        slot: usize,
+    ) -> Self {
         Known {
             identity,
             name,
             digest,
             len,
+            slot,
         }
+    }
+
+    /// The key of its entry at `slot` (relative to `PREFIX/entries/`).
+    pub fn key(&self, slot: usize) -> String {
+        let mut key = String::with_capacity(SERVICES.len() + 42 + self.identity.len());
+        key.push_str(SERVICES);
+        push_padded(&mut key, slot, 8);
+        for part in ["-", &self.identity, "/", &self.digest] {
+            key.push_str(part);
+        }
+        key
     }
 }
 
@@ -75,6 +109,12 @@ impl Known {
 pub struct Memo {
     /// What the records hold for ([`context`]).
     pub context: String,
+    /// The key of the settings' entry, if the file had one.
+    pub settings: Option<String>,
+    /// The revision of the `current` the publish that wrote the memo
+    /// wrote, and its prefix: the entries stored then are this memo's
+    /// ([`Memo::stored_keys`]).
+    pub stored: Option<(i64, String)>,
     /// The records.
     pub sections: HashMap<u128, Known, Digests>,
 }
@@ -84,6 +124,8 @@ impl Memo {
     pub fn new(context: String) -> Self {
         Memo {
             context,
+            settings: None,
+            stored: None,
             sections: HashMap::default(),
         }
     }
@@ -98,20 +140,48 @@ impl Memo {
         self.sections.get(&section)
     }
 
-    /// The memo as its file's text (records in the order of their digests).
+    /// The keys of the entries the publish that wrote the memo stored
+    /// under `prefix` (relative to `PREFIX/entries/`, each service at its
+    /// slot), and the revision of its `current`.
+    pub fn stored_keys(&self, prefix: &str) -> Option<(i64, Vec<String>)> {
+        let (revision, p) = self.stored.as_ref()?;
+        if p != prefix {
+            return None;
+        }
+        let mut keys: Vec<String> = self.sections.values().map(|k| k.key(k.slot)).collect();
+        keys.extend(self.settings.clone());
+        Some((*revision, keys))
+    }
+
+    /// The memo as its file's text.
     pub fn to_text(&self) -> String {
         let mut o = String::with_capacity(128 * (self.sections.len() + 2));
-        for part in [MEMO_HEADER, "\ncontext ", &self.context, "\n"] {
+        let settings = self.settings.as_deref().unwrap_or("-");
+        for part in [
+            MEMO_HEADER,
+            "\ncontext ",
+            &self.context,
+            "\nsettings ",
+            settings,
+            "\n",
+        ] {
             o.push_str(part);
         }
-        let mut sections: Vec<_> = self.sections.iter().collect();
-        sections.sort_unstable_by_key(|(h, _)| **h);
-        for (h, k) in sections {
+        if let Some((revision, prefix)) = &self.stored {
+            o.push_str("stored ");
+            push_padded(&mut o, usize::try_from(*revision).unwrap_or(0), 1);
+            for part in [" ", prefix, "\n"] {
+                o.push_str(part);
+            }
+        }
+        for (h, k) in &self.sections {
             push_hex(&mut o, &h.to_be_bytes());
             for part in [" ", &k.digest, " "] {
                 o.push_str(part);
             }
-            push_decimal(&mut o, k.len);
+            push_padded(&mut o, k.len, 1);
+            o.push(' ');
+            push_padded(&mut o, k.slot, 1);
             o.push(' ');
             o.push_str(&k.identity);
             match &k.name {
@@ -135,20 +205,28 @@ impl Memo {
         let body_end = text.trim_end_matches('\n').rfind('\n')? + 1;
         let (body, end) = text.split_at(body_end);
         let sum = end.strip_prefix("end ")?.strip_suffix('\n')?;
-        if sum.len() != 32 || unhex128(sum)? != xxh3_128(body.as_bytes()) {
+        if unhex128(sum)? != xxh3_128(body.as_bytes()) {
             return None;
         }
         let rest = body.strip_prefix(MEMO_HEADER)?.strip_prefix("\ncontext ")?;
-        let (context, mut rest) = rest.split_once('\n')?;
+        let (context, rest) = rest.split_once('\n')?;
+        let (settings, mut rest) = rest.strip_prefix("settings ")?.split_once('\n')?;
         let mut memo = Memo::new(context.to_string());
+        memo.settings = (settings != "-").then(|| settings.to_string());
+        if let Some(stored) = rest.strip_prefix("stored ") {
+            let (line, next) = stored.split_once('\n')?;
+            let (revision, prefix) = line.split_once(' ')?;
+            memo.stored = Some((revision.parse().ok()?, prefix.to_string()));
+            rest = next;
+        }
         memo.sections.reserve(rest.len() / 100);
         while !rest.is_empty() {
             let (line, next) = rest.split_once('\n')?;
             rest = next;
-            let mut f = line.split(' ');
-            let (h, digest, len, identity, name) =
-                (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
-            if f.next().is_some() || digest.len() != 32 || unhex128(digest).is_none() {
+            let (h, digest, line) = (line.get(..32)?, line.get(33..65)?, line.get(66..)?);
+            let mut f = line.splitn(4, ' ');
+            let (len, slot, identity, name) = (f.next()?, f.next()?, f.next()?, f.next()?);
+            if name.contains(' ') {
                 return None;
             }
             let name = match name {
@@ -162,6 +240,7 @@ impl Memo {
                     name,
                     digest.to_string(),
                     len.parse().ok()?,
+                    slot.parse().ok()?,
                 ),
             );
         }
@@ -291,17 +370,17 @@ pub(crate) fn push_padded(out: &mut String, n: usize, width: usize) {
     }
 }
 
-fn push_decimal(out: &mut String, n: usize) {
-    push_padded(out, n, 1);
-}
-
-/// A 128-bit number from 32 hex digits (either case).
+/// A 128-bit number from 32 lower-case hex digits.
 fn unhex128(text: &str) -> Option<u128> {
     if text.len() != 32 {
         return None;
     }
     text.bytes().try_fold(0u128, |acc, b| {
-        let d = char::from(b).to_digit(16)?;
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            _ => return None,
+        };
         Some(acc << 4 | u128::from(d))
     })
 }
@@ -344,5 +423,6 @@ mod tests {
         );
         assert_eq!(unhex128("0f"), None);
         assert_eq!(unhex128(&"0g".repeat(16)), None);
+        assert_eq!(unhex128(&"0F".repeat(16)), None);
     }
 }

@@ -34,8 +34,8 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use crate::config::{parse_str, pieces, sections, AgentSettings, Config, ConfigErrors};
 use crate::fleet::encode;
-use crate::fleet::layout::{identity, value_digest, SERVICES, SETTINGS};
-use crate::fleet::memo::{context, push_padded, Digests, Known, Memo};
+use crate::fleet::layout::{identity, value_digest, SETTINGS};
+use crate::fleet::memo::{context, Digests, Known, Memo};
 use crate::fleet::staged::{Maker, Staged};
 
 /// A file made ready: its entries, and the memo to keep for the next.
@@ -54,15 +54,26 @@ pub struct Prepared {
     pub known: usize,
     /// The services.
     pub services: usize,
+    /// What the memo given said the publish that wrote it stored: the
+    /// revision of its `current`, its prefix and the keys of its entries
+    /// ([`Memo::stored_keys`]).
+    pub stored: Option<(i64, String, Vec<String>)>,
 }
 
 /// Makes the file `file` (its name, for errors) of text `text` ready,
 /// with what `memo` knows (`None`: nothing).
 pub fn prepare(file: &str, text: Arc<str>, memo: Option<Memo>) -> Result<Prepared, ConfigErrors> {
-    match by_sections(&text, memo) {
-        Some(p) => Ok(p),
-        None => whole(parse_str(file, &text)?),
-    }
+    let stored = memo.as_ref().and_then(|m| {
+        let prefix = &m.stored.as_ref()?.1;
+        let (revision, keys) = m.stored_keys(prefix)?;
+        Some((revision, prefix.clone(), keys))
+    });
+    let mut ready = match by_sections(&text, memo) {
+        Some(p) => p,
+        None => whole(parse_str(file, &text)?)?,
+    };
+    ready.stored = stored;
+    Ok(ready)
 }
 
 /// The file parsed whole.
@@ -74,6 +85,7 @@ fn whole(config: Config) -> Result<Prepared, ConfigErrors> {
         parsed: services,
         known: 0,
         services,
+        stored: None,
     })
 }
 
@@ -108,17 +120,13 @@ fn by_sections(text: &Arc<str>, memo: Option<Memo>) -> Option<Prepared> {
                     vs.name.clone(),
                     value_digest(&value),
                     value.len(),
+                    i,
                 );
                 (k, Some(value))
             }
         };
-        let mut key = String::with_capacity(SERVICES.len() + 42 + k.identity.len());
-        key.push_str(SERVICES);
-        push_padded(&mut key, i, 8);
-        for part in ["-", &k.identity, "/", &k.digest] {
-            key.push_str(part);
-        }
-        items.push((key, k.len, value));
+        let k = Known { slot: i, ..k };
+        items.push((k.key(i), k.len, value));
         new.insert(h, k);
         hashes.push(h);
     }
@@ -131,11 +139,9 @@ fn by_sections(text: &Arc<str>, memo: Option<Memo>) -> Option<Prepared> {
     }
     if agent != AgentSettings::default() {
         let value = encode::agent(&agent).into_bytes();
-        items.push((
-            format!("{SETTINGS}{}", value_digest(&value)),
-            value.len(),
-            Some(value),
-        ));
+        let key = format!("{SETTINGS}{}", value_digest(&value));
+        new.settings = Some(key.clone());
+        items.push((key, value.len(), Some(value)));
     }
     let services = cut.services.len();
     Some(Prepared {
@@ -144,6 +150,7 @@ fn by_sections(text: &Arc<str>, memo: Option<Memo>) -> Option<Prepared> {
         parsed,
         known,
         services,
+        stored: None,
     })
 }
 

@@ -148,25 +148,46 @@ pub async fn publish_ready(
     ready: Prepared,
     options: PublishOptions,
 ) -> Result<Published, FleetError> {
+    let Prepared {
+        mut staged,
+        memo,
+        parsed,
+        stored,
+        ..
+    } = ready;
+    if let Some((revision, prefix, keys)) = stored {
+        if prefix == args.prefix {
+            staged = staged.presuming(revision, keys);
+        }
+    }
     let etcd = Etcd::connect(&args.endpoints).await;
     let result = match etcd {
-        Ok(etcd) => publish_staged(&etcd, &Layout::new(&args.prefix), &ready.staged, options).await,
+        Ok(etcd) => publish_staged(&etcd, &Layout::new(&args.prefix), &staged, options).await,
         Err(e) => Err(e),
     };
-    if let Some(path) = &args.cache {
-        match (&result, &ready.memo) {
-            (Err(FleetError::Stale { .. }), _) => {
-                let _ = std::fs::remove_file(path);
-            }
-            (_, Some(memo)) if ready.parsed > 0 => {
-                if let Err(e) = memo.save(path) {
-                    eprintln!(
-                        "ipvs-agent publish: cannot keep the cache {}: {e} (the next publish reads every service)",
-                        path.display()
-                    );
-                }
-            }
-            _ => {}
+    let Some(path) = &args.cache else {
+        return result;
+    };
+    let keep = match (&result, memo) {
+        (Err(FleetError::Stale { .. }), _) => {
+            let _ = std::fs::remove_file(path);
+            None
+        }
+        // What this publish stored, for the next.
+        (Ok(p), Some(mut memo)) => {
+            memo.stored = Some((p.revision, args.prefix.clone()));
+            Some(memo)
+        }
+        // Nothing known stored: the sections read, if any.
+        (Err(_), Some(memo)) if parsed > 0 => Some(memo),
+        _ => None,
+    };
+    if let Some(memo) = keep {
+        if let Err(e) = memo.save(path) {
+            eprintln!(
+                "ipvs-agent publish: cannot keep the cache {}: {e} (the next publish reads every service)",
+                path.display()
+            );
         }
     }
     result

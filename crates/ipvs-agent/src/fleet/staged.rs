@@ -38,6 +38,9 @@ pub struct Staged {
     /// Whether `entries` holds the value.
     held: Vec<bool>,
     maker: Option<Maker>,
+    /// The keys presumed stored if `current` was last written at this
+    /// revision ([`Staged::presuming`]).
+    pub presumed: Option<(i64, Vec<String>)>,
 }
 
 impl std::fmt::Debug for Staged {
@@ -59,6 +62,7 @@ impl Staged {
             lens,
             held,
             maker: None,
+            presumed: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl Staged {
             lens: Vec::with_capacity(items.len()),
             held: Vec::with_capacity(items.len()),
             maker: Some(maker),
+            presumed: None,
         };
         for (k, len, v) in items {
             s.held.push(v.is_some());
@@ -82,6 +87,17 @@ impl Staged {
             s.lens.push(len);
         }
         s
+    }
+
+    /// With the keys stored presumed to be `keys` (relative to
+    /// `PREFIX/entries/`) when `current` was last written at `revision`
+    /// (what the publisher's memo says it stored): a publish checks the
+    /// presumption against etcd's count of the entries, and reads the
+    /// keys only when it fails (`write`).
+    #[must_use]
+    pub fn presuming(mut self, revision: i64, keys: Vec<String>) -> Self {
+        self.presumed = Some((revision, keys));
+        self
     }
 
     /// The keys, in order.

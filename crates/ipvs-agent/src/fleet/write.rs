@@ -19,9 +19,11 @@ use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 
 use crate::config::Config;
 use crate::fleet::connect::Etcd;
+use crate::fleet::current::digest;
 use crate::fleet::errors::FleetError;
+use crate::fleet::layout::services_in;
 use crate::fleet::layout::Layout;
-use crate::fleet::read::{read_current, read_keys};
+use crate::fleet::read::{keys_since, read_current, read_keys};
 use crate::fleet::split::{batches_by, delete_bytes, put_bytes, Limits};
 use crate::fleet::staged::Staged;
 
@@ -154,9 +156,23 @@ pub async fn publish_staged(
 ) -> Result<Published, FleetError> {
     let mut client = etcd.client();
     let (previous, base) = match read_current(etcd, layout, None).await?.0 {
-        Some((c, mod_revision)) => (c.generation, mod_revision),
-        None => (0, 0),
+        Some((c, mod_revision)) => (Some(c), mod_revision),
+        None => (None, 0),
     };
+    // The keys the memo presumes stored, when they are those of the
+    // `current` read (written at the revision the memo names, its count
+    // and digest those of these keys).
+    let presumed = match (&staged.presumed, &previous) {
+        (Some((revision, keys)), Some(c))
+            if *revision == base
+                && c.services == services_in(keys.iter().map(String::as_str))
+                && c.digest == digest(keys.iter().map(String::as_str)) =>
+        {
+            Some(keys)
+        }
+        _ => None,
+    };
+    let previous = previous.map_or(0, |c| c.generation);
     let n = previous + 1;
     let current = staged.record(n);
     let prefix = layout.entries();
@@ -208,7 +224,17 @@ pub async fn publish_staged(
         }
         // What is stored, read once the claim is held (what a publisher
         // that died left is in it too): its keys only.
-        let (stored, _) = read_keys(etcd, layout).await?;
+        // Presumed, checked by a count (entries deleted since `current`)
+        // and a read of the keys written since (a publish that died):
+        // read whole only when the count says otherwise.
+        let stored = match presumed {
+            Some(keys) => keys_since(etcd, layout, keys, base).await?,
+            None => None,
+        };
+        let stored = match stored {
+            Some(keys) => keys,
+            None => read_keys(etcd, layout).await?.0,
+        };
         let delta = staged.delta(&stored);
         (puts, deletes) = (delta.puts.len(), delta.deletes.len());
         let mut ops: Vec<Op> = delta

@@ -414,10 +414,10 @@ async fn a_memo_missing_corrupt_or_of_another_file_means_a_parse_of_every_sectio
     let cache = t.cache();
     let text = std::fs::read_to_string(&cache).unwrap();
     assert!(
-        text.starts_with("# ipvs-agent publish cache v1\n"),
+        text.starts_with("# ipvs-agent publish cache v2\n"),
         "{text}"
     );
-    // A record's first digit changed: the checksum does not match.
+    // A byte changed: the checksum does not match.
     let at = text.find("\ncontext ").unwrap() + 1;
     let at = at + text[at..].find('\n').unwrap() + 1;
     let flipped = if text.as_bytes()[at] == b'0' {
@@ -477,4 +477,40 @@ async fn a_memo_that_names_a_value_the_file_does_not_give_writes_nothing_and_is_
     // The next publish reads every section.
     let (o, parsed) = t.publish(&file(n, 2, 3), "after").await;
     assert_eq!((published(&o), parsed), ((1, 1), n));
+}
+
+#[tokio::test]
+async fn entries_changed_since_the_memo_s_publish_are_found_and_replaced() {
+    let mut t = Three::start("memo-behind").await;
+    let n = 12;
+    let text = file(n, 0, 1);
+    t.publish(&text, "first").await;
+    let stray = "entries/services/99999999-stray/00";
+    // The same change under every prefix, then the same file again: each
+    // publish makes the prefix hold the file's entries again.
+    for (round, (delete, put)) in [(true, false), (false, true), (true, true)]
+        .into_iter()
+        .enumerate()
+    {
+        for prefix in ["/whole", "/plain", "/memo"] {
+            let mut client = t.etcd.client();
+            if delete {
+                let keys = t.stored(prefix).await;
+                let victim = keys.keys().find(|k| k.contains("/00000003-")).unwrap();
+                client
+                    .delete(format!("{prefix}{victim}"), None)
+                    .await
+                    .unwrap();
+            }
+            if put {
+                client
+                    .put(format!("{prefix}/{stray}"), "x", None)
+                    .await
+                    .unwrap();
+            }
+        }
+        let (o, parsed) = t.publish(&text, "changed behind").await;
+        let want = (usize::from(delete), usize::from(put));
+        assert_eq!((published(&o), parsed), (want, 0), "round {round}");
+    }
 }
