@@ -95,6 +95,15 @@ pub(crate) fn sections(text: &str) -> Option<Sections> {
 /// Reads `[a.b]` or `[[a.b]]` at `i` (its `[`), bare keys only, then
 /// nothing but blanks and a comment to the end of the line.
 fn header(bytes: &[u8], mut i: usize) -> Option<Header> {
+    // The headers of most lines, known at once.
+    for (line, header) in [
+        (&b"[[service.server]]\n"[..], Header::OfService),
+        (b"[[service]]\n", Header::Service),
+    ] {
+        if bytes[i..].starts_with(line) {
+            return Some(header);
+        }
+    }
     let array = bytes.get(i + 1) == Some(&b'[');
     i += if array { 2 } else { 1 };
     let start = i;
