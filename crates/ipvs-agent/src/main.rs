@@ -13,7 +13,7 @@ use ipvs_agent::render::render;
 
 const USAGE: &str = concat!(
     "usage: ipvs-agent check FILE\n",
-    "       ipvs-agent publish FILE --etcd URL[,URL...] [--prefix P]\n",
+    "       ipvs-agent publish FILE --etcd URL[,URL...] [--prefix P] [--cache PATH | --no-cache]\n",
     "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
     "                           [--log-format logfmt|json] [--watch PERIOD]\n",
     "       ipvs-agent run --etcd URL[,URL...] [--prefix P] [OPTIONS]\n",
@@ -21,7 +21,9 @@ const USAGE: &str = concat!(
     "  check FILE   validate the configuration FILE and print what it would configure\n",
     "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
     "  publish FILE validate FILE, then publish it to etcd as the fleet's desired state\n",
-    "               (needs the `fleet` feature; exit 0: published; 1: errors; 2: usage)\n",
+    "               (needs the `fleet` feature; exit 0: published; 1: errors; 2: usage);\n",
+    "               only the services changed since the last publish are parsed, the\n",
+    "               others known from its cache (default under $XDG_CACHE_HOME or ~/.cache)\n",
     "  run FILE     keep the services of FILE in the kernel, their servers checked\n",
     "               (SIGHUP reloads, SIGTERM stops; HTTP on 127.0.0.1:9102 by default)\n",
     "  run --etcd   the same, its configuration what `publish` put in etcd, each new\n",

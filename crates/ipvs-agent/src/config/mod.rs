@@ -29,7 +29,11 @@ mod duration;
 mod errors;
 mod model;
 mod parse;
+#[cfg(feature = "fleet")]
+pub(crate) mod pieces;
 mod read;
+#[cfg(feature = "fleet")]
+pub(crate) mod sections;
 mod server_parse;
 mod source;
 mod validate;

@@ -30,7 +30,8 @@ pub(crate) struct ServiceSpans {
     pub(crate) clean: bool,
 }
 
-const TOP: &[&str] = &["agent", "service"];
+/// The keys of the file's top level.
+pub(crate) const TOP: &[&str] = &["agent", "service"];
 const AGENT: &[&str] = &["resync", "drain_max"];
 const SERVICE: &[&str] = &[
     "name",
@@ -90,7 +91,8 @@ pub(crate) fn document(
     ))
 }
 
-fn agent_settings(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<AgentSettings> {
+/// The `[agent]` table; `None` (its errors in `d`) when it is wrong.
+pub(crate) fn agent_settings(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<AgentSettings> {
     let f = Fields::open(d, v, "[agent]", AGENT)?;
     let mut a = AgentSettings::default();
     let mut ok = true;

@@ -89,6 +89,13 @@ pub enum FleetError {
     },
     /// The configuration file could not be read or has errors.
     File(LoadError),
+    /// An entry the publisher's memo (`--cache`) named, made again from
+    /// the file, is not the value its key names: the memo was wrong;
+    /// nothing is written.
+    Stale {
+        /// The entry's key.
+        key: String,
+    },
 }
 
 impl fmt::Display for FleetError {
@@ -121,6 +128,11 @@ impl fmt::Display for FleetError {
                 write!(f, "etcd: revision {revision} has been compacted")
             }
             FleetError::File(e) => write!(f, "{e}"),
+            FleetError::Stale { key } => write!(
+                f,
+                "{key}: the publish cache named a value the file does not give; nothing written \
+                 (publish again: the cache is removed)"
+            ),
         }
     }
 }

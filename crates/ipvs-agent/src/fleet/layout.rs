@@ -90,7 +90,7 @@ impl Layout {
 }
 
 /// A service's identity in its key: `tcp-192.0.2.1-80`, `fwmark-5-inet6`.
-fn identity(key: &ServiceKey) -> String {
+pub(crate) fn identity(key: &ServiceKey) -> String {
     match key {
         ServiceKey::Inet {
             protocol,

@@ -13,7 +13,9 @@
 //! - [`connect`]: the etcd client, every request bounded by a timeout;
 //! - [`write`](mod@write) and [`read`]: a generation written so that a reader never
 //!   sees half of it, and read back verified;
-//! - [`publish`]: `ipvs-agent publish FILE --etcd URL`;
+//! - [`publish`]: `ipvs-agent publish FILE --etcd URL`: the file made
+//!   ready by [`prepare`] (only the services that changed read, the others
+//!   known from the publisher's [`memo`]), its entries [`staged`];
 //! - [`watch`]: [`Source`], the configurations a running agent follows;
 //!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
 //! - [`leadership`]: whether this agent may hold the VIPs (a state
@@ -42,13 +44,16 @@ pub mod garp;
 pub mod layout;
 pub mod lead;
 pub mod leadership;
+pub mod memo;
 pub mod peer_datagram;
 pub mod peer_link;
 pub mod peers;
+pub mod prepare;
 pub mod publish;
 pub mod read;
 pub mod roles;
 pub mod split;
+pub mod staged;
 pub mod values;
 pub mod vip;
 pub mod vip_state;

@@ -4,6 +4,9 @@
 //! `current`'s own revision), then parsed. A reader never sees half of a
 //! publish: `current` is written only once all of its entries are.
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use etcd_client::GetOptions;
 
 use crate::config::Config;
@@ -11,6 +14,7 @@ use crate::fleet::connect::Etcd;
 use crate::fleet::current::Current;
 use crate::fleet::errors::FleetError;
 use crate::fleet::layout::{verify_with, Layout};
+use crate::fleet::memo::Digests;
 use crate::fleet::values::ParseCache;
 
 /// Keys read per request when a generation is read.
@@ -114,7 +118,10 @@ async fn range(
             .map_err(|e| compacted(e, at.unwrap_or(0)))?;
         let r = *at.get_or_insert_with(|| response.header().map_or(0, |h| h.revision()));
         for kv in response.kvs() {
-            let k = String::from_utf8_lossy(kv.key());
+            // (`from_utf8` first: its ASCII path is many times faster than
+            // `from_utf8_lossy`'s, which a key rarely needs.)
+            let k = std::str::from_utf8(kv.key())
+                .map_or_else(|_| String::from_utf8_lossy(kv.key()), Cow::Borrowed);
             let relative = k.strip_prefix(from).unwrap_or(&k).to_string();
             out.push((relative, kv.value().to_vec()));
         }
@@ -148,6 +155,70 @@ pub async fn read_keys(etcd: &Etcd, layout: &Layout) -> Result<(Vec<String>, i64
     let end = Layout::range_end(&start);
     let (kvs, at) = range(etcd, &start, &end, None, true).await?;
     Ok((kvs.into_iter().map(|(k, _)| k).collect(), at))
+}
+
+/// Entries written since `current` (a publish that died) a publisher
+/// takes on its own, before it reads every key.
+pub const LEFTOVERS_PAGE: i64 = 1000;
+
+/// The keys under `PREFIX/entries/` now, when they are `presumed` (the
+/// entries `current` names, last written at `since`) and those written
+/// after `since`: the entries counted, and only those written since read
+/// (keys only). `None` when the count is not theirs (an entry deleted
+/// since) or more than [`LEFTOVERS_PAGE`] were written since: then the
+/// caller reads every key ([`read_keys`]).
+pub async fn keys_since(
+    etcd: &Etcd,
+    layout: &Layout,
+    presumed: &[String],
+    since: i64,
+) -> Result<Option<Vec<String>>, FleetError> {
+    let start = layout.entries();
+    let end = Layout::range_end(&start);
+    let mut client = etcd.client();
+    let counted = etcd
+        .call(
+            "count the entries",
+            client.get(
+                start.as_str(),
+                Some(GetOptions::new().with_range(end.as_str()).with_count_only()),
+            ),
+        )
+        .await?;
+    let at = counted.header().map_or(0, |h| h.revision());
+    let later = etcd
+        .call(
+            "read the entries written since `current`",
+            client.get(
+                start.as_str(),
+                Some(
+                    GetOptions::new()
+                        .with_range(end.as_str())
+                        .with_keys_only()
+                        .with_min_mod_revision(since + 1)
+                        .with_revision(at)
+                        .with_limit(LEFTOVERS_PAGE),
+                ),
+            ),
+        )
+        .await?;
+    if later.more() {
+        return Ok(None);
+    }
+    let mut keys = presumed.to_vec();
+    if !later.kvs().is_empty() {
+        let known: HashSet<&str, Digests> = presumed.iter().map(String::as_str).collect();
+        let extra: Vec<String> = later
+            .kvs()
+            .iter()
+            .filter_map(|kv| std::str::from_utf8(kv.key()).ok())
+            .filter_map(|k| k.strip_prefix(start.as_str()))
+            .filter(|k| !known.contains(k))
+            .map(str::to_string)
+            .collect();
+        keys.extend(extra);
+    }
+    Ok((usize::try_from(counted.count()).ok() == Some(keys.len())).then_some(keys))
 }
 
 /// A generation as read: its configuration, its entries' keys and the

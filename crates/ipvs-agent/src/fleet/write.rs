@@ -19,11 +19,13 @@ use etcd_client::{Compare, CompareOp, PutOptions, Txn, TxnOp, TxnOpResponse};
 
 use crate::config::Config;
 use crate::fleet::connect::Etcd;
-use crate::fleet::delta::Delta;
+use crate::fleet::current::digest;
 use crate::fleet::errors::FleetError;
-use crate::fleet::layout::{entries, record, Layout};
-use crate::fleet::read::{read_current, read_keys};
+use crate::fleet::layout::services_in;
+use crate::fleet::layout::Layout;
+use crate::fleet::read::{keys_since, read_current, read_keys};
 use crate::fleet::split::{batches_by, delete_bytes, put_bytes, Limits};
+use crate::fleet::staged::Staged;
 
 /// How long a publisher's claim lives if the publisher dies (seconds).
 pub const CLAIM_TTL: i64 = 60;
@@ -139,22 +141,47 @@ pub async fn publish(
     etcd: &Etcd,
     layout: &Layout,
     config: &Config,
+    options: PublishOptions,
+) -> Result<Published, FleetError> {
+    publish_staged(etcd, layout, &Staged::of(config), options).await
+}
+
+/// [`publish`] of entries made ready ([`Staged`]: the values of those not
+/// held are made only for the entries put).
+pub async fn publish_staged(
+    etcd: &Etcd,
+    layout: &Layout,
+    staged: &Staged,
     mut options: PublishOptions,
 ) -> Result<Published, FleetError> {
     let mut client = etcd.client();
     let (previous, base) = match read_current(etcd, layout, None).await?.0 {
-        Some((c, mod_revision)) => (c.generation, mod_revision),
-        None => (0, 0),
+        Some((c, mod_revision)) => (Some(c), mod_revision),
+        None => (None, 0),
     };
+    // The keys the memo presumes stored, when they are those of the
+    // `current` read (written at the revision the memo names, its count
+    // and digest those of these keys).
+    let presumed = match (&staged.presumed, &previous) {
+        (Some((revision, keys)), Some(c))
+            if *revision == base
+                && c.services == services_in(keys.iter().map(String::as_str))
+                && c.digest == digest(keys.iter().map(String::as_str)) =>
+        {
+            Some(keys)
+        }
+        _ => None,
+    };
+    let previous = previous.map_or(0, |c| c.generation);
     let n = previous + 1;
-    let relative = entries(config);
-    let current = record(n, &relative);
+    let current = staged.record(n);
     let prefix = layout.entries();
     // Every entry fits in a transaction, checked before anything is written.
     batches_by(
-        relative
-            .iter()
-            .map(|(k, v)| (k.as_str(), put_bytes(&prefix, v) + k.len())),
+        staged
+            .keys()
+            .zip(&staged.lens)
+            .map(|(k, len)| (k, put_bytes(&prefix, &[]) + len + k.len())),
         options.limits,
     )
     .map_err(|(key, bytes, room)| FleetError::TooLarge {
@@ -197,18 +224,28 @@ pub async fn publish(
         }
         // What is stored, read once the claim is held (what a publisher
         // that died left is in it too): its keys only.
-        let (stored, _) = read_keys(etcd, layout).await?;
-        let delta = Delta::new(&stored, &relative);
+        // Presumed, checked by a count (entries deleted since `current`)
+        // and a read of the keys written since (a publish that died):
+        // read whole only when the count says otherwise.
+        let stored = match presumed {
+            Some(keys) => keys_since(etcd, layout, keys, base).await?,
+            None => None,
+        };
+        let stored = match stored {
+            Some(keys) => keys,
+            None => read_keys(etcd, layout).await?.0,
+        };
+        let delta = staged.delta(&stored);
         (puts, deletes) = (delta.puts.len(), delta.deletes.len());
-        let ops: Vec<Op> = delta
+        let mut ops: Vec<Op> = delta
             .deletes
             .iter()
             .map(|k| (format!("{prefix}{k}"), None))
-            .chain(delta.puts.iter().map(|&i| {
-                let (k, v) = &relative[i];
-                (format!("{prefix}{k}"), Some(v.clone()))
-            }))
             .collect();
+        for &i in &delta.puts {
+            let k = &staged.entries[i].0;
+            ops.push((format!("{prefix}{k}"), Some(staged.value(i)?)));
+        }
         let sized = ops.iter().map(|(k, v)| {
             let b = v
                 .as_ref()

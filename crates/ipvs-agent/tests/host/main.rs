@@ -45,6 +45,10 @@ mod fleet_peer_link;
 #[cfg(feature = "fleet")]
 mod fleet_peers;
 #[cfg(feature = "fleet")]
+mod fleet_publish_cost;
+#[cfg(feature = "fleet")]
+mod fleet_publish_memo;
+#[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
