@@ -44,6 +44,8 @@ mod fleet_peer_link;
 #[cfg(feature = "fleet")]
 mod fleet_peers;
 #[cfg(feature = "fleet")]
+mod fleet_peers_named;
+#[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
