@@ -60,6 +60,8 @@ mod fleet_traffic;
 #[cfg(feature = "fleet")]
 mod fleet_vip;
 #[cfg(feature = "fleet")]
+mod fleet_vip_na;
+#[cfg(feature = "fleet")]
 mod fleet_vm;
 #[cfg(feature = "fleet")]
 mod fleet_vm_peers;
