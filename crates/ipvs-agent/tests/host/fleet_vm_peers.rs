@@ -11,6 +11,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use ipvsnl::DaemonRole;
+
 use super::fleet_lab::{config, wait_for, Lab, ENDPOINTS, PATIENCE, TTL};
 use super::fleet_traffic::reach;
 
@@ -18,8 +20,14 @@ use super::fleet_traffic::reach;
 /// published, three directors, one holding the VIP, and the client served
 /// through it: the lab and the leader.
 fn fleet_up(peers: bool) -> (Lab, usize) {
+    fleet_up_with(peers, &[])
+}
+
+/// The same, each agent run with `args` too.
+fn fleet_up_with(peers: bool, args: &[&str]) -> (Lab, usize) {
     let mut lab = Lab::new();
     lab.peers = peers;
+    lab.agent_args(args);
     lab.publish(&config([1, 1]));
     for i in 0..3 {
         lab.start_director(i);
@@ -244,7 +252,10 @@ struct Handover {
 /// new leader, the samples with two holders, and the agents' logged
 /// times of the old one's drop and the new one's add, printed.
 fn revoke_and_watch(peers: bool) -> Handover {
-    let (lab, leader) = fleet_up(peers);
+    // With peers, the fleet's sync id from the command line (checked by
+    // the caller).
+    let args: &[&str] = if peers { &["--sync-id", "7"] } else { &[] };
+    let (lab, leader) = fleet_up_with(peers, args);
     let lease = leader_lease();
     let t = Instant::now();
     etcdctl(&["lease", "revoke", &format!("{lease:x}")]);
@@ -296,6 +307,34 @@ fn fleet_vm_peers_c_a_revoked_lease_the_old_leader_lets_go_before_the_new_one_ad
         "the new leader added the VIP before the old one dropped it"
     );
     reach().expect("served through the new leader");
+    // `--sync-id 7`: the kernel lists the new leader's daemon as master
+    // and the others' as backup, each of sync id 7.
+    let want: Vec<Vec<(DaemonRole, u32)>> = (0..3)
+        .map(|i| {
+            let role = if i == h.new {
+                DaemonRole::Master
+            } else {
+                DaemonRole::Backup
+            };
+            vec![(role, 7)]
+        })
+        .collect();
+    let mut seen = Vec::new();
+    let matched = wait_for(PATIENCE, || {
+        seen = (0..3)
+            .map(|i| {
+                let mut client = h.lab.client(i);
+                let daemons = client.sync_daemons().expect("list the sync daemons");
+                daemons
+                    .iter()
+                    .map(|d| (d.role, d.sync_id))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>();
+        (seen == want).then_some(())
+    });
+    println!("FLEET --sync-id 7: the directors' sync daemons {seen:?}");
+    assert!(matched.is_some(), "sync daemons {seen:?}, want {want:?}");
 }
 
 /// Without the peer link the old leader learns of the revoke at its next

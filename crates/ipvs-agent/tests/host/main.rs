@@ -56,6 +56,8 @@ mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
 #[cfg(feature = "fleet")]
+mod fleet_sync_id;
+#[cfg(feature = "fleet")]
 mod fleet_traffic;
 #[cfg(feature = "fleet")]
 mod fleet_vip;
