@@ -17,7 +17,7 @@ const USAGE: &str = concat!(
     "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
     "                           [--log-format logfmt|json] [--watch PERIOD]\n",
     "       ipvs-agent run --etcd URL[,URL...] [--prefix P] [OPTIONS]\n",
-    "                      [--vip ADDR/PREFIX ... --vip-interface IF] [--sync-interface IF]\n",
+    "                      [--vip ADDR/PREFIX ... --vip-interface IF] [--sync-interface IF [--sync-id N]]\n",
     "  check FILE   validate the configuration FILE and print what it would configure\n",
     "               (exit 0: valid; 1: errors, each as FILE:LINE:COLUMN: message; 2: usage)\n",
     "  publish FILE validate FILE, then publish it to etcd as the fleet's desired state\n",

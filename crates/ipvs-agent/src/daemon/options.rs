@@ -51,6 +51,10 @@ pub struct RunOptions {
     /// `--sync-interface IF`: the kernel's sync daemon on it, master on
     /// the leader, backup on the followers.
     pub sync_interface: Option<String>,
+    /// `--sync-id N` with `--sync-interface`: the sync daemon's id, 0 to
+    /// 255 (the kernel keeps 8 bits; a backup takes only its master's
+    /// id), the same on every director of a fleet; 0 without.
+    pub sync_id: u8,
     /// `--lease-ttl SECONDS`: the election lease's TTL (default 5); the
     /// keepalive period (a third) and the step-down margin (a fifth)
     /// follow from it.
@@ -112,12 +116,14 @@ impl RunOptions {
             vips: Vec::new(),
             vip_interface: None,
             sync_interface: None,
+            sync_id: 0,
             lease_ttl: None,
             peer_listen: None,
             peers: Vec::new(),
             peer_key: None,
             state_dir: None,
         };
+        let mut sync_id_given = false;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             let mut value = |name: &str| {
@@ -152,6 +158,17 @@ impl RunOptions {
                 "--vip" => o.vips.push(value("--vip")?),
                 "--vip-interface" => o.vip_interface = Some(value("--vip-interface")?),
                 "--sync-interface" => o.sync_interface = Some(value("--sync-interface")?),
+                "--sync-id" => {
+                    let v = value("--sync-id")?;
+                    // A byte: the kernel keeps no more (ipvsnl::SYNC_ID_MAX).
+                    o.sync_id = v.parse().map_err(|_| {
+                        UsageError(format!(
+                            "--sync-id: \"{v}\" is not a sync id (a whole number from 0 to 255: \
+                             the kernel keeps 8 bits)"
+                        ))
+                    })?;
+                    sync_id_given = true;
+                }
                 "--lease-ttl" => {
                     let v = value("--lease-ttl")?;
                     let secs: u64 = v.parse().map_err(|_| {
@@ -234,6 +251,9 @@ impl RunOptions {
                 crate::fleet::leadership::Timing::for_ttl(ttl)
                     .map_err(|e| UsageError(format!("--lease-ttl: {e}")))?;
             }
+            if sync_id_given && o.sync_interface.is_none() {
+                return Err(UsageError("--sync-id needs --sync-interface".into()));
+            }
             o.check_peers()?;
             return Ok(o);
         }
@@ -243,6 +263,11 @@ impl RunOptions {
         if !o.vips.is_empty() || o.vip_interface.is_some() || o.sync_interface.is_some() {
             return Err(UsageError(
                 "--vip, --vip-interface and --sync-interface go with --etcd".into(),
+            ));
+        }
+        if sync_id_given {
+            return Err(UsageError(
+                "--sync-id goes with --etcd and --sync-interface".into(),
             ));
         }
         if o.lease_ttl.is_some()

@@ -219,7 +219,7 @@ async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
     let roles = o
         .sync_interface
         .as_ref()
-        .map(|i| SyncRoles::new(i.clone(), 0));
+        .map(|i| SyncRoles::new(i.clone(), u32::from(o.sync_id)));
     // Checked by RunOptions::parse already.
     let timing = Timing::for_ttl(o.lease_ttl.unwrap_or(DEFAULT_TTL)).unwrap_or_default();
     let options = ElectionOptions::new(format!("{prefix}/leader"), me).with_timing(timing);

@@ -200,14 +200,17 @@ impl Drop for Election {
 
 /// What the session's tasks report.
 enum Input {
-    /// A keepalive sent at the instant was answered with the TTL.
-    Renewed(Instant, Duration),
+    /// A keepalive sent at the instant was answered with the TTL; then
+    /// the election's leader, if it was asked and answered.
+    Renewed(Instant, Duration, Option<Seen>),
     KeepaliveFailed,
     LeaseGone,
     Won(LeaderKey),
-    /// The election's leader key now (`None`: no leader).
-    LeaderIs(Option<Vec<u8>>),
 }
+
+/// The election's leader key as etcd answered: its key and lease, or no
+/// leader.
+type Seen = Option<(Vec<u8>, i64)>;
 
 /// One lease's tasks, aborted when dropped.
 struct Session {
@@ -327,14 +330,14 @@ impl Driver {
             };
             match granted {
                 Ok(Ok(g)) => {
-                    let change = self.machine.handle(
+                    let events = [
+                        Event::LeaseGranted { lease: g.id() },
                         Event::KeepaliveOk {
                             sent,
                             ttl: Duration::from_secs(g.ttl().max(0) as u64),
                         },
-                        Instant::now(),
-                    );
-                    self.publish(change, Some(g.id()));
+                    ];
+                    self.apply(&events, Some(g.id()));
                     tracing::info!(lease = g.id(), ttl = g.ttl(), "election: lease granted");
                     return Some(self.session(g.id()));
                 }
@@ -352,7 +355,10 @@ impl Driver {
             self.client.clone(),
             lease,
             self.options.clone(),
-            watched,
+            Watching {
+                our_key: watched,
+                always: self.link.is_some(),
+            },
             sender.clone(),
         ));
         let mut session = Session {
@@ -381,31 +387,56 @@ impl Driver {
     }
 
     /// Applies one input; `false` when the session is over (lease gone).
+    /// A renewal and the leader etcd named after it are applied together
+    /// and published once: the peer link never reports this agent
+    /// reaching etcd without the leader it sees there.
     fn input(&mut self, session: &mut Session, input: Input) -> bool {
-        let now = Instant::now();
-        let event = match input {
-            Input::Renewed(sent, ttl) => Event::KeepaliveOk { sent, ttl },
-            Input::KeepaliveFailed => Event::KeepaliveFailed,
-            Input::LeaseGone => Event::LeaseLost,
+        let mut events = Vec::with_capacity(3);
+        match input {
+            Input::Renewed(sent, ttl, seen) => {
+                if let Some(seen) = seen {
+                    events.push(Event::LeaderSeen {
+                        lease: seen.as_ref().map(|(_, lease)| *lease),
+                    });
+                    let ours = session.leader_key.as_ref().map(|k| k.key().to_vec());
+                    let key = seen.map(|(key, _)| key);
+                    if ours.is_some() && key != ours {
+                        session.leader_key = None;
+                        let _ = session.our_key.send(None);
+                        self.campaign(session);
+                        events.push(Event::LeaderLost);
+                    }
+                }
+                events.push(Event::KeepaliveOk { sent, ttl });
+            }
+            Input::KeepaliveFailed => events.push(Event::KeepaliveFailed),
+            Input::LeaseGone => events.push(Event::LeaseLost),
             Input::Won(key) => {
                 let _ = session.our_key.send(Some(key.key().to_vec()));
                 session.leader_key = Some(key);
-                Event::CampaignWon
+                events.push(Event::CampaignWon);
             }
-            Input::LeaderIs(key) => {
-                let ours = session.leader_key.as_ref().map(|k| k.key().to_vec());
-                if ours.is_none() || key == ours {
-                    return true;
-                }
-                session.leader_key = None;
-                let _ = session.our_key.send(None);
-                self.campaign(session);
-                Event::LeaderLost
+        }
+        self.apply(&events, Some(session.lease));
+        !events.contains(&Event::LeaseLost)
+    }
+
+    /// Applies `events` at one instant and publishes the outcome once.
+    fn apply(&mut self, events: &[Event], lease: Option<i64>) {
+        let now = Instant::now();
+        let mut changes = Vec::new();
+        for event in events {
+            changes.extend(self.machine.handle(*event, now));
+        }
+        // Each change logged; the status ends with the last.
+        if let Some((last, earlier)) = changes.split_last() {
+            for c in earlier {
+                tracing::info!(from = %c.from, to = %c.to, reason = %c.reason, "election: role changed");
             }
-        };
-        let change = self.machine.handle(event, now);
-        self.publish(change, Some(session.lease));
-        event != Event::LeaseLost
+            self.publish(Some(*last), lease);
+        } else {
+            self.publish(None, lease);
+        }
     }
 
     /// Steps down first (the status says follower: the VIPs go), then
@@ -474,13 +505,22 @@ async fn campaign(client: Client, options: ElectionOptions, lease: i64, out: mps
     }
 }
 
-/// Renews the lease every TTL/3, each try bounded by that interval; while
-/// this agent is elected, checks after each renewal that its key leads.
+/// When the keepalive task asks etcd who leads after a renewal: while
+/// this agent is elected (its key must still lead), and always with
+/// peers (its reports name the leader it sees).
+struct Watching {
+    our_key: watch::Receiver<Option<Vec<u8>>>,
+    always: bool,
+}
+
+/// Renews the lease every TTL/3, each try bounded by that interval; after
+/// each renewal, when `watching` says, asks who leads the election, and
+/// reports the renewal with the answer.
 async fn keep_alive(
     client: Client,
     lease: i64,
     options: ElectionOptions,
-    our_key: watch::Receiver<Option<Vec<u8>>>,
+    watching: Watching,
     out: mpsc::Sender<Input>,
 ) {
     let interval = options.timing.keepalive_interval();
@@ -492,7 +532,15 @@ async fn keep_alive(
         next = sent + interval;
         let renewed = timeout(interval, renew(&client, lease, &mut stream, &options)).await;
         let input = match renewed {
-            Ok(Ok(Some(ttl))) => Input::Renewed(sent, ttl),
+            Ok(Ok(Some(ttl))) => {
+                let ask = watching.always || watching.our_key.borrow().is_some();
+                let seen = if ask {
+                    leader(&client, &options.name, interval / 2).await
+                } else {
+                    None
+                };
+                Input::Renewed(sent, ttl, seen)
+            }
             Ok(Ok(None)) => Input::LeaseGone,
             Ok(Err(e)) if e.to_string().contains("lease not found") => Input::LeaseGone,
             Ok(Err(e)) => {
@@ -507,23 +555,20 @@ async fn keep_alive(
             }
         };
         let gone = matches!(input, Input::LeaseGone);
-        let renewed = matches!(input, Input::Renewed(..));
         if out.send(input).await.is_err() || gone {
             return;
         }
-        let ours = our_key.borrow().clone();
-        if renewed && ours.is_some() {
-            let mut election = client.election_client();
-            let asked = timeout(interval / 2, election.leader(options.name.as_str())).await;
-            let leader = match asked {
-                Ok(Ok(mut r)) => r.take_kv().map(|kv| kv.key().to_vec()),
-                Ok(Err(e)) if e.to_string().contains("no leader") => None,
-                _ => continue,
-            };
-            if out.send(Input::LeaderIs(leader)).await.is_err() {
-                return;
-            }
-        }
+    }
+}
+
+/// Who leads the election `name`, asked within `within`: `None` if etcd
+/// did not answer, `Some(None)` if nobody leads.
+async fn leader(client: &Client, name: &str, within: Duration) -> Option<Seen> {
+    let mut election = client.election_client();
+    match timeout(within, election.leader(name)).await {
+        Ok(Ok(mut r)) => Some(r.take_kv().map(|kv| (kv.key().to_vec(), kv.lease()))),
+        Ok(Err(e)) if e.to_string().contains("no leader") => Some(None),
+        _ => None,
     }
 }
 

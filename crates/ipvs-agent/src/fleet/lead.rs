@@ -23,7 +23,7 @@ impl Addresses for Vips {
     fn hold(&mut self) -> Result<(), String> {
         let held = Vips::hold(self).map_err(|e| e.to_string())?;
         for e in &held.announce_errors {
-            tracing::warn!(error = %e, "fleet: gratuitous ARP failed");
+            tracing::warn!(error = %e, "fleet: announcing a VIP failed (gratuitous ARP or neighbour advertisement)");
         }
         Ok(())
     }

@@ -16,7 +16,11 @@
 //! [`peers`](super::peers)) a leader whose renewal is overdue keeps its
 //! VIPs while every peer reports itself etcd-blind and not elected, and a
 //! director that becomes leader waits until its own supporting reports
-//! have expired and no peer says it holds the VIPs.
+//! have expired and no peer says it holds the VIPs. A peer that reaches
+//! etcd again while such a leader's key still leads there goes on
+//! supporting it, naming its lease ([`Peers::leader_named`]): the
+//! machine learns its own lease ([`Event::LeaseGranted`]) and the leader
+//! etcd last named ([`Event::LeaderSeen`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -187,6 +191,16 @@ pub enum Event {
         /// Whether it could support another's hold.
         supports: bool,
     },
+    /// etcd granted this agent the lease it campaigns on.
+    LeaseGranted {
+        /// The lease's id (its key in the election is named after it).
+        lease: i64,
+    },
+    /// etcd answered who leads the election (asked after a renewal).
+    LeaderSeen {
+        /// The leader key's lease; `None`: no leader.
+        lease: Option<i64>,
+    },
 }
 
 /// What lets a leader hold the VIPs now.
@@ -289,6 +303,10 @@ pub struct Leadership {
     elected_at: Option<Instant>,
     /// The peer link's reports, if peers are configured.
     peers: Option<Peers>,
+    /// The lease this agent campaigns on.
+    lease: Option<i64>,
+    /// The election's leader key's lease, in etcd's last answer.
+    seen: Option<i64>,
     /// What lets the leader hold now.
     backing: Option<Backing>,
     /// When to [`tick`](Leadership::tick) next.
@@ -307,6 +325,8 @@ impl Leadership {
             keepalive_failed: false,
             elected_at: None,
             peers: None,
+            lease: None,
+            seen: None,
             backing: None,
             wake: None,
         }
@@ -337,14 +357,36 @@ impl Leadership {
     }
 
     /// The report this agent sends its peers at `now` (its echo is the
-    /// link's business).
+    /// link's business): with its lease, whether it holds on its peers'
+    /// word, and the leader it names ([`Peers::leader_named`]).
     pub fn report(&self, now: Instant) -> Report {
-        Report {
-            blind: self.blind(now),
-            elected: self.elected,
-            holding: self.role == Role::Leader,
-            echo: None,
+        let names = self
+            .peers
+            .as_ref()
+            .and_then(|p| p.leader_named(self.seen, self.lease, self.elected, now));
+        let report = Report::new(
+            self.blind(now),
+            self.elected,
+            self.role == Role::Leader,
+            None,
+        )
+        .with_lease(self.lease)
+        .naming(names);
+        if self.role == Role::Leader && self.backing == Some(Backing::Peers) {
+            report.held_on_peers()
+        } else {
+            report
         }
+    }
+
+    /// The lease this agent campaigns on, as etcd granted it.
+    pub fn lease(&self) -> Option<i64> {
+        self.lease
+    }
+
+    /// The lease of the election's leader key in etcd's last answer.
+    pub fn leader_seen(&self) -> Option<i64> {
+        self.seen
     }
 
     /// The role now.
@@ -400,7 +442,16 @@ impl Leadership {
                 self.elected = false;
                 self.hold_until = None;
                 self.last_renewal = None;
+                self.lease = None;
                 Some(Reason::LeaseLost)
+            }
+            Event::LeaseGranted { lease } => {
+                self.lease = Some(lease);
+                None
+            }
+            Event::LeaderSeen { lease } => {
+                self.seen = lease;
+                None
             }
             Event::CampaignWon => {
                 self.elected = true;
@@ -443,7 +494,7 @@ impl Leadership {
             .peers
             .as_ref()
             .filter(|_| self.elected)
-            .and_then(|p| p.support_until(now))
+            .and_then(|p| p.support_until(now, self.lease))
             .map(|u| (u, Backing::Peers));
         // The backing that lasts longer (the lease on a tie).
         let backed = match (lease, peers) {

@@ -23,7 +23,8 @@
 //!   election API and a lease (issue 26, part 2); [`roles`]: the kernel's
 //!   sync daemon as master on the leader, backup on the followers;
 //!   [`vip`]: the leader's addresses on an interface (rtnetlink), each
-//!   IPv4 one announced by [`garp`]; [`lead`]: both applied on each change
+//!   IPv4 one announced by [`garp`], each IPv6 one by [`unsolicited_na`]
+//!   (both sent by [`packet`]); [`lead`]: both applied on each change
 //!   of role;
 //! - [`peers`]: the other directors' reports on their own link and what
 //!   they allow (a leader cut off from etcd keeps its VIPs while every
@@ -45,6 +46,7 @@ pub mod layout;
 pub mod lead;
 pub mod leadership;
 pub mod memo;
+pub mod packet;
 pub mod peer_datagram;
 pub mod peer_link;
 pub mod peers;
@@ -54,6 +56,7 @@ pub mod read;
 pub mod roles;
 pub mod split;
 pub mod staged;
+pub mod unsolicited_na;
 pub mod values;
 pub mod vip;
 pub mod vip_state;

@@ -6,7 +6,7 @@
 //! from 10.0.0.1:7946
 //! boot 1765072800000000000
 //! stamp 1250
-//! state blind=1 elected=0 holding=0
+//! state blind=1 elected=0 holding=0 on-peers=0 lease=7587884523 names=7587884519
 //! echo 10.0.0.2:7946 1765072799000000000 980
 //! mac 5f1c...(64 hex digits)
 //! ```
@@ -14,13 +14,20 @@
 //! `from` is the sender's `--peer-listen` address (its id), `boot` its
 //! run (nanoseconds since the epoch at its start: a restarted sender's
 //! are larger), `stamp` milliseconds since its start; each `echo` line
-//! gives the last `boot` and `stamp` it received from that peer. The MAC
-//! covers every byte before the `mac` line.
+//! gives the last `boot` and `stamp` it received from that peer. The
+//! `state` line's first three words are required; then `on-peers` (it
+//! holds the VIPs on its peers' word), `lease` (its lease in the
+//! election) and `names` (the leader's lease it names) when set. Words a
+//! version does not know are ignored (a director of the first version
+//! reads the three flags and skips the rest), so a fleet can be upgraded
+//! one director at a time. The MAC covers every byte before the `mac`
+//! line.
 //!
 //! ```
 //! use ipvs_agent::fleet::peer_datagram::Datagram;
 //! let mut d = Datagram::new("10.0.0.1:7946".parse().unwrap(), 7, 1250);
 //! d.blind = true;
+//! d.names = Some(7587884519);
 //! d.echo.push(("10.0.0.2:7946".parse().unwrap(), 9, 980));
 //! let bytes = d.encode(b"secret");
 //! assert_eq!(Datagram::decode(&bytes, b"secret").unwrap(), d);
@@ -56,6 +63,12 @@ pub struct Datagram {
     pub elected: bool,
     /// The sender holds the VIPs.
     pub holding: bool,
+    /// The sender holds them on its peers' word (its renewal overdue).
+    pub on_peers: bool,
+    /// The sender's lease in the election.
+    pub lease: Option<i64>,
+    /// The lease of the leader the sender names (supports).
+    pub names: Option<i64>,
     /// For each peer heard: its id, and the last boot and stamp received
     /// from it.
     pub echo: Vec<(SocketAddr, u64, u64)>,
@@ -83,6 +96,9 @@ impl Datagram {
             blind: false,
             elected: false,
             holding: false,
+            on_peers: false,
+            lease: None,
+            names: None,
             echo: Vec::new(),
         }
     }
@@ -98,6 +114,18 @@ impl Datagram {
             flag(self.elected),
             flag(self.holding)
         );
+        // Inserted before the line's newline.
+        s.pop();
+        if self.on_peers {
+            s.push_str(" on-peers=1");
+        }
+        if let Some(lease) = self.lease {
+            let _ = write!(s, " lease={lease}");
+        }
+        if let Some(names) = self.names {
+            let _ = write!(s, " names={names}");
+        }
+        s.push('\n');
         for (peer, boot, stamp) in &self.echo {
             let _ = writeln!(s, "echo {peer} {boot} {stamp}");
         }
@@ -162,6 +190,25 @@ impl Datagram {
                 "`state {state}`: expected blind=0|1 elected=0|1 holding=0|1"
             )));
         };
+        let (mut on_peers, mut lease, mut names) = (false, None, None);
+        for word in state.split(' ').skip(3) {
+            let Some((name, value)) = word.split_once('=') else {
+                continue;
+            };
+            let wrong = || bad(format!("`state {state}`: `{word}` is not a valid {name}"));
+            match name {
+                "on-peers" => {
+                    on_peers = match value {
+                        "0" => false,
+                        "1" => true,
+                        _ => return Err(wrong()),
+                    }
+                }
+                "lease" => lease = Some(value.parse::<i64>().map_err(|_| wrong())?),
+                "names" => names = Some(value.parse::<i64>().map_err(|_| wrong())?),
+                _ => {}
+            }
+        }
         let mut echo = Vec::new();
         for line in lines {
             let words: Vec<&str> = line.split(' ').collect();
@@ -183,6 +230,9 @@ impl Datagram {
             blind,
             elected,
             holding,
+            on_peers,
+            lease,
+            names,
             echo,
         })
     }

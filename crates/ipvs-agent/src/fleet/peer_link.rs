@@ -168,12 +168,25 @@ impl Task {
             blind: report.blind,
             elected: report.elected,
             holding: report.holding,
+            on_peers: report.on_peers,
+            lease: report.lease,
+            names: report.names,
             echo: self
                 .heard
                 .iter()
                 .map(|(peer, (boot, stamp))| (*peer, *boot, *stamp))
                 .collect(),
         };
+        let named_before = self.last_sent.and_then(|r| r.names);
+        if report.names != named_before {
+            match report.names {
+                Some(lease) => tracing::info!(
+                    lease,
+                    "peer link: naming the leader etcd shows (it holds on its peers' word)"
+                ),
+                None => tracing::info!("peer link: naming no leader"),
+            }
+        }
         let bytes = datagram.encode(&self.options.key);
         for peer in &self.options.peers {
             if let Err(e) = self.socket.send_to(&bytes, peer).await {
@@ -213,12 +226,12 @@ impl Task {
             .find(|(me, boot, _)| *me == self.options.listen && *boot == self.boot)
             .map(|(_, _, stamp)| self.epoch + std::time::Duration::from_millis(*stamp))
             .filter(|at| *at <= Instant::now());
-        let report = Report {
-            blind: d.blind,
-            elected: d.elected,
-            holding: d.holding,
-            echo,
-        };
+        let mut report = Report::new(d.blind, d.elected, d.holding, echo)
+            .with_lease(d.lease)
+            .naming(d.names);
+        if d.on_peers {
+            report = report.held_on_peers();
+        }
         Some(Event::PeerReport { peer, report })
     }
 }

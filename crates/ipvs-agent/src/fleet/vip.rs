@@ -1,12 +1,16 @@
 //! The leader's virtual addresses on an interface, through rtnetlink:
-//! added (each IPv4 one announced with gratuitous ARP, [`super::garp`])
-//! when the agent becomes leader, removed when it steps down.
+//! added (each IPv4 one announced with gratuitous ARP, [`super::garp`],
+//! each IPv6 one with an unsolicited neighbour advertisement,
+//! [`super::unsolicited_na`]) when the agent becomes leader, removed when
+//! it steps down. IPv6 VIPs are added without duplicate address
+//! detection (`nodad`): the address moves between directors, and the
+//! detection would hold it tentative, unusable and unannounceable, for a
+//! second or more after each takeover.
 //!
 //! Idempotent, and careful with what is not its own: an address already
 //! on the interface when the leader adds it is fine (it is announced) but
 //! is not recorded as this agent's, and only the addresses this agent
-//! added are removed. IPv6 VIPs are added and removed but not yet
-//! announced (no unsolicited neighbour advertisement).
+//! added are removed.
 //!
 //! ```
 //! use ipvs_agent::fleet::vip::Vip;
@@ -27,13 +31,13 @@ use netlink_packet_core::{
     NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL,
     NLM_F_REQUEST,
 };
-use netlink_packet_route::address::{AddressAttribute, AddressMessage};
+use netlink_packet_route::address::{AddressAttribute, AddressFlags, AddressMessage};
 use netlink_packet_route::link::{LinkAttribute, LinkMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 
-use crate::fleet::garp;
 use crate::fleet::vip_state::VipState;
+use crate::fleet::{garp, unsolicited_na};
 
 /// A virtual address and its prefix length (`ADDR/PREFIX`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -116,7 +120,8 @@ pub struct Held {
     /// The VIPs that were there already (not recorded as ours unless an
     /// earlier call added them).
     pub present: Vec<Vip>,
-    /// IPv4 VIPs announced with gratuitous ARP.
+    /// VIPs announced (IPv4 by gratuitous ARP, IPv6 by unsolicited
+    /// neighbour advertisement).
     pub announced: Vec<Vip>,
     /// Announcements that failed (the VIP is held all the same).
     pub announce_errors: Vec<VipError>,
@@ -220,8 +225,7 @@ impl Vips {
         &self.ours
     }
 
-    /// Adds every VIP (one already there is fine) and announces the IPv4
-    /// ones. Stops at the first refusal; those added before it stay
+    /// Adds every VIP (one already there is fine) and announces each. Stops at the first refusal; those added before it stay
     /// recorded (a [`release`](Vips::release) removes them).
     pub fn hold(&mut self) -> Result<Held, VipError> {
         if self.vips.is_empty() {
@@ -265,8 +269,12 @@ impl Vips {
                     });
                 }
             }
-            if let (IpAddr::V4(v4), Some(mac)) = (vip.address, mac) {
-                match garp::announce(index, mac, v4) {
+            if let Some(mac) = mac {
+                let announced = match vip.address {
+                    IpAddr::V4(v4) => garp::announce(index, mac, v4),
+                    IpAddr::V6(v6) => unsolicited_na::announce(index, mac, v6),
+                };
+                match announced {
                     Ok(()) => held.announced.push(vip),
                     Err(source) => held.announce_errors.push(VipError {
                         doing: format!("announce {vip} on {}", self.interface),
@@ -368,6 +376,11 @@ impl Rtnl {
         message
             .attributes
             .push(AddressAttribute::Address(vip.address));
+        if vip.address.is_ipv6() {
+            message
+                .attributes
+                .push(AddressAttribute::Flags(AddressFlags::Nodad));
+        }
         let (request, flags) = match kind {
             RequestKind::Add => (
                 RouteNetlinkMessage::NewAddress(message),

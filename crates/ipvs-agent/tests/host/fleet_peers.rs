@@ -73,17 +73,21 @@ fn the_timing_follows_the_ttl_and_the_ttl_is_bounded() {
 fn support_needs_every_peer_blind_not_elected_and_echoing_a_recent_stamp() {
     let t0 = Instant::now();
     let mut p = Peers::new(2, peer_timing());
-    assert_eq!(p.support_until(t0), None, "nobody heard");
+    assert_eq!(p.support_until(t0, None), None, "nobody heard");
     p.received(0, report(true, false, false, Some(t0)), t0);
-    assert_eq!(p.support_until(t0), None, "one peer of two heard");
+    assert_eq!(p.support_until(t0, None), None, "one peer of two heard");
     p.received(1, report(true, false, false, Some(t0 + 200 * MS)), t0);
     assert_eq!(
-        p.support_until(t0),
+        p.support_until(t0, None),
         Some(t0 + S),
         "the older echo bounds it"
     );
-    assert_eq!(p.support_until(t0 + S - MS), Some(t0 + S));
-    assert_eq!(p.support_until(t0 + S), None, "expired at echo + support");
+    assert_eq!(p.support_until(t0 + S - MS, None), Some(t0 + S));
+    assert_eq!(
+        p.support_until(t0 + S, None),
+        None,
+        "expired at echo + support"
+    );
     for (r, why) in [
         (report(false, false, false, Some(t0)), "reaches etcd"),
         (
@@ -96,9 +100,9 @@ fn support_needs_every_peer_blind_not_elected_and_echoing_a_recent_stamp() {
         ),
     ] {
         p.received(0, r, t0);
-        assert_eq!(p.support_until(t0), None, "a peer that {why}");
+        assert_eq!(p.support_until(t0, None), None, "a peer that {why}");
     }
-    assert_eq!(Peers::new(0, peer_timing()).support_until(t0), None);
+    assert_eq!(Peers::new(0, peer_timing()).support_until(t0, None), None);
     // A report of an unknown peer is ignored.
     p.received(7, report(true, false, false, Some(t0)), t0);
     assert_eq!(p.report(7), None);

@@ -89,10 +89,10 @@ pub(crate) fn in_netns<T: Send + 'static>(
 }
 
 /// Two namespaces, `va` in the first and `vb` in the second, both up.
-struct Pair;
+pub(crate) struct Pair;
 
 impl Pair {
-    fn new() -> Pair {
+    pub(crate) fn new() -> Pair {
         Pair.drop_all();
         ip(&["netns", "add", "fleet-vip-a"]);
         ip(&["netns", "add", "fleet-vip-b"]);
@@ -181,7 +181,7 @@ fn arp_listener(
     })
 }
 
-fn mac_of_va() -> [u8; 6] {
+pub(crate) fn mac_of_va() -> [u8; 6] {
     let text = ip(&["-n", "fleet-vip-a", "-o", "link", "show", "va"]);
     let mac = text
         .split("link/ether ")
@@ -197,7 +197,7 @@ fn mac_of_va() -> [u8; 6] {
     bytes.try_into().unwrap()
 }
 
-fn addresses_of_va() -> String {
+pub(crate) fn addresses_of_va() -> String {
     ip(&["-n", "fleet-vip-a", "-o", "addr", "show", "dev", "va"])
 }
 

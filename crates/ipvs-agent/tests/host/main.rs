@@ -49,6 +49,8 @@ mod fleet_publish_cost;
 #[cfg(feature = "fleet")]
 mod fleet_publish_memo;
 #[cfg(feature = "fleet")]
+mod fleet_peers_named;
+#[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
@@ -59,9 +61,13 @@ mod fleet_split;
 #[cfg(feature = "fleet")]
 mod fleet_store;
 #[cfg(feature = "fleet")]
+mod fleet_sync_id;
+#[cfg(feature = "fleet")]
 mod fleet_traffic;
 #[cfg(feature = "fleet")]
 mod fleet_vip;
+#[cfg(feature = "fleet")]
+mod fleet_vip_na;
 #[cfg(feature = "fleet")]
 mod fleet_vm;
 #[cfg(feature = "fleet")]

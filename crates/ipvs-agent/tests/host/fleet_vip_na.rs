@@ -1,0 +1,238 @@
+//! An IPv6 VIP announced by unsolicited neighbour advertisement, on a
+//! real kernel (root, in the VM: `.ci/fleet-tests -- fleet_vip_`): the
+//! pair of namespaces of `fleet_vip.rs`; the peer has the VIP in its
+//! neighbour cache at another MAC (the old leader's); the VIP is added
+//! in the first, the advertisement caught in the peer by a packet socket
+//! and checked field by field (its checksum summed here, independently
+//! of the agent's), and the peer's cache then says the new MAC.
+//!
+//! Plus the checks of the packet and its checksum, which run anywhere.
+
+use std::net::Ipv6Addr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use ipvs_agent::fleet::unsolicited_na::{icmpv6_checksum, neighbour_advertisement, ALL_NODES};
+use ipvs_agent::fleet::vip::{Vip, Vips};
+
+use super::fleet_vip::{addresses_of_va, in_netns, ip, mac_of_va, Pair};
+
+const VIP: &str = "2001:db8::10";
+const OLD_MAC: &str = "02:00:00:00:00:99";
+
+/// The ICMPv6 checksum as RFC 4443 2.3 defines it, summed here from the
+/// packet's own bytes (its addresses, its payload length): zero when the
+/// packet's checksum is right.
+fn checksum_residue(packet: &[u8]) -> u16 {
+    let payload_len = usize::from(u16::from_be_bytes([packet[4], packet[5]]));
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&packet[8..40]);
+    pseudo.extend_from_slice(&(payload_len as u32).to_be_bytes());
+    pseudo.extend_from_slice(&[0, 0, 0, packet[6]]);
+    pseudo.extend_from_slice(&packet[40..40 + payload_len]);
+    if pseudo.len() % 2 == 1 {
+        pseudo.push(0);
+    }
+    let mut sum: u64 = pseudo
+        .chunks(2)
+        .map(|w| u64::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Every field of an Ethernet frame carrying the advertisement of `vip`
+/// from `mac`.
+fn check_frame(frame: &[u8], mac: [u8; 6], vip: Ipv6Addr) {
+    assert_eq!(frame.len(), 14 + 72, "{frame:02x?}");
+    assert_eq!(&frame[0..6], &[0x33, 0x33, 0, 0, 0, 1], "to all nodes");
+    assert_eq!(&frame[6..12], &mac, "from the interface's MAC");
+    assert_eq!(&frame[12..14], &[0x86, 0xdd], "IPv6");
+    let p = &frame[14..];
+    assert_eq!(&p[0..4], &[0x60, 0, 0, 0], "version 6, no class, no flow");
+    assert_eq!(&p[4..6], &[0, 32], "payload length");
+    assert_eq!(p[6], 58, "ICMPv6");
+    assert_eq!(p[7], 255, "hop limit");
+    assert_eq!(&p[8..24], &vip.octets(), "from the VIP");
+    assert_eq!(&p[24..40], &ALL_NODES.octets(), "to ff02::1");
+    assert_eq!((p[40], p[41]), (136, 0), "neighbour advertisement, code 0");
+    assert_eq!(checksum_residue(p), 0, "the ICMPv6 checksum");
+    assert_ne!(&p[42..44], &[0, 0], "a checksum written");
+    assert_eq!(
+        &p[44..48],
+        &[0x20, 0, 0, 0],
+        "override; not router, not solicited"
+    );
+    assert_eq!(&p[48..64], &vip.octets(), "target: the VIP");
+    assert_eq!((p[64], p[65]), (2, 1), "target link-layer address, 8 bytes");
+    assert_eq!(&p[66..72], &mac, "the option's MAC");
+}
+
+#[test]
+fn the_advertisement_is_built_field_by_field_and_its_checksum_checks() {
+    let mac = [0x02, 0x11, 0x22, 0x33, 0x44, 0x55];
+    let vip: Ipv6Addr = "2001:db8:1::7".parse().unwrap();
+    let packet = neighbour_advertisement(mac, vip);
+    let mut frame = vec![0x33, 0x33, 0, 0, 0, 1];
+    frame.extend_from_slice(&mac);
+    frame.extend_from_slice(&[0x86, 0xdd]);
+    frame.extend_from_slice(&packet);
+    check_frame(&frame, mac, vip);
+    // The agent's sum agrees with this one, and a flipped bit shows.
+    assert_eq!(icmpv6_checksum(vip, ALL_NODES, &packet[40..]), 0);
+    let mut bad = packet;
+    bad[50] ^= 0x80;
+    assert_ne!(checksum_residue(&bad), 0);
+    // An odd-length message is padded with a zero byte.
+    let odd = [1u8, 2, 3];
+    let a = icmpv6_checksum(vip, ALL_NODES, &odd);
+    let b = icmpv6_checksum(vip, ALL_NODES, &[1, 2, 3, 0]);
+    assert_ne!(a, b, "the length is summed too");
+}
+
+/// Opens a raw IPv6 packet socket in `fleet-vip-b`, says it is ready, and
+/// returns the first whole frame from `from` advertising `vip` within 5 s.
+fn na_listener(
+    ready: mpsc::Sender<()>,
+    from: [u8; 6],
+    vip: Ipv6Addr,
+) -> std::thread::JoinHandle<Option<Vec<u8>>> {
+    in_netns("fleet-vip-b", move || {
+        // SAFETY: socket(2) takes no pointers.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW,
+                i32::from(0x86ddu16.to_be()),
+            )
+        };
+        assert!(
+            fd >= 0,
+            "packet socket: {}",
+            std::io::Error::last_os_error()
+        );
+        // SAFETY: a descriptor just returned, owned here.
+        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+        let timeout = libc::timeval {
+            tv_sec: 5,
+            tv_usec: 0,
+        };
+        // SAFETY: a valid timeval of the size passed.
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&timeout as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as u32,
+            )
+        };
+        ready.send(()).unwrap();
+        let mut buf = [0u8; 2048];
+        loop {
+            // SAFETY: `buf` is valid for its length.
+            let n =
+                unsafe { libc::recv(socket.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+            if n < 0 {
+                return None;
+            }
+            let f = &buf[..n as usize];
+            let is_na = f.len() >= 14 + 64
+                && f[6..12] == from
+                && f[14 + 6] == 58
+                && f[14 + 40] == 136
+                && f[14 + 48..14 + 64] == vip.octets();
+            if is_na {
+                return Some(f.to_vec());
+            }
+        }
+    })
+}
+
+fn mac_text(mac: [u8; 6]) -> String {
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+#[test]
+#[ignore = "kernel test (root, namespaces): .ci/fleet-tests -- fleet_vip_"]
+fn fleet_vip_ipv6_announced_by_neighbour_advertisement() {
+    let _pair = Pair::new();
+    let mac = mac_of_va();
+    let address: Ipv6Addr = VIP.parse().unwrap();
+    let vip: Vip = format!("{VIP}/64").parse().unwrap();
+    // The peer knows the VIP at the old leader's MAC.
+    ip(&[
+        "-n",
+        "fleet-vip-b",
+        "-6",
+        "neigh",
+        "replace",
+        VIP,
+        "lladdr",
+        OLD_MAC,
+        "dev",
+        "vb",
+        "nud",
+        "stale",
+    ]);
+    let neigh = || ip(&["-n", "fleet-vip-b", "-6", "neigh", "show", VIP, "dev", "vb"]);
+    assert!(neigh().contains(OLD_MAC), "{}", neigh());
+
+    let (ready, wait) = mpsc::channel();
+    let listener = na_listener(ready, mac, address);
+    wait.recv_timeout(Duration::from_secs(5))
+        .expect("listener ready");
+    let holder = in_netns("fleet-vip-a", move || {
+        let mut vips = Vips::new("va", vec![vip]);
+        let held = vips.hold().unwrap();
+        let listed = addresses_of_va();
+        (vips, held, listed)
+    });
+    let (mut vips, held, listed) = holder.join().unwrap();
+    assert_eq!(held.added, [vip]);
+    assert!(
+        held.announce_errors.is_empty(),
+        "{:?}",
+        held.announce_errors
+    );
+    assert_eq!(held.announced, [vip]);
+    let line = listed
+        .lines()
+        .find(|l| l.contains(&format!("inet6 {VIP}/64")))
+        .unwrap_or_else(|| panic!("the VIP listed: {listed}"));
+    assert!(
+        line.contains("nodad") && !line.contains("tentative"),
+        "added without DAD: {line}"
+    );
+
+    let frame = listener
+        .join()
+        .unwrap()
+        .expect("a neighbour advertisement from va within 5 s");
+    check_frame(&frame, mac, address);
+
+    // The peer's cache follows the override.
+    let t = Instant::now();
+    let new = mac_text(mac);
+    while !neigh().contains(&new) && t.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = neigh();
+    println!(
+        "FLEET-NA the peer's entry after the advertisement: {}",
+        after.trim()
+    );
+    assert!(after.contains(&format!("lladdr {new}")), "{after}");
+    assert!(!after.contains(OLD_MAC), "{after}");
+
+    let removed = in_netns("fleet-vip-a", move || vips.release().unwrap())
+        .join()
+        .unwrap();
+    assert_eq!(removed, [vip]);
+}
