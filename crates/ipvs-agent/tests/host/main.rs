@@ -45,11 +45,11 @@ mod fleet_peer_link;
 #[cfg(feature = "fleet")]
 mod fleet_peers;
 #[cfg(feature = "fleet")]
+mod fleet_peers_named;
+#[cfg(feature = "fleet")]
 mod fleet_publish_cost;
 #[cfg(feature = "fleet")]
 mod fleet_publish_memo;
-#[cfg(feature = "fleet")]
-mod fleet_peers_named;
 #[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
