@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use ipvs_agent::check::Health;
 use ipvs_agent::config::Config;
 use ipvs_agent::daemon::AgentOptions;
-use ipvsnl::emulator::Kernel;
+use ipvsnl::emulator::{Connections, Kernel};
+use ipvsnl::Stats;
 use ipvsnl::{Destination, Request, ServiceKey};
 
 use crate::daemon_support::*;
@@ -38,6 +39,8 @@ enum Edit {
     Reweighted(u32),
     /// Its check falls at the first failure.
     Retuned,
+    /// A failing server is removed once drained.
+    Drains,
 }
 
 /// `n` services, each with two servers of weight 1 checked by TCP every
@@ -54,9 +57,14 @@ fn big(n: usize, edits: &[(usize, Edit)]) -> Config {
         } else {
             3
         };
+        if matches!(edit, Some(Edit::Drains)) {
+            t.push_str("[[service]]\nremove_after_drain = true\n");
+        } else {
+            t.push_str("[[service]]\n");
+        }
         let _ = write!(
             t,
-            "[[service]]\nname = \"s{i}\"\nprotocol = \"tcp\"\naddress = \"{VIP}\"\nport = {}\n\
+            "name = \"s{i}\"\nprotocol = \"tcp\"\naddress = \"{VIP}\"\nport = {}\n\
              check = {{ kind = \"tcp\", interval = \"2s\", timeout = \"1s\", rise = 2, fall = {fall} }}\n\
              [[service.server]]\naddress = \"{}\"\nport = 80\n",
             1000 + i,
@@ -285,5 +293,39 @@ async fn the_periodic_resync_still_repairs_what_changed_behind_the_agent() {
     advance(3600 * S).await;
     assert_eq!(weight(&kernel, &service(4), &server(4, 2)), "3");
     assert_eq!(weight(&kernel, &service(4), "10.3.0.1"), "1");
+    agent.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_drain_in_a_big_table_reads_back_its_service_alone() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let agent = start(
+        &kernel,
+        big(N, &[(11, Edit::Drains)]),
+        &prober,
+        AgentOptions::default(),
+    );
+    advance(MS).await;
+    let connections = |active| {
+        let ns = kernel.init_netns();
+        let c = Connections::new(active, 0, 0);
+        let ip = ip(&server(11, 1));
+        assert!(ns.set_destination_state(&service(11), ip, 80, c, Stats::default()));
+    };
+    connections(3);
+    prober.fail(&server(11, 1));
+    // Out at the third failure (6 s): weight 0, draining.
+    advance(6 * S + MS).await;
+    assert_eq!(weight(&kernel, &service(11), &server(11, 1)), "0");
+    let syncs = agent.handle.state().await.unwrap().syncs;
+    // Its connections gone: deleted at the next look at the drain (within
+    // 5 s), which reads its service back and lists nothing.
+    connections(0);
+    advance(5 * S).await;
+    assert_eq!(weight(&kernel, &service(11), &server(11, 1)), "-");
+    let state = agent.handle.state().await.unwrap();
+    assert_eq!(state.syncs, syncs + 1, "one look at the drain");
+    assert!(!state.last_sync.unwrap().listed);
     agent.stop(false).await;
 }
