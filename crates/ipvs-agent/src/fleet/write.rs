@@ -1,5 +1,5 @@
 //! Writing a configuration as a new generation: a claim, then the entries
-//! that changed ([`Delta`]: only those, so one service changed in 10,000
+//! that changed ([`Delta`](crate::fleet::delta::Delta): only those, so one service changed in 10,000
 //! is one delete and one put) in transactions within etcd's limits
 //! ([`split`](crate::fleet::split)), then `current` flipped to it in a
 //! final transaction.
