@@ -8,7 +8,7 @@
 //! The memo holds for one context ([`context`]): this program (its
 //! version, and its executable's size, time and inode, so a rebuilt one
 //! starts afresh) and the digest of the file's top part. It also says
-//! what the publish that wrote it stored ([`Stored`]): its prefix, the
+//! what the publish that wrote it stored ([`Memo::stored`]): its prefix, the
 //! revision of its `current` and each section's slot, so that the next
 //! publish to that prefix knows the keys stored without reading them
 //! (checked: `write`). It is kept in a file (`--cache PATH`), written whole

@@ -229,10 +229,15 @@ pub fn publish_args(args: &[&str]) -> ExitCode {
         }
         Err(e) => Err(e),
     };
+    let reused = if parsed == services {
+        format!("all {services} services parsed")
+    } else {
+        format!("{parsed} of {services} services parsed, the others known from the cache")
+    };
     match result {
         Ok(p) => {
             println!(
-                "{}: generation {} published under {}: {} services ({} entries put, {} deleted), {} transactions, {} bytes, {} ms (the file read and checked in {} ms; {parsed} of {services} services parsed, the others known from the cache)",
+                "{}: generation {} published under {}: {} services ({} entries put, {} deleted), {} transactions, {} bytes, {} ms (the file read and checked in {} ms; {reused})",
                 args.file.display(),
                 p.generation,
                 args.prefix,

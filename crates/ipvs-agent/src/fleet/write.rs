@@ -1,5 +1,5 @@
 //! Writing a configuration as a new generation: a claim, then the entries
-//! that changed ([`Delta`]: only those, so one service changed in 10,000
+//! that changed ([`Delta`](crate::fleet::delta::Delta): only those, so one service changed in 10,000
 //! is one delete and one put) in transactions within etcd's limits
 //! ([`split`](crate::fleet::split)), then `current` flipped to it in a
 //! final transaction.
@@ -129,6 +129,9 @@ pub struct Published {
     pub deletes: usize,
     /// The revision of the flip: readers at or after it get this generation.
     pub revision: i64,
+    /// Whether the keys stored were read from etcd (not known from what
+    /// the publisher's memo presumed: [`Staged::presuming`]).
+    pub keys_read: bool,
 }
 
 /// One operation on an entry: its full key, and its value for a put.
@@ -206,6 +209,7 @@ pub async fn publish_staged(
     ];
     let mut bytes = 0;
     let (mut puts, mut deletes, mut written) = (0, 0, 0);
+    let mut keys_read = true;
     let result = async {
         let on_lease = PutOptions::new().with_lease(lease);
         let free = Compare::create_revision(claim_key.as_str(), CompareOp::Equal, 0);
@@ -231,6 +235,7 @@ pub async fn publish_staged(
             Some(keys) => keys_since(etcd, layout, keys, base).await?,
             None => None,
         };
+        keys_read = stored.is_none();
         let stored = match stored {
             Some(keys) => keys,
             None => read_keys(etcd, layout).await?.0,
@@ -334,6 +339,7 @@ pub async fn publish_staged(
         puts,
         deletes,
         revision,
+        keys_read,
     })
 }
 

@@ -74,6 +74,8 @@ struct Three {
     endpoint: String,
     dir: PathBuf,
     generation: u64,
+    /// Whether the last publish with the memo read the keys stored.
+    keys_read: bool,
 }
 
 /// What one publish gave, to compare.
@@ -98,6 +100,7 @@ impl Three {
             etcd,
             dir,
             generation: 0,
+            keys_read: true,
         }
     }
 
@@ -144,7 +147,8 @@ impl Three {
             Err(e) => panic!("{what}: {e}"),
         };
         let plain = self.by_args(&self.args("/plain", false), what).await.0;
-        let (memo, parsed) = self.by_args(&self.args("/memo", true), what).await;
+        let (memo, parsed, keys_read) = self.by_args(&self.args("/memo", true), what).await;
+        self.keys_read = keys_read;
         assert_eq!(plain, whole, "{what}: --no-cache");
         assert_eq!(memo, whole, "{what}: --cache");
         if let Outcome::Published(g, ..) = whole {
@@ -156,11 +160,13 @@ impl Three {
         (whole, parsed)
     }
 
-    async fn by_args(&self, args: &PublishArgs, what: &str) -> (Outcome, usize) {
+    /// A publish by `args`: what it gave, the sections it parsed, whether
+    /// it read the keys stored.
+    async fn by_args(&self, args: &PublishArgs, what: &str) -> (Outcome, usize, bool) {
         let ready = match read_file(args) {
             Ok(r) => r,
             Err(FleetError::File(LoadError::Invalid(e))) => {
-                return (Outcome::Errors(e.to_string()), 0)
+                return (Outcome::Errors(e.to_string()), 0, true)
             }
             Err(e) => panic!("{what}: {e}"),
         };
@@ -171,6 +177,7 @@ impl Three {
         (
             Outcome::Published(p.generation, p.services, p.puts, p.deletes, p.transactions),
             parsed,
+            p.keys_read,
         )
     }
 
@@ -229,6 +236,8 @@ async fn a_publish_with_the_memo_stores_what_the_whole_parse_stores() {
             ((two, two), two),
             "service {changed}"
         );
+        // What the memo's publish stored is known: no key read.
+        assert!(!t.keys_read, "service {changed}");
     }
     // Unchanged: nothing parsed, nothing written.
     let same = file(n, 34, 6);
@@ -263,6 +272,7 @@ async fn a_publish_with_the_memo_stores_what_the_whole_parse_stores() {
     assert_ne!(moved, swapped);
     let (o, parsed) = t.publish(&moved, "moved").await;
     assert_eq!((published(&o), parsed), ((2, 2), 0));
+    assert!(!t.keys_read);
     // The settings changed: another context, every section parsed.
     let settings = moved.replace("resync = \"20s\"", "resync = \"25s\"");
     let (o, parsed) = t.publish(&settings, "settings").await;
@@ -512,5 +522,8 @@ async fn entries_changed_since_the_memo_s_publish_are_found_and_replaced() {
         let (o, parsed) = t.publish(&text, "changed behind").await;
         let want = (usize::from(delete), usize::from(put));
         assert_eq!((published(&o), parsed), (want, 0), "round {round}");
+        // An entry deleted: the count differs, every key is read; one
+        // only added: read as written since, the others presumed.
+        assert_eq!(t.keys_read, delete, "round {round}");
     }
 }
