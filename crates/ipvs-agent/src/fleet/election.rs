@@ -36,6 +36,9 @@ use crate::fleet::peers::{PeerTiming, Peers};
 
 /// How long a campaign that failed (etcd unreachable) waits to try again.
 const RETRY: Duration = Duration::from_millis(500);
+/// How long a follower waits to ask again who leads, after a renewal
+/// etcd answered and a question it did not.
+const LEADER_RETRY: Duration = Duration::from_millis(100);
 /// How long resigning and revoking may take when the agent stops.
 const STOP_WITHIN: Duration = Duration::from_secs(1);
 
@@ -533,9 +536,28 @@ async fn keep_alive(
         let renewed = timeout(interval, renew(&client, lease, &mut stream, &options)).await;
         let input = match renewed {
             Ok(Ok(Some(ttl))) => {
-                let ask = watching.always || watching.our_key.borrow().is_some();
-                let seen = if ask {
+                let elected = watching.our_key.borrow().is_some();
+                let seen = if elected {
+                    // Once: the renewal is the leader's lease.
                     leader(&client, &options.name, interval / 2).await
+                } else if watching.always {
+                    // Until answered (etcd just back may not answer at
+                    // once), at most until the next keepalive: meanwhile
+                    // this follower still reports itself etcd-blind, and
+                    // so goes on supporting the leader it cannot name yet.
+                    let mut seen = None;
+                    while seen.is_none() && Instant::now() + LEADER_RETRY < next {
+                        let within = (next - Instant::now()).min(interval / 2);
+                        seen = leader(&client, &options.name, within).await;
+                        if seen.is_none() {
+                            tracing::info!(
+                                "election: lease renewed, but etcd did not say who leads: \
+                                 asking again"
+                            );
+                            sleep(LEADER_RETRY).await;
+                        }
+                    }
+                    seen
                 } else {
                     None
                 };
@@ -567,7 +589,9 @@ async fn leader(client: &Client, name: &str, within: Duration) -> Option<Seen> {
     let mut election = client.election_client();
     match timeout(within, election.leader(name)).await {
         Ok(Ok(mut r)) => Some(r.take_kv().map(|kv| (kv.key().to_vec(), kv.lease()))),
-        Ok(Err(e)) if e.to_string().contains("no leader") => Some(None),
+        // The election's own "nobody leads", not a member's "etcdserver:
+        // no leader" (a cluster without a raft leader answers nothing).
+        Ok(Err(e)) if e.to_string().contains("election: no leader") => Some(None),
         _ => None,
     }
 }

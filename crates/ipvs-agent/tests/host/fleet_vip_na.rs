@@ -183,6 +183,16 @@ fn fleet_vip_ipv6_announced_by_neighbour_advertisement() {
     ]);
     let neigh = || ip(&["-n", "fleet-vip-b", "-6", "neigh", "show", VIP, "dev", "vb"]);
     assert!(neigh().contains(OLD_MAC), "{}", neigh());
+    // The peer's IPv6 ready on vb (its link-local address past DAD).
+    let t = Instant::now();
+    let ready = || {
+        let a = ip(&["-n", "fleet-vip-b", "-6", "-o", "addr", "show", "dev", "vb"]);
+        a.contains("fe80::") && !a.contains("tentative")
+    };
+    while !ready() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let counters_before = icmp6_counters();
 
     let (ready, wait) = mpsc::channel();
     let listener = na_listener(ready, mac, address);
@@ -224,15 +234,44 @@ fn fleet_vip_ipv6_announced_by_neighbour_advertisement() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let after = neigh();
+    let counters = icmp6_counters();
     println!(
-        "FLEET-NA the peer's entry after the advertisement: {}",
+        "FLEET-NA the peer's entry after the advertisement: {} (its ICMPv6 counters before \
+         {counters_before:?}, after {counters:?})",
         after.trim()
     );
-    assert!(after.contains(&format!("lladdr {new}")), "{after}");
+    assert!(
+        after.contains(&format!("lladdr {new}")),
+        "{after}; the peer's ICMPv6 counters before {counters_before:?}, after {counters:?}"
+    );
     assert!(!after.contains(OLD_MAC), "{after}");
 
     let removed = in_netns("fleet-vip-a", move || vips.release().unwrap())
         .join()
         .unwrap();
     assert_eq!(removed, [vip]);
+}
+
+/// The peer's ICMPv6 and IPv6 receive counters that say whether the
+/// kernel took the advertisement (`/proc/net/snmp6` in its namespace).
+fn icmp6_counters() -> Vec<(String, u64)> {
+    let text = ip(&["netns", "exec", "fleet-vip-b", "cat", "/proc/net/snmp6"]);
+    text.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let (name, value) = (w.next()?, w.next()?);
+            let wanted = [
+                "Icmp6InMsgs",
+                "Icmp6InErrors",
+                "Icmp6InCsumErrors",
+                "Icmp6InNeighborAdvertisements",
+                "Ip6InDiscards",
+                "Ip6InHdrErrors",
+                "Ip6InReceives",
+            ];
+            wanted
+                .contains(&name)
+                .then(|| (name.to_string(), value.parse().unwrap_or(0)))
+        })
+        .collect()
 }
