@@ -5,10 +5,13 @@ use std::process::{Command, Output};
 
 pub(crate) const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
 
-/// Runs the `ipvs-agent` binary with `args`.
+/// Runs the `ipvs-agent` binary with `args`; a publish's default cache
+/// goes to a directory of this test process's, not the user's.
 pub(crate) fn agent(args: &[&str]) -> Output {
+    let cache = std::env::temp_dir().join(format!("ipvs-agent-tests-{}", std::process::id()));
     Command::new(env!("CARGO_BIN_EXE_ipvs-agent"))
         .args(args)
+        .env("XDG_CACHE_HOME", cache)
         .output()
         .expect("the binary runs")
 }
