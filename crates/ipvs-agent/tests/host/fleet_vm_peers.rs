@@ -106,7 +106,7 @@ fn watch<T>(
         done: None,
     };
     w.done = wait_for(TTL + PATIENCE, || {
-        let holders = lab.holders();
+        let holders = holders_old_last(lab, old);
         if holders.len() > 1 {
             w.both.push((t.elapsed(), holders.clone()));
         }
@@ -119,6 +119,22 @@ fn watch<T>(
         done(&holders)
     });
     w
+}
+
+/// The directors holding the VIP, `old` read last. A scan is one `ip
+/// addr` per director, one after another: read in index order, a
+/// handover that drops and then adds within the scan (the peers' 7 to
+/// 17 ms) could be seen as two holders (old read before its drop, new
+/// after its add: seen once on 6.1). Read the others first, then `old`,
+/// a drop before the add is never seen as two, while an old holder still
+/// there after another's add is.
+fn holders_old_last(lab: &Lab, old: usize) -> Vec<usize> {
+    let mut holders: Vec<usize> = (0..3).filter(|i| *i != old && lab.holds(*i)).collect();
+    if lab.holds(old) {
+        holders.push(old);
+        holders.sort_unstable();
+    }
+    holders
 }
 
 #[test]
