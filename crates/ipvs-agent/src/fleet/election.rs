@@ -24,21 +24,19 @@
 
 use std::time::Duration;
 
-use etcd_client::{Client, LeaderKey, LeaseKeepAliveStream, LeaseKeeper, ResignOptions};
+use etcd_client::{Client, LeaderKey, ResignOptions};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio::time::{sleep, sleep_until, timeout, Instant};
 
 use crate::fleet::connect::Etcd;
+use crate::fleet::keepalive::{keep_alive, Renewal, Seen, Watching};
 use crate::fleet::leadership::{Backing, Change, Event, Leadership, Reason, Role, Timing};
 use crate::fleet::peer_link::PeerLink;
 use crate::fleet::peers::{PeerTiming, Peers};
 
 /// How long a campaign that failed (etcd unreachable) waits to try again.
 const RETRY: Duration = Duration::from_millis(500);
-/// How long a follower waits to ask again who leads, after a renewal
-/// etcd answered and a question it did not.
-const LEADER_RETRY: Duration = Duration::from_millis(100);
 /// How long resigning and revoking may take when the agent stops.
 const STOP_WITHIN: Duration = Duration::from_secs(1);
 
@@ -211,10 +209,6 @@ enum Input {
     Won(LeaderKey),
 }
 
-/// The election's leader key as etcd answered: its key and lease, or no
-/// leader.
-type Seen = Option<(Vec<u8>, i64)>;
-
 /// One lease's tasks, aborted when dropped.
 struct Session {
     lease: i64,
@@ -224,6 +218,16 @@ struct Session {
     leader_key: Option<LeaderKey>,
     keepalive: JoinHandle<()>,
     campaign: Option<JoinHandle<()>>,
+}
+
+impl From<Renewal> for Input {
+    fn from(renewal: Renewal) -> Input {
+        match renewal {
+            Renewal::Renewed(sent, ttl, seen) => Input::Renewed(sent, ttl, seen),
+            Renewal::Failed => Input::KeepaliveFailed,
+            Renewal::LeaseGone => Input::LeaseGone,
+        }
+    }
 }
 
 impl Drop for Session {
@@ -357,7 +361,8 @@ impl Driver {
         let keepalive = tokio::spawn(keep_alive(
             self.client.clone(),
             lease,
-            self.options.clone(),
+            self.options.name.clone(),
+            self.options.timing,
             Watching {
                 our_key: watched,
                 always: self.link.is_some(),
@@ -505,117 +510,5 @@ async fn campaign(client: Client, options: ElectionOptions, lease: i64, out: mps
             Err(e) => tracing::debug!(error = %e, "election: campaign failed"),
         }
         sleep(RETRY).await;
-    }
-}
-
-/// When the keepalive task asks etcd who leads after a renewal: while
-/// this agent is elected (its key must still lead), and always with
-/// peers (its reports name the leader it sees).
-struct Watching {
-    our_key: watch::Receiver<Option<Vec<u8>>>,
-    always: bool,
-}
-
-/// Renews the lease every TTL/3, each try bounded by that interval; after
-/// each renewal, when `watching` says, asks who leads the election, and
-/// reports the renewal with the answer.
-async fn keep_alive(
-    client: Client,
-    lease: i64,
-    options: ElectionOptions,
-    watching: Watching,
-    out: mpsc::Sender<Input>,
-) {
-    let interval = options.timing.keepalive_interval();
-    let mut stream: Option<(LeaseKeeper, LeaseKeepAliveStream)> = None;
-    let mut next = Instant::now() + interval;
-    loop {
-        sleep_until(next).await;
-        let sent = Instant::now();
-        next = sent + interval;
-        let renewed = timeout(interval, renew(&client, lease, &mut stream, &options)).await;
-        let input = match renewed {
-            Ok(Ok(Some(ttl))) => {
-                let elected = watching.our_key.borrow().is_some();
-                let seen = if elected {
-                    // Once: the renewal is the leader's lease.
-                    leader(&client, &options.name, interval / 2).await
-                } else if watching.always {
-                    // Until answered (etcd just back may not answer at
-                    // once), at most until the next keepalive: meanwhile
-                    // this follower still reports itself etcd-blind, and
-                    // so goes on supporting the leader it cannot name yet.
-                    let mut seen = None;
-                    while seen.is_none() && Instant::now() + LEADER_RETRY < next {
-                        let within = (next - Instant::now()).min(interval / 2);
-                        seen = leader(&client, &options.name, within).await;
-                        if seen.is_none() {
-                            tracing::info!(
-                                "election: lease renewed, but etcd did not say who leads: \
-                                 asking again"
-                            );
-                            sleep(LEADER_RETRY).await;
-                        }
-                    }
-                    seen
-                } else {
-                    None
-                };
-                Input::Renewed(sent, ttl, seen)
-            }
-            Ok(Ok(None)) => Input::LeaseGone,
-            Ok(Err(e)) if e.to_string().contains("lease not found") => Input::LeaseGone,
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, lease, "election: keepalive failed");
-                stream = None;
-                Input::KeepaliveFailed
-            }
-            Err(_) => {
-                tracing::warn!(lease, "election: keepalive not answered");
-                stream = None;
-                Input::KeepaliveFailed
-            }
-        };
-        let gone = matches!(input, Input::LeaseGone);
-        if out.send(input).await.is_err() || gone {
-            return;
-        }
-    }
-}
-
-/// Who leads the election `name`, asked within `within`: `None` if etcd
-/// did not answer, `Some(None)` if nobody leads.
-async fn leader(client: &Client, name: &str, within: Duration) -> Option<Seen> {
-    let mut election = client.election_client();
-    match timeout(within, election.leader(name)).await {
-        Ok(Ok(mut r)) => Some(r.take_kv().map(|kv| (kv.key().to_vec(), kv.lease()))),
-        // The election's own "nobody leads", not a member's "etcdserver:
-        // no leader" (a cluster without a raft leader answers nothing).
-        Ok(Err(e)) if e.to_string().contains("election: no leader") => Some(None),
-        _ => None,
-    }
-}
-
-/// One keepalive on the lease's stream (opened if there is none): the TTL
-/// etcd answers, `None` if the lease is gone.
-async fn renew(
-    client: &Client,
-    lease: i64,
-    stream: &mut Option<(LeaseKeeper, LeaseKeepAliveStream)>,
-    options: &ElectionOptions,
-) -> Result<Option<Duration>, etcd_client::Error> {
-    let Some((keeper, responses)) = stream.as_mut() else {
-        // Opening the stream sends a keepalive and reads its answer (an
-        // error if the lease is gone); the TTL is the one granted.
-        *stream = Some(client.lease_client().keep_alive(lease).await?);
-        return Ok(Some(options.timing.ttl));
-    };
-    keeper.keep_alive().await?;
-    match responses.message().await? {
-        Some(r) if r.ttl() > 0 => Ok(Some(Duration::from_secs(r.ttl() as u64))),
-        Some(_) => Ok(None),
-        None => Err(etcd_client::Error::LeaseKeepAliveError(
-            "the keepalive stream ended".into(),
-        )),
     }
 }

@@ -20,7 +20,8 @@
 //!   [`follow`]: a daemon following them (`ipvs-agent run --etcd`);
 //! - [`leadership`]: whether this agent may hold the VIPs (a state
 //!   machine of times and events); [`election`]: the driver, on etcd's
-//!   election API and a lease (issue 26, part 2); [`roles`]: the kernel's
+//!   election API and a lease (issue 26, part 2), its lease renewed by
+//!   `keepalive`; [`roles`]: the kernel's
 //!   sync daemon as master on the leader, backup on the followers;
 //!   [`vip`]: the leader's addresses on an interface (rtnetlink), each
 //!   IPv4 one announced by [`garp`], each IPv6 one by [`unsolicited_na`]
@@ -42,6 +43,7 @@ pub mod encode;
 pub mod errors;
 pub mod follow;
 pub mod garp;
+mod keepalive;
 pub mod layout;
 pub mod lead;
 pub mod leadership;
