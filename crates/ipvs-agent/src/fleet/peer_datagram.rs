@@ -19,8 +19,9 @@
 //! holds the VIPs on its peers' word), `lease` (its lease in the
 //! election) and `names` (the leader's lease it names) when set. Words a
 //! version does not know are ignored (a director of the first version
-//! reads the three flags and skips the rest), so a fleet can be upgraded
-//! one director at a time. The MAC covers every byte before the `mac`
+//! reads the three flags and skips the rest), and so are lines after
+//! `state` of a kind it does not know (an `echo` line must be whole), so
+//! a fleet can be upgraded one director at a time. The MAC covers every byte before the `mac`
 //! line.
 //!
 //! ```
@@ -217,7 +218,9 @@ impl Datagram {
                     (Ok(p), Ok(b), Ok(s)) => Some((p, b, s)),
                     _ => None,
                 },
-                _ => None,
+                ["echo", ..] => None,
+                // A kind of line a later version added.
+                _ => continue,
             };
             echo.push(
                 parsed.ok_or_else(|| bad(format!("`{line}`: expected `echo ADDR BOOT STAMP`")))?,

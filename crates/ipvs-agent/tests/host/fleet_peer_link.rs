@@ -115,6 +115,57 @@ fn a_malformed_datagram_is_refused_with_its_reason() {
     );
 }
 
+#[test]
+fn datagrams_of_other_versions_are_read_for_what_this_one_knows() {
+    let head = "ipvs-agent-peer 1\nfrom 10.0.0.1:7946\nboot 11\nstamp 22\n";
+    // The first version: the three flags only.
+    let first = sign(&format!("{head}state blind=1 elected=0 holding=1\n"), b"k");
+    assert_eq!(
+        (first.on_peers, first.lease, first.names),
+        (false, None, None)
+    );
+    // A later one: words and a kind of line this version does not know.
+    let later = sign(
+        &format!(
+            "{head}state blind=0 elected=1 holding=1 on-peers=1 lease=5 colour=blue \
+             standby names=6\necho 10.0.0.2:7946 5 6\nweight 3 of 4\necho 10.0.0.3:7946 7 8\n"
+        ),
+        b"k",
+    );
+    assert_eq!(
+        (later.blind, later.elected, later.holding),
+        (false, true, true)
+    );
+    assert_eq!(
+        (later.on_peers, later.lease, later.names),
+        (true, Some(5), Some(6))
+    );
+    assert_eq!(later.echo.len(), 2);
+    // A known word or an `echo` line cut short is still refused.
+    for (text, want) in [
+        (
+            format!("{head}state blind=0 elected=1 holding=1 lease=x\n"),
+            "peer datagram: `state blind=0 elected=1 holding=1 lease=x`: `lease=x` is not a valid lease",
+        ),
+        (
+            format!("{head}state blind=0 elected=1 holding=1\necho 10.0.0.2:7946\n"),
+            "peer datagram: `echo 10.0.0.2:7946`: expected `echo ADDR BOOT STAMP`",
+        ),
+    ] {
+        assert_eq!(Datagram::decode(&with_mac(&text, b"k"), b"k").unwrap_err(), want);
+    }
+    // What this version sends, a first-version reader takes: its state
+    // line begins with the three flags in their order.
+    let mut d = later.clone();
+    d.names = Some(9);
+    let text = String::from_utf8(d.encode(b"k")).unwrap();
+    let state = text.lines().find(|l| l.starts_with("state ")).unwrap();
+    assert!(
+        state.starts_with("state blind=0 elected=1 holding=1 "),
+        "{state}"
+    );
+}
+
 fn free_port() -> SocketAddr {
     UdpSocket::bind("127.0.0.1:0")
         .unwrap()
