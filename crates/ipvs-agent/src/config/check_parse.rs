@@ -221,13 +221,18 @@ fn check_kind(d: &mut Diagnostics<'_>, f: &Fields<'_, '_>, kind: Kind) -> Option
         Kind::Http | Kind::Https => {
             let path = match f.get("path") {
                 Some(v) => match read::string(d, "path", v) {
-                    Some(p) if p.starts_with('/') && !p.chars().any(char::is_whitespace) => {
+                    Some(p)
+                        if p.starts_with('/')
+                            && !p.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+                    {
                         Some(p.to_string())
                     }
                     Some(p) => {
                         d.error(
                             &v.span(),
-                            format!("`path`: \"{p}\" must start with / and have no spaces"),
+                            format!(
+                                "`path`: {p:?} must start with / and have no spaces or control characters"
+                            ),
                         );
                         None
                     }
@@ -236,7 +241,20 @@ fn check_kind(d: &mut Diagnostics<'_>, f: &Fields<'_, '_>, kind: Kind) -> Option
                 None => Some("/".to_string()),
             };
             let host = match f.get("host") {
-                Some(v) => read::string(d, "host", v).map(|h| Some(h.to_string())),
+                Some(v) => match read::string(d, "host", v) {
+                    Some(h)
+                        if h.is_empty()
+                            || h.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+                    {
+                        d.error(
+                            &v.span(),
+                            format!("`host`: {h:?} must not be empty nor have spaces or control characters"),
+                        );
+                        None
+                    }
+                    Some(h) => Some(Some(h.to_string())),
+                    None => None,
+                },
                 None => Some(None),
             };
             let status = match f.get("status") {

@@ -1,10 +1,6 @@
 //! The HTTP checks' body test: a substring found across the body's frames,
 //! reading at most [`BODY_CAP`] bytes.
 
-use bytes::Buf;
-use http_body_util::BodyExt;
-use hyper::body::Body;
-
 /// The most of a body an HTTP check reads looking for its string.
 pub(crate) const BODY_CAP: usize = 64 * 1024;
 
@@ -66,32 +62,6 @@ impl<'a> Scanner<'a> {
             Scan::More
         }
     }
-}
-
-/// Whether `body` holds `needle` within its first [`BODY_CAP`] bytes;
-/// stops reading as soon as it is found. The body's error is returned as
-/// is.
-pub(crate) async fn contains<B>(body: B, needle: &[u8]) -> Result<bool, B::Error>
-where
-    B: Body + Unpin,
-{
-    let mut body = body;
-    let mut scan = Scanner::new(needle, BODY_CAP);
-    while let Some(frame) = body.frame().await {
-        let Ok(mut data) = frame?.into_data() else {
-            continue; // trailers
-        };
-        while data.has_remaining() {
-            let chunk = data.chunk();
-            let n = chunk.len();
-            match scan.feed(chunk) {
-                Scan::Found => return Ok(true),
-                Scan::Exhausted => return Ok(false),
-                Scan::More => data.advance(n),
-            }
-        }
-    }
-    Ok(false)
 }
 
 #[cfg(test)]

@@ -1,25 +1,21 @@
 //! The HTTP and HTTPS checks: one HTTP/1.1 GET on a connection of its own,
 //! its status compared with the one expected and, if asked, its body
-//! searched for a string.
+//! searched for a string. The request is written in one piece and the
+//! response read by hand ([`http_head`](super::http_head),
+//! [`http_body`](super::http_body)) rather than through hyper's client
+//! connection: README "Measured" has the instructions a check this saved.
 
-use std::future::{poll_fn, Future};
 use std::net::{IpAddr, Ipv6Addr};
-use std::pin::pin;
-use std::task::Poll;
 
-use bytes::Bytes;
-use http_body_util::Empty;
-use hyper::client::conn::http1;
-use hyper::header::{HeaderValue, CONNECTION, HOST, USER_AGENT};
-use hyper::Request;
-use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::check::{Failure, Outcome};
 use crate::config::HttpCheck;
-use crate::probe::body;
-use crate::probe::failure::{io_failure, io_source};
+use crate::probe::body::{Scan, Scanner, BODY_CAP};
+use crate::probe::failure::io_failure;
+use crate::probe::http_body::Body;
+use crate::probe::http_head::{self, MAX_HEAD};
 
 /// The `User-Agent` of every check's request.
 const AGENT: &str = concat!("ipvs-agent/", env!("CARGO_PKG_VERSION"));
@@ -65,93 +61,113 @@ pub(crate) fn server_name(
     }
 }
 
-/// One GET over `io` (a TCP or TLS stream), the connection driven beside
-/// the request; the connection is closed when the result is known.
-pub(crate) async fn get<S>(io: S, http: &HttpCheck, host: &str) -> Outcome
+/// One GET over `io` (a TCP or TLS stream), written in one piece; the
+/// response read until the check knows its result. The caller closes the
+/// connection (a TLS one with its close notification).
+pub(crate) async fn get<S>(io: &mut S, http: &HttpCheck, host: &str) -> Outcome
 where
-    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    S: AsyncRead + AsyncWrite + Unpin,
 {
-    // The constant headers' values are not parsed again for each check.
-    let request = match Request::get(http.path.as_str())
-        .header(HOST, host)
-        .header(CONNECTION, HeaderValue::from_static("close"))
-        .header(USER_AGENT, HeaderValue::from_static(AGENT))
-        .body(Empty::<Bytes>::new())
-    {
-        Ok(r) => r,
-        Err(e) => return Outcome::Fail(Failure::Other(format!("the request: {e}"))),
+    let Some(request) = request(http, host) else {
+        return Outcome::Fail(Failure::Other(format!(
+            "the request: the path {:?} or the host {host:?} has a space or a control character",
+            http.path
+        )));
     };
-    let (mut sender, connection) = match http1::handshake(TokioIo::new(io)).await {
-        Ok(pair) => pair,
-        Err(e) => return Outcome::Fail(hyper_failure(&e)),
-    };
-    let exchange = async move {
-        let response = sender.send_request(request).await?;
-        let got = response.status().as_u16();
-        if got != http.status {
-            return Ok(Outcome::Fail(Failure::Status {
-                expected: http.status,
-                got,
-            }));
-        }
-        let Some(needle) = &http.body_contains else {
-            return Ok(Outcome::Pass);
-        };
-        Ok(
-            if body::contains(response.into_body(), needle.as_bytes()).await? {
-                Outcome::Pass
-            } else {
-                Outcome::Fail(Failure::BodyMismatch)
-            },
-        )
-    };
-    match beside(connection, exchange).await {
-        Ok(outcome) => outcome,
-        Err(e) => Outcome::Fail(hyper_failure(&e)),
+    if let Err(e) = io.write_all(request.as_bytes()).await {
+        return Outcome::Fail(io_failure("HTTP", &e));
     }
-}
-
-/// Runs `work` while polling `connection` (which does the socket's I/O),
-/// without spawning a task: both end with the check. The connection's
-/// error ends the work early; its clean end lets the work finish (the
-/// response is then all delivered).
-async fn beside<C, W, T>(connection: C, work: W) -> Result<T, hyper::Error>
-where
-    C: Future<Output = Result<(), hyper::Error>>,
-    W: Future<Output = Result<T, hyper::Error>>,
-{
-    let mut connection = pin!(connection);
-    let mut work = pin!(work);
-    let mut connection_done = false;
-    poll_fn(|cx| {
-        if let Poll::Ready(out) = work.as_mut().poll(cx) {
-            return Poll::Ready(out);
+    if let Err(e) = io.flush().await {
+        return Outcome::Fail(io_failure("HTTP", &e));
+    }
+    let mut buf = Vec::with_capacity(READ_SIZE);
+    let head = loop {
+        match http_head::parse(&buf) {
+            Ok(Some(head)) => break head,
+            Ok(None) if buf.len() >= MAX_HEAD => {
+                return other(format!(
+                    "the response's head is over {} KiB",
+                    MAX_HEAD / 1024
+                ))
+            }
+            Ok(None) => {}
+            Err(e) => return other(e),
         }
-        if !connection_done {
-            match connection.as_mut().poll(cx) {
-                Poll::Ready(Ok(())) => {
-                    connection_done = true;
-                    // The work may now be able to finish.
-                    if let Poll::Ready(out) = work.as_mut().poll(cx) {
-                        return Poll::Ready(out);
-                    }
+        match read(io, &mut buf).await {
+            Ok(0) => return other(CUT.into()),
+            Ok(_) => {}
+            Err(e) => return Outcome::Fail(io_failure("HTTP", &e)),
+        }
+    };
+    if head.status != http.status {
+        return Outcome::Fail(Failure::Status {
+            expected: http.status,
+            got: head.status,
+        });
+    }
+    let Some(needle) = &http.body_contains else {
+        return Outcome::Pass;
+    };
+    let mut scan = Scanner::new(needle.as_bytes(), BODY_CAP);
+    let mut body = Body::new(head.framing);
+    let mut at = head.body_at;
+    loop {
+        while at < buf.len() || body.is_done() {
+            let step = match body.step(&buf[at..]) {
+                Ok(step) => step,
+                Err(e) => return other(format!("{e} in the response's body")),
+            };
+            at += step.used;
+            if !step.data.is_empty() {
+                match scan.feed(step.data) {
+                    Scan::Found => return Outcome::Pass,
+                    Scan::Exhausted => return Outcome::Fail(Failure::BodyMismatch),
+                    Scan::More => {}
                 }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => {}
+            }
+            if step.end {
+                return Outcome::Fail(Failure::BodyMismatch);
+            }
+            if step.used == 0 {
+                break;
             }
         }
-        Poll::Pending
-    })
-    .await
+        // What is left of the buffer is an incomplete line of framing.
+        buf.drain(..at);
+        at = 0;
+        match read(io, &mut buf).await {
+            Ok(0) if body.ends_at_close() => return Outcome::Fail(Failure::BodyMismatch),
+            Ok(0) => return other(CUT.into()),
+            Ok(_) => {}
+            Err(e) => return Outcome::Fail(io_failure("HTTP", &e)),
+        }
+    }
 }
 
-/// hyper's error: the socket's (reset: refused) or the HTTP exchange's.
-fn hyper_failure(e: &hyper::Error) -> Failure {
-    if let Some(io) = io_source(e) {
-        return io_failure("HTTP", io);
+/// How much one read asks for.
+const READ_SIZE: usize = 4096;
+/// A response that ends early.
+const CUT: &str = "the connection closed before a complete response";
+
+/// The request: the GET line and its three headers, or `None` if the path
+/// or the host would break its lines.
+fn request(http: &HttpCheck, host: &str) -> Option<String> {
+    let bad = |s: &str| s.bytes().any(|b| b <= b' ' || b == 0x7f);
+    if bad(&http.path) || host.bytes().any(|b| b < b' ' || b == 0x7f) {
+        return None;
     }
-    if e.is_incomplete_message() {
-        return Failure::Other("HTTP: the connection closed before a complete response".into());
-    }
-    Failure::Other(format!("HTTP: {e}"))
+    Some(format!(
+        "GET {} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nUser-Agent: {AGENT}\r\n\r\n",
+        http.path
+    ))
+}
+
+/// One read appended to `buf` (room made for [`READ_SIZE`] more).
+async fn read<S: AsyncRead + Unpin>(io: &mut S, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    buf.reserve(READ_SIZE);
+    io.read_buf(buf).await
+}
+
+fn other(why: String) -> Outcome {
+    Outcome::Fail(Failure::Other(format!("HTTP: {why}")))
 }

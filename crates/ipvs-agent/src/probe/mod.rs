@@ -19,6 +19,8 @@ mod command;
 mod dns;
 mod failure;
 mod http;
+mod http_body;
+mod http_head;
 mod net;
 mod tcp;
 mod tls;

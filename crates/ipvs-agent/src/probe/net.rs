@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rustls::RootCertStore;
+use tokio::io::AsyncWriteExt;
 
 use crate::check::{Failure, Outcome};
 use crate::config::{CheckKind, HealthCheck, HttpCheck};
@@ -93,11 +94,20 @@ impl NetProber {
         match (h.tls, name) {
             (Some(t), Some(name)) => {
                 match tls::handshake(self.tls.get(t.verify), name, stream).await {
-                    Ok(tls) => http::get(tls, h, &host).await,
+                    Ok(mut tls) => {
+                        let outcome = http::get(&mut tls, h, &host).await;
+                        // The close notification; the check's deadline
+                        // bounds it.
+                        let _ = tls.shutdown().await;
+                        outcome
+                    }
                     Err(f) => Outcome::Fail(f),
                 }
             }
-            _ => http::get(stream, h, &host).await,
+            _ => {
+                let mut stream = stream;
+                http::get(&mut stream, h, &host).await
+            }
         }
     }
 }
@@ -126,7 +136,7 @@ impl Prober for NetProber {
                     };
                     let host = http::host_header(h, to.ip(), to.port());
                     match tcp::connect(to).await {
-                        Ok(stream) => http::get(stream, h, &host).await,
+                        Ok(mut stream) => http::get(&mut stream, h, &host).await,
                         Err(f) => Outcome::Fail(f),
                     }
                 }))

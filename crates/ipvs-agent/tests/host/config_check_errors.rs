@@ -120,10 +120,39 @@ address = "10.0.0.1"
         [
             "t.toml:5:40: `tls_verify` must be true or false, found a string",
             "t.toml:5:55: `status` must be an integer from 100 to 599, found 700",
-            "t.toml:5:67: `path`: \"x y\" must start with / and have no spaces",
+            "t.toml:5:67: `path`: \"x y\" must start with / and have no spaces or control characters",
             "t.toml:5:90: `body_contains` must not be empty (leave it out to accept any body)",
             "t.toml:5:101: `port` must be an integer from 1 to 65535, found 0",
             "t.toml:5:111: `host` must be a string, found an integer",
+        ]
+    );
+}
+
+#[test]
+fn an_http_request_line_cannot_be_broken_by_the_path_or_host() {
+    let text = r#"
+[[service]]
+protocol = "tcp"
+address = "192.0.2.1"
+port = 80
+check = { kind = "http", path = "/a\u0001b", host = "a b\r\nX-Injected: 1" }
+[[service.server]]
+address = "10.0.0.1"
+
+[[service]]
+protocol = "tcp"
+address = "192.0.2.2"
+port = 80
+check = { kind = "http", host = "" }
+[[service.server]]
+address = "10.0.0.1"
+"#;
+    assert_eq!(
+        errors(text),
+        [
+            "t.toml:6:33: `path`: \"/a\\u{1}b\" must start with / and have no spaces or control characters",
+            "t.toml:6:53: `host`: \"a b\\r\\nX-Injected: 1\" must not be empty nor have spaces or control characters",
+            "t.toml:14:33: `host`: \"\" must not be empty nor have spaces or control characters",
         ]
     );
 }

@@ -125,6 +125,76 @@ async fn garbage_and_a_cut_response_are_other_failures() {
     }
 }
 
+/// The outcome of a check looking for `needle` in the body of `raw`.
+async fn searched(raw: &str, needle: &str) -> Outcome {
+    let server = HttpServer::start(Reply::Raw(raw.as_bytes().to_vec())).await;
+    let table = format!(r#"kind = "http", body_contains = "{needle}""#);
+    probe(server.addr, &table).await
+}
+
+#[tokio::test]
+async fn a_body_by_length_or_until_the_close_after_interim_heads_is_searched() {
+    let by_length = "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nall good!trailing";
+    assert_eq!(searched(by_length, "good").await, Outcome::Pass);
+    // Past the length is not the body.
+    assert_eq!(
+        searched(by_length, "trailing").await,
+        Outcome::Fail(Failure::BodyMismatch)
+    );
+    let until_close = "HTTP/1.0 200 OK\r\n\r\nstatus: all good";
+    assert_eq!(searched(until_close, "all good").await, Outcome::Pass);
+    assert_eq!(
+        searched(until_close, "bad").await,
+        Outcome::Fail(Failure::BodyMismatch)
+    );
+    let interim = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\
+                   Transfer-Encoding: chunked\r\n\r\n4\r\nup, \r\n2\r\nok\r\n0\r\n\r\n";
+    assert_eq!(searched(interim, "up, ok").await, Outcome::Pass);
+    // A 204 has no body, whatever its Content-Length says.
+    let server = HttpServer::start(Reply::Raw(
+        b"HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+    ))
+    .await;
+    let table = r#"kind = "http", status = 204, body_contains = "ok""#;
+    assert_eq!(
+        probe(server.addr, table).await,
+        Outcome::Fail(Failure::BodyMismatch)
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_body_or_head_is_named() {
+    let cases = [
+        (
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            "HTTP: a chunk's size line does not start with a hex digit in the response's body",
+        ),
+        (
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+            "HTTP: the response has two different Content-Length headers",
+        ),
+        (
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+            "HTTP: the connection closed before a complete response",
+        ),
+    ];
+    for (raw, want) in cases {
+        assert_eq!(
+            searched(raw, "never").await,
+            Outcome::Fail(Failure::Other(want.into())),
+            "{raw:?}"
+        );
+    }
+    // A head that never ends is not read past 64 KiB.
+    let endless = format!("HTTP/1.1 200 OK\r\nX: {}", "y".repeat(70 * 1024));
+    assert_eq!(
+        searched(&endless, "never").await,
+        Outcome::Fail(Failure::Other(
+            "HTTP: the response's head is over 64 KiB".into()
+        ))
+    );
+}
+
 #[tokio::test]
 async fn untimed_the_check_sends_the_same_request_and_reads_the_same_answer() {
     use ipvs_agent::probe::{NetProber, Prober, RootCertStore};
