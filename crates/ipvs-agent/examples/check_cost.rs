@@ -4,7 +4,7 @@
 //! real servers (the PORTS given: listeners on 127.0.0.1 that accept and
 //! close, of another process so that a profiler counts the agent only),
 //! every server checked every second (timeout 1 s), for SECONDS seconds;
-//! then prints the checks done.
+//! then prints the checks done and the failures among them.
 //!
 //! A profile's instructions per check are the difference of two runs of
 //! different lengths over the difference of their checks (the start, the
@@ -98,5 +98,12 @@ fn main() {
         .lines()
         .find_map(|l| l.strip_prefix(count.as_str()))
         .unwrap_or("0");
-    println!("checks {checks}");
+    // Every failure, whatever its server and reason (none, against
+    // listeners that answer).
+    let failures: u64 = metrics
+        .lines()
+        .filter(|l| l.starts_with("ipvs_agent_check_failures_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    println!("checks {checks} failures {failures}");
 }

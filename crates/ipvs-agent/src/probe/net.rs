@@ -87,7 +87,7 @@ impl NetProber {
             },
             None => None,
         };
-        let stream = match tcp::connect(to).await {
+        let stream = match tcp::connect(to, h.tls.is_some()).await {
             Ok(s) => s,
             Err(f) => return Outcome::Fail(f),
         };
@@ -135,7 +135,7 @@ impl Prober for NetProber {
                         unreachable!("matched as HTTP above")
                     };
                     let host = http::host_header(h, to.ip(), to.port());
-                    match tcp::connect(to).await {
+                    match tcp::connect(to, false).await {
                         Ok(mut stream) => http::get(&mut stream, h, &host).await,
                         Err(f) => Outcome::Fail(f),
                     }

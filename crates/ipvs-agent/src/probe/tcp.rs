@@ -12,12 +12,20 @@ use tokio::net::TcpStream;
 use crate::check::{Failure, Outcome};
 use crate::probe::failure::io_failure;
 
-/// Opens a TCP connection to `addr` for a request (`TCP_NODELAY` set).
-pub(crate) async fn connect(addr: SocketAddr) -> Result<TcpStream, Failure> {
+/// Opens a TCP connection to `addr` for a request: with `nodelay`,
+/// `TCP_NODELAY` set.
+///
+/// A plain HTTP check writes its request in one piece on a connection
+/// with nothing in flight, which Nagle never holds back: no `nodelay`, one
+/// system call less. An HTTPS check's request follows the handshake's
+/// last message, which may not be acknowledged yet (the server's delayed
+/// ACK): Nagle would hold the request until it is, so `nodelay`.
+pub(crate) async fn connect(addr: SocketAddr, nodelay: bool) -> Result<TcpStream, Failure> {
     let stream = open(addr).await?;
-    // A check's request is one small write: no reason to wait for Nagle.
-    // A failure here changes nothing the check measures.
-    let _ = stream.set_nodelay(true);
+    if nodelay {
+        // A failure here changes nothing the check measures.
+        let _ = stream.set_nodelay(true);
+    }
     Ok(stream)
 }
 
