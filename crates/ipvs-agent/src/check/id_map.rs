@@ -4,7 +4,8 @@
 //! port cost about 590 instructions a lookup, 1,700 of the 10,359 a TCP
 //! check cost (callgrind, README "Measured"). The keys come from the
 //! configuration file, not from the network, so a hash that resists
-//! chosen collisions is not needed.
+//! chosen collisions is not needed. [`IdHasher`] also hashes a fleet
+//! watcher's value digests (`fleet::values`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

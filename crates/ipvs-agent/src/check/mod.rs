@@ -17,4 +17,4 @@ pub use schedule::{seed_of, Schedule};
 pub use state::{Health, Reason, ServerHealth, Transition};
 pub use timetable::Timetable;
 
-pub(crate) use id_map::IdMap;
+pub(crate) use id_map::{IdHasher, IdMap};

@@ -193,5 +193,20 @@ fn with_a_cache_only_the_changed_values_are_parsed_and_the_result_is_the_same() 
     bad[3] = entry("00000003-tcp-10.0.0.3-80", b"[[service]]\n");
     assert!(verify_with(&layout(), &record(3, &bad), &bad, &mut cache).is_err());
     assert_eq!(cache.len(), 50);
+    // A value parsed for a generation that then fails goes too.
+    let mut c4 = c.clone();
+    c4.services[0].servers[0].destination.weight = 77;
+    let mut e4 = entries(&c4);
+    let changed = e4
+        .iter()
+        .find(|(k, _)| !cache.contains(k))
+        .map(|(k, _)| k.clone())
+        .expect("service 0's new value");
+    let last = e4.len() - 1;
+    e4[last] = entry("00000049-tcp-10.0.0.49-80", b"[[service]]\n");
+    assert!(verify_with(&layout(), &record(4, &e4), &e4, &mut cache).is_err());
+    assert_eq!(cache.len(), 50);
+    assert!(!cache.contains(&changed));
     assert!(verify_with(&layout(), &record(2, &e2), &e2, &mut cache).is_ok());
+    assert_eq!(cache.len(), 50);
 }
