@@ -130,29 +130,22 @@ address = "10.0.0.1"
 
 #[test]
 fn an_http_request_line_cannot_be_broken_by_the_path_or_host() {
-    let text = r#"
-[[service]]
-protocol = "tcp"
-address = "192.0.2.1"
-port = 80
-check = { kind = "http", path = "/a\u0001b", host = "a b\r\nX-Injected: 1" }
-[[service.server]]
-address = "10.0.0.1"
-
-[[service]]
-protocol = "tcp"
-address = "192.0.2.2"
-port = 80
-check = { kind = "http", host = "" }
-[[service.server]]
-address = "10.0.0.1"
-"#;
+    let service = |address: &str, check: &str| {
+        format!(
+            "[[service]]\nprotocol = \"tcp\"\naddress = \"{address}\"\nport = 80\n\
+             check = {check}\n[[service.server]]\naddress = \"10.0.0.1\"\n"
+        )
+    };
+    let text = service(
+        "192.0.2.1",
+        r#"{ kind = "http", path = "/a\u0001b", host = "a b\r\nX-Injected: 1" }"#,
+    ) + &service("192.0.2.2", r#"{ kind = "http", host = "" }"#);
     assert_eq!(
-        errors(text),
+        errors(&text),
         [
-            "t.toml:6:33: `path`: \"/a\\u{1}b\" must start with / and have no spaces or control characters",
-            "t.toml:6:53: `host`: \"a b\\r\\nX-Injected: 1\" must not be empty nor have spaces or control characters",
-            "t.toml:14:33: `host`: \"\" must not be empty nor have spaces or control characters",
+            "t.toml:5:33: `path`: \"/a\\u{1}b\" must start with / and have no spaces or control characters",
+            "t.toml:5:53: `host`: \"a b\\r\\nX-Injected: 1\" must not be empty nor have spaces or control characters",
+            "t.toml:12:33: `host`: \"\" must not be empty nor have spaces or control characters",
         ]
     );
 }
