@@ -17,4 +17,6 @@ pub use schedule::{seed_of, Schedule};
 pub use state::{Health, Reason, ServerHealth, Transition};
 pub use timetable::Timetable;
 
-pub(crate) use id_map::{IdHasher, IdMap};
+#[cfg(feature = "fleet")]
+pub(crate) use id_map::IdHasher;
+pub(crate) use id_map::IdMap;
