@@ -106,7 +106,9 @@ impl NetProber {
             }
             _ => {
                 let mut stream = stream;
-                http::get(&mut stream, h, &host).await
+                let outcome = http::get(&mut stream, h, &host).await;
+                http::reset(&stream);
+                outcome
             }
         }
     }
@@ -136,7 +138,11 @@ impl Prober for NetProber {
                     };
                     let host = http::host_header(h, to.ip(), to.port());
                     match tcp::connect(to, false).await {
-                        Ok(mut stream) => http::get(&mut stream, h, &host).await,
+                        Ok(mut stream) => {
+                            let outcome = http::get(&mut stream, h, &host).await;
+                            http::reset(&stream);
+                            outcome
+                        }
                         Err(f) => Outcome::Fail(f),
                     }
                 }))
