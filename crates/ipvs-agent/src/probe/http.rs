@@ -147,8 +147,10 @@ where
 /// Makes a plain HTTP check's connection close with a reset (`SO_LINGER`
 /// 0) once its result is known, as the TCP check's does: the response has
 /// been read (or is not wanted), and the reset spares both ends the
-/// orderly close. Not for TLS: a reset would discard a close notification
-/// still queued.
+/// orderly close: under icount, 1,000 services x 4 servers checked every
+/// second, 113,500 guest instructions a check with a FIN, 105,625 with the
+/// reset, one boot (README, "Measured"). Not for TLS: a reset would
+/// discard a close notification still queued.
 pub(crate) fn reset(stream: &tokio::net::TcpStream) {
     // A failure leaves the orderly close: the check's result stands.
     let _ = stream.set_zero_linger();

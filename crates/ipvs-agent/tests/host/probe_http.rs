@@ -3,7 +3,7 @@
 
 use ipvs_agent::check::{Failure, Outcome};
 
-use crate::probe_support::{chunked, probe, refusing, silent, HttpServer, Reply};
+use crate::probe_support::{assert_reset, chunked, probe, refusing, silent, HttpServer, Reply};
 
 #[tokio::test]
 async fn a_get_with_the_expected_status_passes_and_says_who_it_is() {
@@ -193,6 +193,47 @@ async fn a_malformed_body_or_head_is_named() {
             "HTTP: the response's head is over 64 KiB".into()
         ))
     );
+}
+
+/// A server that answers one request with `200 OK` and keeps its end
+/// open; what it then reads comes back from the thread: `Ok(0)` for an
+/// orderly close, the error for a reset.
+fn answering_then_reading() -> (
+    std::net::SocketAddr,
+    std::thread::JoinHandle<std::io::Result<usize>>,
+) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let thread = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept()?;
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte)?;
+            head.push(byte[0]);
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")?;
+        s.read(&mut [0u8; 16])
+    });
+    (addr, thread)
+}
+
+#[tokio::test]
+async fn a_plain_check_closes_its_connection_with_a_reset() {
+    use ipvs_agent::probe::{NetProber, Prober, RootCertStore};
+
+    let (addr, server) = answering_then_reading();
+    assert_eq!(probe(addr, r#"kind = "http""#).await, Outcome::Pass);
+    assert_reset(server.join().unwrap());
+    // Untimed (the daemon's way) too.
+    let (addr, server) = answering_then_reading();
+    let prober = NetProber::with_root_certificates(RootCertStore::empty());
+    let check = crate::probe_support::check(r#"kind = "http""#);
+    let untimed = prober.probe_untimed(addr, &check).expect("untimed");
+    assert_eq!(untimed.await, Outcome::Pass);
+    assert_reset(server.join().unwrap());
 }
 
 #[tokio::test]

@@ -346,3 +346,14 @@ pub(crate) async fn closed_udp_port() -> SocketAddr {
     let s = UdpSocket::bind(LOCALHOST).await.unwrap();
     s.local_addr().unwrap()
 }
+
+/// Asserts that a server's read after the check ended saw a reset, not
+/// an orderly close (a read gives 0 for a FIN).
+pub(crate) fn assert_reset(read: std::io::Result<usize>) {
+    let kind = read.as_ref().map_err(std::io::Error::kind);
+    assert_eq!(
+        kind.err(),
+        Some(std::io::ErrorKind::ConnectionReset),
+        "{read:?}"
+    );
+}
