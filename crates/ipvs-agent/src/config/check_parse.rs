@@ -221,10 +221,7 @@ fn check_kind(d: &mut Diagnostics<'_>, f: &Fields<'_, '_>, kind: Kind) -> Option
         Kind::Http | Kind::Https => {
             let path = match f.get("path") {
                 Some(v) => match read::string(d, "path", v) {
-                    Some(p)
-                        if p.starts_with('/')
-                            && !p.chars().any(|c| c.is_whitespace() || c.is_control()) =>
-                    {
+                    Some(p) if p.starts_with('/') && !has_space_or_control(p) => {
                         Some(p.to_string())
                     }
                     Some(p) => {
@@ -242,10 +239,7 @@ fn check_kind(d: &mut Diagnostics<'_>, f: &Fields<'_, '_>, kind: Kind) -> Option
             };
             let host = match f.get("host") {
                 Some(v) => match read::string(d, "host", v) {
-                    Some(h)
-                        if h.is_empty()
-                            || h.chars().any(|c| c.is_whitespace() || c.is_control()) =>
-                    {
+                    Some(h) if h.is_empty() || has_space_or_control(h) => {
                         d.error(
                             &v.span(),
                             format!("`host`: {h:?} must not be empty nor have spaces or control characters"),
@@ -351,4 +345,10 @@ fn valid_dns_name(n: &str) -> bool {
                 && l.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
+}
+
+/// Whether `s` has a space or a control character: what an HTTP check's
+/// `path` and `host` must not hold (each would break the request's lines).
+pub(crate) fn has_space_or_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_whitespace() || c.is_control())
 }

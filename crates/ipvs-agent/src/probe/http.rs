@@ -11,6 +11,7 @@ use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::check::{Failure, Outcome};
+use crate::config::check_parse::has_space_or_control;
 use crate::config::HttpCheck;
 use crate::probe::body::{Scan, Scanner, BODY_CAP};
 use crate::probe::failure::io_failure;
@@ -144,18 +145,6 @@ where
     }
 }
 
-/// Makes a plain HTTP check's connection close with a reset (`SO_LINGER`
-/// 0) once its result is known, as the TCP check's does: the response has
-/// been read (or is not wanted), and the reset spares both ends the
-/// orderly close: under icount, 1,000 services x 4 servers checked every
-/// second, 113,500 guest instructions a check with a FIN, 105,625 with the
-/// reset, one boot (README, "Measured"). Not for TLS: a reset would
-/// discard a close notification still queued.
-pub(crate) fn reset(stream: &tokio::net::TcpStream) {
-    // A failure leaves the orderly close: the check's result stands.
-    let _ = stream.set_zero_linger();
-}
-
 /// How much one read asks for.
 const READ_SIZE: usize = 4096;
 /// A response that ends early.
@@ -164,8 +153,7 @@ const CUT: &str = "the connection closed before a complete response";
 /// The request: the GET line and its three headers, or `None` if the path
 /// or the host would break its lines.
 fn request(http: &HttpCheck, host: &str) -> Option<String> {
-    let bad = |s: &str| s.bytes().any(|b| b <= b' ' || b == 0x7f);
-    if bad(&http.path) || host.bytes().any(|b| b < b' ' || b == 0x7f) {
+    if has_space_or_control(&http.path) || has_space_or_control(host) {
         return None;
     }
     Some(format!(

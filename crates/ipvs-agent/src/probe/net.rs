@@ -79,39 +79,47 @@ impl NetProber {
     }
 
     async fn http(&self, to: SocketAddr, h: &HttpCheck) -> Outcome {
-        let host = http::host_header(h, to.ip(), to.port());
-        let name = match h.tls {
-            Some(_) => match http::server_name(h, to.ip()) {
-                Ok(n) => Some(n),
-                Err(f) => return Outcome::Fail(f),
-            },
-            None => None,
+        let Some(t) = h.tls else {
+            return plain_http(to, h).await;
         };
-        let stream = match tcp::connect(to, h.tls.is_some()).await {
+        let host = http::host_header(h, to.ip(), to.port());
+        let name = match http::server_name(h, to.ip()) {
+            Ok(n) => n,
+            Err(f) => return Outcome::Fail(f),
+        };
+        let stream = match tcp::connect(to, true).await {
             Ok(s) => s,
             Err(f) => return Outcome::Fail(f),
         };
-        match (h.tls, name) {
-            (Some(t), Some(name)) => {
-                match tls::handshake(self.tls.get(t.verify), name, stream).await {
-                    Ok(mut tls) => {
-                        let outcome = http::get(&mut tls, h, &host).await;
-                        // The close notification; the check's deadline
-                        // bounds it.
-                        let _ = tls.shutdown().await;
-                        outcome
-                    }
-                    Err(f) => Outcome::Fail(f),
-                }
-            }
-            _ => {
-                let mut stream = stream;
-                let outcome = http::get(&mut stream, h, &host).await;
-                http::reset(&stream);
+        match tls::handshake(self.tls.get(t.verify), name, stream).await {
+            Ok(mut tls) => {
+                let outcome = http::get(&mut tls, h, &host).await;
+                // The close notification; the check's deadline bounds it.
+                let _ = tls.shutdown().await;
                 outcome
             }
+            Err(f) => Outcome::Fail(f),
         }
     }
+}
+
+/// A plain HTTP check: its GET on a connection of its own, closed with a
+/// reset (`SO_LINGER` 0) once the result is known, as the TCP check's is:
+/// the response has been read (or is not wanted), and the reset spares
+/// both ends the orderly close: under icount, 1,000 services x 4 servers
+/// checked every second, 113,500 guest instructions a check with a FIN,
+/// 105,625 with the reset, one boot (README, "Measured"). Not for HTTPS: a
+/// reset would discard a close notification still queued.
+async fn plain_http(to: SocketAddr, h: &HttpCheck) -> Outcome {
+    let host = http::host_header(h, to.ip(), to.port());
+    let mut stream = match tcp::connect(to, false).await {
+        Ok(s) => s,
+        Err(f) => return Outcome::Fail(f),
+    };
+    let outcome = http::get(&mut stream, h, &host).await;
+    // A failure leaves the orderly close: the check's result stands.
+    let _ = stream.set_zero_linger();
+    outcome
 }
 
 impl Default for NetProber {
@@ -136,15 +144,7 @@ impl Prober for NetProber {
                     let CheckKind::Http(h) = &check.kind else {
                         unreachable!("matched as HTTP above")
                     };
-                    let host = http::host_header(h, to.ip(), to.port());
-                    match tcp::connect(to, false).await {
-                        Ok(mut stream) => {
-                            let outcome = http::get(&mut stream, h, &host).await;
-                            http::reset(&stream);
-                            outcome
-                        }
-                        Err(f) => Outcome::Fail(f),
-                    }
+                    plain_http(to, h).await
                 }))
             }
             // Their sockets and TLS sessions too.
