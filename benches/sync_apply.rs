@@ -1,7 +1,7 @@
 //! Apply benches: they need IPVS (root, the ip_vs module), so they run in
 //! the VM and skip cleanly anywhere else. Each iteration gets a fresh
 //! network namespace. The side-by-side comparison with ipvsadm is
-//! the bulk comparison (`crates/ipvsnl-bench`, `.ci/bench`).
+//! the bulk comparison (`crates/ipvsnl-bench`, `scripts/measure/bench`).
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! Chaos, in boots of their own (tests named `exclusive_` run alone, one at
-//! a time, in a second boot of each kernel: see .ci/kernel-tests; `.ci/chaos`
+//! a time, in a second boot of each kernel: see .ci/kernel-tests; `scripts/measure/chaos`
 //! runs only these): `ip_vs` unloaded and loaded between the syncs of one
 //! long-lived client and syncer; the syncing process killed (SIGKILL) in the
 //! middle of a large apply, then a fresh client's sync converging the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# In the VM (IPVSNL_VM_PEERS=1; run by .ci/peers): three etcd members on
+# In the VM (IPVSNL_VM_PEERS=1; run by scripts/measure/peers): three etcd members on
 # 10.8.0.1-3 (on lo), data dirs under /tmp. Prints the time to
 # `etcdctl endpoint health` of all three, a put/get, the leader, and the time
 # from SIGKILL of the leader to a put accepted through the other two

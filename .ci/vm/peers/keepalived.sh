@@ -1,5 +1,5 @@
 #!/bin/sh
-# In the VM (IPVSNL_VM_PEERS=1; run by .ci/peers): keepalived -C (checkers only)
+# In the VM (IPVSNL_VM_PEERS=1; run by scripts/measure/peers): keepalived -C (checkers only)
 # with one NAT virtual server of two busybox httpd real servers, TCP_CHECK
 # every 1 s (connect_timeout 1). Prints, with deadlines of 10 s (polled every
 # 50 ms in ipvsadm -Ln): the service's appearance, three rounds of a real

@@ -4,11 +4,11 @@
 //! Binaries:
 //!
 //! * `bulk-compare`: the side-by-side comparison of the bulk-sync engine,
-//!   a plain client and ipvsadm in one VM boot (run by `.ci/bench`);
+//!   a plain client and ipvsadm in one VM boot (run by `scripts/measure/bench`);
 //! * `plain-client`: the plain client as a process of its own, for the
 //!   whole-process rows (`plain-client restore` / `plain-client save`);
 //! * `decode-cost`: the listing's decode work per service, counted under
-//!   valgrind by `.ci/decode-cost`.
+//!   valgrind by `scripts/measure/decode-cost`.
 
 pub mod daemon;
 pub mod plain;

@@ -3,7 +3,7 @@
 //! (10,000 services x 5 destinations: some 150 MB of text) never holds the
 //! whole text. Each part is a fresh buffer of the same size, which the
 //! allocator hands back part after part: no page of a 150 MB buffer is
-//! faulted in. Measured under icount in one boot (`.ci/scrape-bench
+//! faulted in. Measured under icount in one boot (`scripts/measure/scrape-bench
 //! --kernel 6.1`, 10,000 x 5, medians of 5; benches/SCRAPE.md): a scrape
 //! in parts took 0.815 s (sys 0.587 s), the same scrape with the text in
 //! one buffer 1.280 s (sys 0.877 s: the faults, and the copies of a

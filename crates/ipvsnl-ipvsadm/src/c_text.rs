@@ -166,7 +166,7 @@ fn inet_aton_any(s: &str) -> Option<Ipv4Addr> {
 /// each at most 255 and without a leading zero (which would make it
 /// octal), nothing after. `None` for anything else, which
 /// [`inet_aton`]'s general reading then takes. (Measured on the host with
-/// `.ci/ipvsadm-text-cost`: the general reading cost 350 instructions an
+/// `scripts/measure/ipvsadm-text-cost`: the general reading cost 350 instructions an
 /// address of a restore.)
 fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     let mut octets = [0u8; 4];

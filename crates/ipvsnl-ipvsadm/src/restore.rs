@@ -59,7 +59,7 @@ const CLASS: [u8; 256] = {
 /// line).
 fn for_each_line<'a>(text: &'a str, first: &'a str, mut each: impl FnMut(usize, &[&'a str])) {
     // One pass over the bytes, lines and tokens together. (Measured on
-    // the host with `.ci/ipvsadm-text-cost`: splitting lines first, then
+    // the host with `scripts/measure/ipvsadm-text-cost`: splitting lines first, then
     // each line into a new `Vec`, cost 1,900 instructions a line; this,
     // about 350.)
     let mut argv: Vec<&'a str> = Vec::with_capacity(16);

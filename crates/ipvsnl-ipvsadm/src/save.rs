@@ -24,7 +24,7 @@
 //!
 //! (user and sys are the guest's tick-sampled split; the wall time is the
 //! instruction count.) Since, the rows come sorted and their text goes out
-//! as it is made: see `.ci/ipvsadm-text-cost` (`listed`) and
+//! as it is made: see `scripts/measure/ipvsadm-text-cost` (`listed`) and
 //! benches/IPVSADM.md.
 
 use std::io::{self, Write};

@@ -6,7 +6,7 @@
 //! nothing of the listing is moved or cloned: the result is the order to
 //! print the entries in.
 //!
-//! Measured on the host (`.ci/ipvsadm-text-cost`, callgrind, release, the
+//! Measured on the host (`scripts/measure/ipvsadm-text-cost`, callgrind, release, the
 //! 10,000 services x 5 destinations of the bench): sorting the services and
 //! each one's destinations took 73.7 million instructions when the merge
 //! sort cloned whole entries at every level, 15.6 million on these keys.
@@ -214,7 +214,7 @@ fn subtracts_truly(min: u32, max: u32) -> bool {
 /// compared), the marks within 2^31 of each other, and so the addresses
 /// of the services without one. A merge sort is stable, so on a consistent order it gives what
 /// any sort of keys made unique by their index gives (measured on the
-/// host with `.ci/ipvsadm-text-cost`, 10,000 services: 6.9 million
+/// host with `scripts/measure/ipvsadm-text-cost`, 10,000 services: 6.9 million
 /// instructions by the merge sort, 2.4 million these). `None` otherwise.
 fn packed_services(keys: &[ServiceOrder]) -> Option<Vec<u128>> {
     let first = keys.first()?;
@@ -321,7 +321,7 @@ impl DestSorter {
             }));
         // The kernel lists a service's destinations newest first: often
         // the reverse of their order, when they were added in it.
-        // (Measured on the host with `.ci/ipvsadm-text-cost`, 10,000
+        // (Measured on the host with `scripts/measure/ipvsadm-text-cost`, 10,000
         // services of 5 so: 3.4 million instructions sorted, 2.7 million
         // told.)
         if self.packed.windows(2).all(|w| w[0] >> 16 > w[1] >> 16) {

@@ -7,7 +7,7 @@
 //! Both are ignored tests, and so is a third (`listed_save`): `-S -n` as
 //! the process runs it, the library's listing included, against the
 //! emulated kernel. Each measured part is one `#[inline(never)]`
-//! function, counted alone with callgrind (`.ci/ipvsadm-text-cost` runs
+//! function, counted alone with callgrind (`scripts/measure/ipvsadm-text-cost` runs
 //! it and takes the emulator's own cost out of the third):
 //!
 //!     cargo test --release -p ipvsnl-ipvsadm --no-run
@@ -15,7 +15,7 @@
 //!         target/release/deps/ipvsadm-HASH text_cost::save --ignored --exact
 //!
 //! The figures (instructions of the measured function / 60,000 lines) are
-//! in `.ci/ipvsadm-text-cost`'s header.
+//! in `scripts/measure/ipvsadm-text-cost`'s header.
 
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
@@ -96,7 +96,7 @@ fn save() {
 /// `-S -n` as the process runs it, the kernel emulated: the library's
 /// settings listing row by row and the text written (to a sink,
 /// `save::save`). The emulator's own work is counted too:
-/// `.ci/ipvsadm-text-cost` takes its functions' inclusive cost out.
+/// `scripts/measure/ipvsadm-text-cost` takes its functions' inclusive cost out.
 #[inline(never)]
 fn measured_listed_save(client: &mut ipvsnl::Client) -> usize {
     let mut sink = Counted(0);

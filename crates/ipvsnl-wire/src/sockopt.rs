@@ -216,7 +216,7 @@ impl<'a> Iterator for SockoptServices<'a> {
 /// comparison of thousands needs), [`SockoptEntry::service`] reads them
 /// all. The accessors are inlined: a settings listing of 10,000 services
 /// reads the keys of its snapshot twice, 1.0 million instructions less so
-/// (measured on the host with `.ci/ipvsadm-text-cost`).
+/// (measured on the host with `scripts/measure/ipvsadm-text-cost`).
 #[derive(Debug, Clone, Copy)]
 pub struct SockoptEntry<'a> {
     bytes: &'a [u8],

@@ -317,7 +317,7 @@ client_ops! {
     /// Cost, when nothing changes: the copy (104 bytes a service, about
     /// 4 ms of the kernel's time for 10,000 services under qemu's
     /// instruction counting) and a comparison in order. Measured with
-    /// `.ci/listing-cost` (kernel 6.1, 10,000 services x 5 destinations):
+    /// `scripts/measure/listing-cost` (kernel 6.1, 10,000 services x 5 destinations):
     /// 0.4 % more for this listing, 1.042x the plain listing (see
     /// `crates/ipvsnl/src/listing/whole.rs`). A table with IPv6 services
     /// costs a second service dump.

@@ -40,7 +40,7 @@ impl Default for ClientOptions {
 /// buffer keeps its allocations small (measured faster than 1 MiB), and no
 /// reply the kernel sends to this client is larger than a page.
 ///
-/// 32 KiB (the kernel's cap) was measured too, `.ci/listing-cost --kernel
+/// 32 KiB (the kernel's cap) was measured too, `scripts/measure/listing-cost --kernel
 /// 6.1 --before main` (icount, one boot, 10,000 x 5, medians of 8): the
 /// service dump 0.094 -> 0.059 s (fewer parts, each resuming its walk from
 /// the start), `table_settings` 0.159 -> 0.118 s, the no-op sync 0.193 ->

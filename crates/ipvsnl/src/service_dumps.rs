@@ -39,7 +39,7 @@
 //! too. Errors are those of any call: the errno kept, a reply never seen
 //! an unknown outcome.
 //!
-//! Cost, measured with `.ci/listing-cost --kernel 6.1 --before main`
+//! Cost, measured with `scripts/measure/listing-cost --kernel 6.1 --before main`
 //! (main at aefe61a: every call on one socket read with a page; qemu
 //! `-icount shift=0,sleep=off`, one boot; 10,000 TCP services x 5
 //! masquerading destinations, IPv4, nothing changing; medians of 8 runs,

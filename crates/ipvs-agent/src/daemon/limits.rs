@@ -1,7 +1,7 @@
 //! The open-files limit: every check in flight holds a socket (a command
 //! check its pipes), and thousands of servers checked at the same moment
 //! need more descriptors than the usual soft limit of 1,024. Measured in
-//! the VM (`.ci/agent-reaction --cost 1000`: 4,000 servers checked every
+//! the VM (`scripts/measure/agent-reaction --cost 1000`: 4,000 servers checked every
 //! second): under 1,024 only about a quarter of the checks reached their
 //! servers, the rest failed at `socket()` with EMFILE.
 

@@ -1,5 +1,5 @@
 //! What one health check costs a director daemon, in the VM
-//! (`.ci/agent-reaction --cost`): SERVICES TCP services (default 1,000),
+//! (`scripts/measure/agent-reaction --cost`): SERVICES TCP services (default 1,000),
 //! each over the same four real servers (four namespaces, one listener
 //! each that accepts and closes), every server checked by TCP every second
 //! (timeout 1 s). Once the table is whole and the checks have run for a

@@ -1,5 +1,5 @@
 //! How fast ipvs-agent reacts to a real server's death and recovery, in
-//! the VM (`.ci/agent-reaction`): three TCP echo servers, each in a
+//! the VM (`scripts/measure/agent-reaction`): three TCP echo servers, each in a
 //! namespace of its own behind a NAT service, checked by TCP every 200 ms
 //! (timeout 200 ms, fall 2, rise 2). Each round stops one server's
 //! listener (connections refused from then on), times until the kernel

@@ -1,6 +1,6 @@
 //! The listing's decode work per service, replayed on captured kernel
 //! bytes through the library's public protocol core (not a timed run:
-//! `.ci/decode-cost` runs it under valgrind and prints data accesses and
+//! `scripts/measure/decode-cost` runs it under valgrind and prints data accesses and
 //! instructions per service).
 //!
 //! `decode-cost WORKLOAD N` runs `WORKLOAD` N times:
@@ -21,7 +21,7 @@
 //! not `Client::table`'s.
 //!
 //! Under qemu TCG, where the kernel benches run, a guest's cost follows
-//! its memory accesses more than its instructions, so `.ci/decode-cost`
+//! its memory accesses more than its instructions, so `scripts/measure/decode-cost`
 //! counts both.
 
 use std::hint::black_box;

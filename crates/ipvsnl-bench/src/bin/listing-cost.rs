@@ -1,5 +1,5 @@
 //! The cost of the library's listings beside the plain listing, in one
-//! namespace holding a table (run in the VM by `.ci/listing-cost`, which
+//! namespace holding a table (run in the VM by `scripts/measure/listing-cost`, which
 //! runs this program built from two revisions of the library in one boot,
 //! under qemu's instruction counting).
 //!

@@ -1,5 +1,5 @@
 //! The planner's work per destination on the host (not a timed run:
-//! `.ci/plan-cost` runs it under valgrind and prints instructions and
+//! `scripts/measure/plan-cost` runs it under valgrind and prints instructions and
 //! data accesses per destination, the `none` workload's subtracted).
 //!
 //! `plan-cost WORKLOAD SERVICES` builds the scale bench's desired table

@@ -1,5 +1,5 @@
 //! The exporter's cost per scrape against the listing it is made of, in
-//! the VM (`.ci/scrape-bench`): a table of N services x D destinations is
+//! the VM (`scripts/measure/scrape-bench`): a table of N services x D destinations is
 //! created in a fresh namespace, then, each round,
 //!
 //! * `Client::table`: the blocking listing alone;

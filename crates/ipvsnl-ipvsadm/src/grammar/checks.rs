@@ -10,7 +10,7 @@ use super::options::*;
 /// A line that passes is found so by three mask tests; only a line that
 /// fails walks the row, column by column in ipvsadm's order, for the
 /// message of its first fault. (Measured on the host with
-/// `.ci/ipvsadm-text-cost`: the walk was 465 instructions a line of a
+/// `scripts/measure/ipvsadm-text-cost`: the walk was 465 instructions a line of a
 /// restore.)
 pub(super) fn check_options(e: &Entry) -> Result<(), ArgError> {
     let m = table_masks(e.cmd);

@@ -9,7 +9,7 @@
 //! result is always what the general reading gives (the unit test
 //! `common_lines_read_as_the_general_reading_reads_them`).
 //!
-//! Measured on the host (`.ci/ipvsadm-text-cost`, 10,000 x 5): `-R`'s
+//! Measured on the host (`scripts/measure/ipvsadm-text-cost`, 10,000 x 5): `-R`'s
 //! reading went from 2,400 to 1,560 instructions a line.
 
 use std::net::{IpAddr, Ipv4Addr};

@@ -61,7 +61,7 @@ fn parse_service_any(text: &str, protocol: u16, names: &dyn Names) -> Option<Par
     // The one address parse of the usual case, `a.b.c.d:port` (no
     // brackets, at most one colon: no IPv6 text can parse, since every
     // IPv6 form has at least two colons). Measured on the host with
-    // `.ci/ipvsadm-text-cost`: the IPv6 attempt cost 290 instructions an
+    // `scripts/measure/ipvsadm-text-cost`: the IPv6 attempt cost 290 instructions an
     // address.
     if colons < 2 && !text.starts_with('[') {
         let (host, port_text) = if colons == 1 {
@@ -105,7 +105,7 @@ fn parse_service_any(text: &str, protocol: u16, names: &dyn Names) -> Option<Par
 /// zero, a port of 1 to 5 digits up to 65535. `None` for anything else,
 /// which [`parse_service`]'s general reading takes (and reads this form
 /// the same: the unit test `the_common_form_reads_as_the_general_one`).
-/// Measured on the host (`.ci/ipvsadm-text-cost`): the general reading of
+/// Measured on the host (`scripts/measure/ipvsadm-text-cost`): the general reading of
 /// this form cost about 540 instructions an address of a restore.
 pub(super) fn dotted_quad_port(b: &[u8]) -> Option<Parsed> {
     let mut octets = [0u8; 4];

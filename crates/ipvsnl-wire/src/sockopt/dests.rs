@@ -158,7 +158,7 @@ pub fn dests_request_into(buf: &mut Vec<u8>, query: &DestsQuery, slots: u32) -> 
     };
     // Not cleared first: zeroing every entry cost 63 instructions a
     // request of 9 slots (measured on the host with
-    // `.ci/ipvsadm-text-cost`).
+    // `scripts/measure/ipvsadm-text-cost`).
     buf.resize(len, 0);
     buf[..DESTS_HEADER_SIZE].fill(0);
     let mut put = |at: usize, bytes: &[u8]| buf[at..at + bytes.len()].copy_from_slice(bytes);
@@ -199,7 +199,7 @@ impl Iterator for SockoptDests<'_> {
 
     // Inlined, so that a caller that reads only some fields skips the
     // others (the counters, mostly). Measured on the host with
-    // `.ci/ipvsadm-text-cost` (`-S -n` of 10,000 x 5, the library's copy
+    // `scripts/measure/ipvsadm-text-cost` (`-S -n` of 10,000 x 5, the library's copy
     // of the destinations, the emulated kernel's part aside): 21.9 million
     // instructions with every field decoded and a buffer allocated per
     // service, 1.9 million with this and one buffer

@@ -43,7 +43,7 @@
 //! a unit of tokio's budget (`Transport::cooperate`), so that a listing of
 //! a big table lets the runtime's other tasks run.
 //!
-//! Cost, measured with `.ci/listing-cost --kernel 6.1 --before 59887ff`
+//! Cost, measured with `scripts/measure/listing-cost --kernel 6.1 --before 59887ff`
 //! (qemu `-icount shift=0,sleep=off`, one boot; 10,000 TCP services x 5
 //! masquerading destinations, IPv4, no tunnels, nothing changing; medians
 //! of 8 runs, 2 processes of 4 rounds; the kernel's time):

@@ -29,7 +29,7 @@
 //! 4. Without the socket-option socket (it could not be opened, or its
 //!    calls fail), every service is checked as IPv6 ones are.
 //!
-//! Cost, measured with `.ci/listing-cost --kernel 6.1 --before 0444671`
+//! Cost, measured with `scripts/measure/listing-cost --kernel 6.1 --before 0444671`
 //! (qemu `-icount shift=0,sleep=off`, one boot; 10,000 services x 5
 //! destinations spread over the hash, nothing changing; medians of 8 runs,
 //! 2 processes of 4 rounds, each round the plain listing, `Client::table`

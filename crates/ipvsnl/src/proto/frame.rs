@@ -115,7 +115,7 @@ impl<'a> Iterator for Frames<'a> {
     // Always inlined: a listing reads a frame per object, and under
     // emulation the call and its returned value through memory cost more
     // than the framing itself.
-    // Measured with .ci/decode-cost (valgrind, per service of a 10,000 x 5
+    // Measured with scripts/measure/decode-cost (valgrind, per service of a 10,000 x 5
     // listing): without the forced inlining of the decode path (here, in
     // `frame_at`, `read_stats` and the wire crate's readers), decoding a
     // service's five destinations takes 4,701 instructions instead of

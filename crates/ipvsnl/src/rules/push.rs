@@ -2,7 +2,7 @@
 //! library prints them (`%u`, `%d`, `inet_ntop`), without the formatting
 //! machinery: the rules printers print tens of thousands of lines.
 //!
-//! Measured on the host (`.ci/ipvsadm-text-cost`, callgrind, release,
+//! Measured on the host (`scripts/measure/ipvsadm-text-cost`, callgrind, release,
 //! `-S -n` of 10,000 services x 5 destinations): printing took 512,759,134
 //! instructions with `format!` and `Ipv4Addr`'s `Display` (8,984 a
 //! destination line), 32.3 million with these (538 a line).
@@ -13,7 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// UTF-8 (what the printers append is `str`s and ASCII bytes), which a
 /// caller printing a large text writes out as it is: a byte is appended
 /// with one capacity check, where a `String` checks the character's length
-/// as well. (Measured on the host with `.ci/ipvsadm-text-cost`: `-S -n` of
+/// as well. (Measured on the host with `scripts/measure/ipvsadm-text-cost`: `-S -n` of
 /// 10,000 x 5, sorting included, 52,962,412 instructions into a `String`,
 /// 47,922,104 into bytes.)
 pub(crate) trait Text {
@@ -155,7 +155,7 @@ const DIGITS: [[u8; 4]; 1000] = {
 };
 
 /// Appends `n` (below 1000) in decimal, from [`DIGITS`]. (Measured on the
-/// host with `.ci/ipvsadm-text-cost`: an IPv4 address printed digit by
+/// host with `scripts/measure/ipvsadm-text-cost`: an IPv4 address printed digit by
 /// digit, dividing, cost 185 instructions; from the table, 134.)
 fn push_small(out: &mut impl Text, n: usize) {
     let [len, a, b, c] = DIGITS[n];
@@ -180,7 +180,7 @@ fn put_small(buf: &mut [u8], at: usize, n: usize) -> usize {
 }
 
 /// Appends `a.b.c.d:port`, composed on the stack and appended at once.
-/// (Measured on the host with `.ci/ipvsadm-text-cost`: appended piece by
+/// (Measured on the host with `scripts/measure/ipvsadm-text-cost`: appended piece by
 /// piece into bytes, a destination's address and port cost 277
 /// instructions; composed, 193.)
 pub(crate) fn push_ipv4_port(out: &mut impl Text, a: &Ipv4Addr, port: u16) {
@@ -196,7 +196,7 @@ pub(crate) const IPV4_PORT_ROOM: usize = 23;
 /// Writes `a.b.c.d:port` at `at` of `buf` (which has
 /// [`IPV4_PORT_ROOM`] bytes from there); returns where it ends. Each octet
 /// is its four bytes of [`OCTETS`], the digits and a dot, written at once.
-/// (Measured on the host with `.ci/ipvsadm-text-cost`: 116 instructions
+/// (Measured on the host with `scripts/measure/ipvsadm-text-cost`: 116 instructions
 /// an address and port with the digits of [`DIGITS`] written one by one,
 /// 73 so.)
 #[inline]

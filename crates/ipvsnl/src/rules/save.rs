@@ -263,7 +263,7 @@ fn service_rules<'a>(
         };
         if let (true, IpAddr::V4(a), None, None) = (composed, &dest.addr, &host, &port_name) {
             if !matches!(dest.forward, Forward::Tunnel(_)) {
-                // (Measured on the host with `.ci/ipvsadm-text-cost`, the
+                // (Measured on the host with `scripts/measure/ipvsadm-text-cost`, the
                 // `-S` text of 10,000 x 5: 33.8 million instructions with
                 // the label made in a `String` per service and each line
                 // appended piece by piece, 19.1 million with the label

@@ -8,7 +8,7 @@
 //! 166 bytes of desired table and plan per destination at the peak, 76 of
 //! them the table's. Referring to the table's shared entries instead (16
 //! bytes a step, two steps a service added) leaves 79. Work,
-//! `.ci/plan-cost 10000` (instructions a destination under valgrind): the
+//! `scripts/measure/plan-cost 10000` (instructions a destination under valgrind): the
 //! plan from empty 95.3 -> 12.1; with its requests written out, as a sync
 //! sends them, 95.3 -> 94.7; to a 0 % / 10 % churned copy 118.7 -> 115.9 /
 //! 124.0 -> 118.8; a dry run's rules 9394 -> 9435 (+0.4 %).
@@ -222,7 +222,7 @@ impl Plan {
 
     /// Every request, made from the steps (what [`Plan::iter`] reads, in
     /// tight loops: `collect` of the iterator costs a cold start's plan
-    /// 60 instructions a destination more, `.ci/plan-cost`).
+    /// 60 instructions a destination more, `scripts/measure/plan-cost`).
     fn write_out(&self) -> Vec<Request> {
         let mut out = Vec::with_capacity(self.len());
         for phase in [&self.services, &self.destinations] {

@@ -1,6 +1,6 @@
 //! Side-by-side comparison of the bulk-sync engine with a plain netlink
 //! client and with Debian's ipvsadm, in one boot on one kernel (run it in
-//! the VM with `.ci/bench`).
+//! the VM with `scripts/measure/bench`).
 //!
 //! Workloads (services x destinations): services 10.0.0.1, 10.0.0.2, ...
 //! port 80, rr, each with distinct masquerading real servers 172.16.0.1,
@@ -70,7 +70,7 @@
 //! [--cli-rounds N] [--cli-only] [--ours-ipvsadm PATH] [--plain-client PATH]`
 //! (`--cli-only`: the whole-process rows alone, `cli_only.rs`)
 //!
-//! The scale run (`scale.rs`, run by `.ci/bench --scale`): `bulk-compare
+//! The scale run (`scale.rs`, run by `scripts/measure/bench --scale`): `bulk-compare
 //! --scale [--sizes ...] [--rounds N] [--big-rounds N] [--resyncs-only]
 //! [--memory-only]`
 //! (default sizes 1000x10,10000x10,50000x10,100000x10, 3 rounds, 2 rounds
@@ -145,7 +145,7 @@ struct Bench {
     invalid: bool,
 }
 
-/// Prints a progress line on the console; `.ci/bench` keeps it out of the
+/// Prints a progress line on the console; `scripts/measure/bench` keeps it out of the
 /// report.
 fn progress(what: std::fmt::Arguments<'_>) {
     println!("BULK-COMPARE-PROGRESS {what}");
@@ -307,7 +307,7 @@ fn main() {
         println!("# Bulk sync: ipvsnl vs a plain netlink client vs ipvsadm\n");
     }
     println!("Kernel {kernel}, one boot. Method (see crates/ipvsnl-bench/src/bin/bulk-compare/main.rs):\n");
-    // How the VM keeps time, as .ci/bench says (instruction counting or not).
+    // How the VM keeps time, as scripts/measure/bench says (instruction counting or not).
     if let Some(clock) = std::env::var("IPVSNL_BENCH_CLOCK")
         .ok()
         .filter(|c| !c.is_empty())

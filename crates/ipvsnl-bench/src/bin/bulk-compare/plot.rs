@@ -4,7 +4,7 @@
 //! (log scale): the cost per destination of the table (cold create, the
 //! full listing and the settings listing, ours and the plain clients'), and the cost per changed
 //! destination of 10 changes (ours from the cached view, the plain
-//! client's 10 edits). `.ci/bench --scale` keeps the points beside the
+//! client's 10 edits). `scripts/measure/bench --scale` keeps the points beside the
 //! plot (benches/scale.points), so it can be drawn again without a VM.
 
 use std::collections::BTreeMap;

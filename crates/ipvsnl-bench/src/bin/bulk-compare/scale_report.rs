@@ -1,7 +1,7 @@
 //! The report of the scale run: the method, the rows, the summary per
 //! size, the targets of the issue (met or not) and the checks; then the
 //! points of the plot (`SCALE-POINT` lines, outside the report, which
-//! `.ci/bench --scale` turns into benches/scale.svg with `--plot`).
+//! `scripts/measure/bench --scale` turns into benches/scale.svg with `--plot`).
 
 use super::scale::Scaled;
 use super::*;

@@ -41,7 +41,7 @@ impl SockoptSocket {
     /// sized for `expected` of them and some more, copied into `buf` (its
     /// bytes replaced: one buffer serves a whole listing, where one
     /// allocated a call cost 650 instructions, measured on the host with
-    /// `.ci/ipvsadm-text-cost`), in the kernel's order (newest first); a
+    /// `scripts/measure/ipvsadm-text-cost`), in the kernel's order (newest first); a
     /// copy that used all of its room may have left some out, and is asked
     /// for again with twice the room (a few times at most, then it is an
     /// error). The kernel's refusal keeps its errno (`ESRCH`: no such IPv4
