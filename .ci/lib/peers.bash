@@ -28,9 +28,9 @@ PEER_PINS=(
 )
 
 # fetch_peers CACHE: downloads, checks and unpacks every pinned package into
-# CACHE/peers. Returns 1 (after saying why) on a failed download or a
-# checksum that differs from its pin; a package apt does not know (no
-# `apt-get update` yet) skips the peers with a note, as promtool does.
+# CACHE/peers. Returns 1 (after saying why) on a package apt does not know, a
+# failed download (.ci/setup then refreshes the lists and calls it again) or
+# a checksum that differs from its pin.
 fetch_peers() {
   local cache=$1 peers="$1/peers" pin pkg ver sum deb got
   mkdir -p "$cache/debs" "$peers"
@@ -40,12 +40,13 @@ fetch_peers() {
     deb="$cache/debs/${pkg}_${ver//:/%3a}_amd64.deb"
     if [ ! -f "$deb" ]; then
       if ! apt-cache show "$pkg" >/dev/null 2>&1; then
-        echo "ci/setup: apt does not know $pkg (run apt-get update); the peers (keepalived, etcd) skipped" >&2
-        return 0
+        echo "ci/setup: apt does not know $pkg" >&2
+        return 1
       fi
       (cd "$cache/debs" && apt-get download -q "$pkg=$ver" >&2) || {
-        echo "ci/setup: apt-get download $pkg=$ver failed: Debian may have replaced that version;" \
-          "pin the candidate (apt-cache policy $pkg) and its sha256 in .ci/lib/peers.bash" >&2
+        echo "ci/setup: apt-get download $pkg=$ver failed: the package lists may be older than" \
+          "the archive, or Debian replaced that version (then pin the candidate, apt-cache policy" \
+          "$pkg, and its sha256 in .ci/lib/peers.bash)" >&2
         return 1
       }
     fi

@@ -102,15 +102,24 @@ prepare_kernel() {
     return
   fi
 
-  echo "$prog: preparing $PKG $PKGVER in $KDIR" >&2
   local deb
   deb=$(ls "$CACHE/debs/${PKG}_${PKGVER//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
   if [ -z "$deb" ]; then
-    (cd "$CACHE/debs" && apt-get download -q "$PKG=$PKGVER" >&2) ||
-      die "apt-get download $PKG=$PKGVER failed"
+    if ! (cd "$CACHE/debs" && apt-get download -q "$PKG=$PKGVER" >&2); then
+      # Lists older than the archive name a version it no longer serves:
+      # refreshed once, the metapackage resolved again.
+      echo "$prog: apt-get download $PKG=$PKGVER failed; running apt-get update" >&2
+      as_root apt-get update -q >&2 || die "apt-get update failed (need root or sudo)"
+      resolved=$(resolve_pkg) || die "cannot resolve $META to a kernel package"
+      read -r PKG PKGVER <<<"$resolved"
+      KDIR="$CACHE/kernels/${PKG}_${PKGVER}"
+      (cd "$CACHE/debs" && apt-get download -q "$PKG=$PKGVER" >&2) ||
+        die "apt-get download $PKG=$PKGVER failed"
+    fi
     deb=$(ls "$CACHE/debs/${PKG}_${PKGVER//:/%3a}_"*.deb 2>/dev/null | head -n1 || true)
     [ -n "$deb" ] || die "downloaded .deb of $PKG not found in $CACHE/debs"
   fi
+  echo "$prog: preparing $PKG $PKGVER in $KDIR" >&2
 
   rm -rf "$KDIR.tmp"
   mkdir -p "$KDIR.tmp"
