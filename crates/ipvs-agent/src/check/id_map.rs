@@ -2,7 +2,7 @@
 //! server up a few times a check (its schedule, its result, its health),
 //! and the standard library's SipHash of a service key, an address and a
 //! port cost about 590 instructions a lookup, 1,700 of the 10,359 a TCP
-//! check cost (callgrind, README "Measured"). The keys come from the
+//! check cost (callgrind, benches/AGENT.md). The keys come from the
 //! configuration file, not from the network, so a hash that resists
 //! chosen collisions is not needed. [`IdHasher`] also hashes a fleet
 //! watcher's value digests (`fleet::values`).

@@ -10,7 +10,7 @@
 //! user-space instructions per TCP check, `examples/check_cost.rs`,
 //! 1,000 checks a second): 13,091 with a task and two timers a check,
 //! 10,359 without, the results of a burst taken in one turn of the loop
-//! (README, "Measured").
+//! (benches/AGENT.md).
 //!
 //! The checks a prober hands over unbounded ([`Prober::probe_untimed`]:
 //! every kind of [`NetProber`](crate::probe::NetProber)'s but the command)
@@ -69,8 +69,8 @@ pub(crate) struct CheckResult {
 /// of a few thousand checks ending together exhausted the loop's budget
 /// every 128 sockets, and each check was polled 4.4 times instead of 2
 /// (callgrind on the host, `examples/check_cost.rs`: 8,005 user-space
-/// instructions a TCP check with the budget, 6,357 without; README
-/// "Measured"). A check does a bounded step a poll, and the loop serves
+/// instructions a TCP check with the budget, 6,357 without;
+/// benches/AGENT.md). A check does a bounded step a poll, and the loop serves
 /// nothing else that would wait on it but the HTTP endpoint's tasks.
 struct Running {
     probe: Unconstrained<ProbeFuture>,

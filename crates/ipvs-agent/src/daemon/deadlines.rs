@@ -4,7 +4,7 @@
 //! order, so their deadlines come in order too, and a check's deadline is
 //! appended, and taken from the front, in constant time. A binary heap of
 //! every deadline cost about 500 instructions a check for the push and the
-//! pop (host, callgrind, `examples/check_cost.rs`; README, "Measured").
+//! pop (host, callgrind, `examples/check_cost.rs`; benches/AGENT.md).
 
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -176,8 +176,8 @@ impl Metrics {
     ) {
         self.check_latency.entry(kind).or_default().observe(took);
         // The server looked up on a failure only (a lookup every check
-        // cost 650 instructions of about 10,000: callgrind, README
-        // "Measured").
+        // cost 650 instructions of about 10,000: callgrind,
+        // benches/AGENT.md).
         if let Some(f) = failure {
             if let Some(s) = self.servers.get_mut(id) {
                 *s.failures.entry(reason_label(f)).or_default() += 1;

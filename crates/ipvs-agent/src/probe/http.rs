@@ -3,7 +3,7 @@
 //! searched for a string. The request is written in one piece and the
 //! response read by hand ([`http_head`](super::http_head),
 //! [`http_body`](super::http_body)) rather than through hyper's client
-//! connection: README "Measured" has the instructions a check this saved.
+//! connection: benches/AGENT.md has the instructions a check this saved.
 
 use std::net::{IpAddr, Ipv6Addr};
 

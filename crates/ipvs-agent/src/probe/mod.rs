@@ -51,7 +51,7 @@ pub trait Prober: Send + Sync + 'static {
     /// kills and reaps first): the caller calls `probe` then.
     ///
     /// The daemon asks this first: its own deadlines cost it no timer of
-    /// the runtime a check (README, "Measured"). `None` by default.
+    /// the runtime a check (benches/AGENT.md). `None` by default.
     fn probe_untimed(&self, server: SocketAddr, check: &Arc<HealthCheck>) -> Option<ProbeFuture> {
         let _ = (server, check);
         None

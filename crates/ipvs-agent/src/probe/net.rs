@@ -108,7 +108,7 @@ impl NetProber {
 /// the response has been read (or is not wanted), and the reset spares
 /// both ends the orderly close: under icount, 1,000 services x 4 servers
 /// checked every second, 113,500 guest instructions a check with a FIN,
-/// 105,625 with the reset, one boot (README, "Measured"). Not for HTTPS: a
+/// 105,625 with the reset, one boot (benches/AGENT.md). Not for HTTPS: a
 /// reset would discard a close notification still queued.
 async fn plain_http(to: SocketAddr, h: &HttpCheck) -> Outcome {
     let host = http::host_header(h, to.ip(), to.port());
@@ -137,7 +137,7 @@ impl Prober for NetProber {
             // A future of its own, the size of plain HTTP's state: the
             // one of `run` holds the HTTPS check's too (TLS), which every
             // HTTP check would allocate and copy (host, callgrind,
-            // `examples/check_cost.rs --http`: README, "Measured").
+            // `examples/check_cost.rs --http`: benches/AGENT.md).
             CheckKind::Http(h) if h.tls.is_none() => {
                 let (check, to) = (Arc::clone(check), at(&h.port));
                 Some(Box::pin(async move {
@@ -164,7 +164,7 @@ impl Prober for NetProber {
             // every kind holds the HTTPS check's state (TLS; hyper's connection then), which
             // every TCP check would allocate and copy (host, callgrind,
             // 1,000 checks a second: 16,640 user-space instructions a TCP
-            // check before, 13,091 after; README, "Measured").
+            // check before, 13,091 after; benches/AGENT.md).
             CheckKind::Tcp { port } => {
                 let to = SocketAddr::new(server.ip(), port.unwrap_or(server.port()));
                 Box::pin(async move {

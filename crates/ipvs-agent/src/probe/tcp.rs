@@ -43,7 +43,7 @@ async fn open(addr: SocketAddr) -> Result<TcpStream, Failure> {
 /// ends the orderly close (a FIN each way and their ACKs) and the director
 /// a TIME_WAIT socket for 60 s a check: under icount, 1,000 services x 4
 /// servers checked every second, 88,000 guest instructions a check with a
-/// FIN, 80,250 with the reset, one boot (README, "Measured"). A real
+/// FIN, 80,250 with the reset, one boot (benches/AGENT.md). A real
 /// server sees its accepted connection reset, as it would see an orderly
 /// close: nothing was sent on it.
 pub(crate) async fn check(addr: SocketAddr) -> Outcome {
