@@ -6,8 +6,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::limits::format_duration;
-use crate::{parse_duration, Limits, MetricPrefix};
+use crate::{format_duration, parse_duration, DurationBounds, Limits, MetricPrefix};
 
 /// The default `--web.listen-address`: every address, port 19911 (see the
 /// README for why this port).
@@ -185,15 +184,18 @@ impl Flags {
                 self.limits = self.limits.with_max_listings(count(flag, &value)?);
             }
             "--web.header-timeout" => {
-                let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
+                let d = parse_duration(&value, DurationBounds::FLAGS)
+                    .map_err(|why| bad(flag, format!("{value:?} {why}")))?;
                 self.limits = self.limits.with_header_timeout(d);
             }
             "--web.idle-timeout" => {
-                let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
+                let d = parse_duration(&value, DurationBounds::FLAGS)
+                    .map_err(|why| bad(flag, format!("{value:?} {why}")))?;
                 self.limits = self.limits.with_idle_timeout(d);
             }
             "--web.response-timeout" => {
-                let d = parse_duration(&value).map_err(|why| bad(flag, why))?;
+                let d = parse_duration(&value, DurationBounds::FLAGS)
+                    .map_err(|why| bad(flag, format!("{value:?} {why}")))?;
                 self.limits = self.limits.with_response_timeout(d);
             }
             _ => {

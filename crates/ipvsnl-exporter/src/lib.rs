@@ -33,6 +33,7 @@
 mod body;
 mod conn_state;
 mod connections;
+mod duration;
 mod families;
 mod flags;
 mod label_sets;
@@ -52,9 +53,10 @@ mod tracked_body;
 mod watched_io;
 
 pub use body::{ScrapeBody, PART_BYTES};
+pub use duration::{format_duration, parse_duration, DurationBounds, DurationError};
 pub use flags::{FlagError, Flags, Parsed, DEFAULT_LISTEN_ADDRESS};
 pub use limits::{
-    open_files_limit, parse_duration, Limits, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    open_files_limit, Limits, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LISTINGS, DEFAULT_RESPONSE_TIMEOUT, RESERVED_DESCRIPTORS,
 };
 pub use log::log_line;

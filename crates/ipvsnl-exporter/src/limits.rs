@@ -138,75 +138,9 @@ pub fn open_files_limit() -> Option<u64> {
         .ok()
 }
 
-/// Parses a duration as the flags take it: a whole number and a unit,
-/// `ms`, `s`, `m` or `h` (`500ms`, `10s`, `2m`); more than zero.
-///
-/// ```
-/// use std::time::Duration;
-/// use ipvsnl_exporter::parse_duration;
-/// assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-/// assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-/// assert!(parse_duration("10").unwrap_err().contains("unit"));
-/// assert!(parse_duration("0s").unwrap_err().contains("more than zero"));
-/// ```
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
-    let (number, unit) = text.split_at(digits);
-    let per_unit = match unit {
-        "ms" => Duration::from_millis(1),
-        "s" => Duration::from_secs(1),
-        "m" => Duration::from_secs(60),
-        "h" => Duration::from_secs(3600),
-        _ => {
-            return Err(format!(
-                "{text:?} is not a duration: a whole number and a unit, ms, s, m or h (10s)"
-            ))
-        }
-    };
-    let n: u32 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration: no number before the unit"))?;
-    if n == 0 {
-        return Err(format!("{text:?}: the duration must be more than zero"));
-    }
-    per_unit
-        .checked_mul(n)
-        .ok_or_else(|| format!("{text:?}: the duration is too long"))
-}
-
-/// Writes `d` the way [`parse_duration`] reads it (`--help`'s defaults).
-pub(crate) fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        _ if ms % 3_600_000 == 0 && ms > 0 => format!("{}h", ms / 3_600_000),
-        _ if ms % 60_000 == 0 && ms > 0 => format!("{}m", ms / 60_000),
-        _ if ms % 1000 == 0 => format!("{}s", ms / 1000),
-        _ => format!("{ms}ms"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_read_and_written() {
-        for (text, d) in [
-            ("1ms", Duration::from_millis(1)),
-            ("10s", Duration::from_secs(10)),
-            ("90s", Duration::from_secs(90)),
-            ("2m", Duration::from_secs(120)),
-            ("1h", Duration::from_secs(3600)),
-        ] {
-            assert_eq!(parse_duration(text), Ok(d), "{text}");
-        }
-        assert_eq!(format_duration(Duration::from_secs(90)), "90s");
-        assert_eq!(format_duration(Duration::from_secs(120)), "2m");
-        assert_eq!(format_duration(Duration::from_millis(1500)), "1500ms");
-        for bad in ["", "s", "10", "-1s", "1.5s", "10 s", "1d", "99999999999s"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?}");
-        }
-    }
 
     #[test]
     fn the_connection_cap_fits_the_open_files_limit() {

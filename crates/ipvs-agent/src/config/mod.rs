@@ -41,7 +41,7 @@ mod validate;
 use std::path::Path;
 
 pub use check_parse::RISE_FALL_MAX;
-pub use duration::parse_duration;
+pub use duration::{parse_duration, FILE_DURATIONS};
 pub use errors::{ConfigError, ConfigErrors, LoadError};
 pub use model::{
     AgentSettings, Below, CheckKind, Config, DnsCheck, HealthCheck, HttpCheck, Quorum, RealServer,
