@@ -1,203 +1,131 @@
-//! Command-line parsing for the `ipvs-doctor` binary (src/main.rs), kept in
-//! the library so it is tested with the rest of the crate.
+//! The command line of the `ipvs-doctor` binary (src/main.rs), declared
+//! with clap's derive and kept in the library so it is tested with the
+//! rest of the crate: `--help`, `--version`, and usage errors (exit 2)
+//! that name the argument and suggest the nearest flag.
 
-use std::ffi::OsString;
 use std::path::PathBuf;
 
-use thiserror::Error;
+use clap::Parser;
 
 use crate::Options;
 
-/// The usage text `-h` prints.
-pub const USAGE: &str = "\
-Usage: ipvs-doctor [OPTIONS]
-
-Tells whether this host (or a network namespace) can use IPVS, and what to
-do when it cannot.
-
-Options:
-  --scheduler NAME  also require this scheduler (rr, wrr, sh, mh, ... or
-                    ip_vs_NAME); repeatable. ip_vs_rr, ip_vs_wrr and
-                    ip_vs_sh (what kube-proxy needs) are always checked
-  --load            run modprobe for what is not loaded and report failures
-  --netns PATH      inspect the network namespace bound at PATH
-                    (/var/run/netns/NAME, /proc/PID/ns/net)
-  --no-probe        do not ask the kernel over netlink (the probe may load
-                    ip_vs, since resolving the IPVS family auto-loads it)
-  --json            print the report as JSON
-  -h, --help        print this help
-
+/// What follows the options in `--help`.
+const EXIT_STATUS: &str = "\
 Exit status: 0 IPVS is usable with the required schedulers, 1 it is not,
-2 bad arguments.
-";
+2 bad arguments.";
 
 /// Longest scheduler name the kernel accepts (`IP_VS_SCHEDNAME_MAXLEN` less
 /// its NUL).
 const SCHEDNAME_MAX: usize = 15;
 
-/// What the command line asks for.
+/// The command line: what to inspect and how to print it.
+///
+/// ```
+/// use clap::Parser;
+/// use ipvsnl_doctor::cli::Args;
+/// let args = Args::try_parse_from(["ipvs-doctor", "--scheduler", "mh", "--json"]).unwrap();
+/// assert!(args.json);
+/// assert!(args.options().schedulers.contains(&"ip_vs_mh".to_string()));
+/// let err = Args::try_parse_from(["ipvs-doctor", "--jsn"]).unwrap_err();
+/// assert_eq!(err.exit_code(), 2);
+/// assert!(err.to_string().contains("--json"), "a suggestion: {err}");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Parser)]
+#[command(
+    name = "ipvs-doctor",
+    version,
+    about = "Tells whether this host (or a network namespace) can use IPVS, and what to \
+             do when it cannot.",
+    after_help = EXIT_STATUS
+)]
 #[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cli {
-    /// Print the usage text and exit 0.
-    Help,
-    /// Run the doctor.
-    Run {
-        /// What to inspect.
-        options: Box<Options>,
-        /// Print JSON instead of text.
-        json: bool,
-    },
+pub struct Args {
+    /// Also require this scheduler (rr, wrr, sh, mh, ... or ip_vs_NAME);
+    /// repeatable. ip_vs_rr, ip_vs_wrr and ip_vs_sh (what kube-proxy
+    /// needs) are always checked
+    #[arg(long, value_name = "NAME", value_parser = scheduler_name)]
+    pub scheduler: Vec<String>,
+    /// Run modprobe for what is not loaded and report failures
+    #[arg(long)]
+    pub load: bool,
+    /// Inspect the network namespace bound at PATH (/var/run/netns/NAME,
+    /// /proc/PID/ns/net)
+    #[arg(long, value_name = "PATH", value_parser = existing_path)]
+    pub netns: Option<PathBuf>,
+    /// Do not ask the kernel over netlink (the probe may load ip_vs, since
+    /// resolving the IPVS family auto-loads it)
+    #[arg(long)]
+    pub no_probe: bool,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// A bad command line; the message names what is wrong.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum UsageError {
-    /// An option this program does not know.
-    #[error("unknown option '{0}'")]
-    UnknownOption(String),
-    /// An argument that is not an option.
-    #[error("unexpected argument '{0}' (this program takes options only)")]
-    UnexpectedArgument(String),
-    /// An option given without its value.
-    #[error("{option} needs a value: {what}")]
-    MissingValue {
-        /// The option.
-        option: &'static str,
-        /// What value it wants.
-        what: &'static str,
-    },
-    /// A flag given a value (`--json=1`).
-    #[error("{0} takes no value")]
-    UnexpectedValue(&'static str),
-    /// A scheduler name that cannot be a module name.
-    #[error("--scheduler '{0}' is not a scheduler name (letters, digits, '_' and '-', at most 15 characters after ip_vs_)")]
-    BadScheduler(String),
-    /// `--netns` given twice.
-    #[error("--netns given more than once")]
-    RepeatedNetns,
-    /// `--netns` names a path that does not exist.
-    #[error("--netns {0}: no such file")]
-    NetnsMissing(String),
-    /// An argument that is not valid UTF-8.
-    #[error("argument {0:?} is not valid UTF-8")]
-    NotUtf8(OsString),
+impl Args {
+    /// What the diagnosis inspects: the host's roots, the default
+    /// schedulers and these.
+    pub fn options(&self) -> Options {
+        let mut options = Options::new()
+            .with_load(self.load)
+            .with_probe(!self.no_probe);
+        for name in &self.scheduler {
+            options = options.with_scheduler(name);
+        }
+        if let Some(path) = &self.netns {
+            options = options.with_netns(path.clone());
+        }
+        options
+    }
 }
 
-fn valid_scheduler(name: &str) -> bool {
+/// A `--scheduler` value: a name that can be a module's
+/// (`ip_vs_` + up to 15 letters, digits, `_` and `-`).
+fn scheduler_name(name: &str) -> Result<String, String> {
     let short = name
         .strip_prefix("ip_vs_")
         .or_else(|| name.strip_prefix("ip-vs-"))
         .unwrap_or(name);
-    !short.is_empty()
+    let valid = !short.is_empty()
         && short.len() <= SCHEDNAME_MAX
         && !name.starts_with('-')
         && short
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if valid {
+        Ok(name.to_string())
+    } else {
+        Err(format!(
+            "not a scheduler name (letters, digits, '_' and '-', at most \
+             {SCHEDNAME_MAX} characters after ip_vs_)"
+        ))
+    }
 }
 
-/// Parses the arguments after the program name.
-pub fn parse_args<I>(args: I) -> Result<Cli, UsageError>
-where
-    I: IntoIterator,
-    I::Item: Into<OsString>,
-{
-    let mut options = Options::new();
-    let mut json = false;
-    let mut netns_seen = false;
-    let mut args = args.into_iter().map(Into::into);
-    while let Some(arg) = args.next() {
-        let arg = arg.into_string().map_err(UsageError::NotUtf8)?;
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |option: &'static str, what: &'static str| -> Result<String, UsageError> {
-            if let Some(v) = inline.clone() {
-                return if v.is_empty() {
-                    Err(UsageError::MissingValue { option, what })
-                } else {
-                    Ok(v)
-                };
-            }
-            match args.next() {
-                Some(v) => {
-                    let v = v.into_string().map_err(UsageError::NotUtf8)?;
-                    if v.is_empty() || v.starts_with("--") {
-                        Err(UsageError::MissingValue { option, what })
-                    } else {
-                        Ok(v)
-                    }
-                }
-                None => Err(UsageError::MissingValue { option, what }),
-            }
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Cli::Help),
-            "--json" | "--load" | "--no-probe" if inline.is_some() => {
-                let name = match flag.as_str() {
-                    "--json" => "--json",
-                    "--load" => "--load",
-                    _ => "--no-probe",
-                };
-                return Err(UsageError::UnexpectedValue(name));
-            }
-            "--json" => json = true,
-            "--load" => options = options.with_load(true),
-            "--no-probe" => options = options.with_probe(false),
-            "--scheduler" => {
-                let name = value("--scheduler", "a scheduler name such as mh or ip_vs_mh")?;
-                if !valid_scheduler(&name) {
-                    return Err(UsageError::BadScheduler(name));
-                }
-                options = options.with_scheduler(&name);
-            }
-            "--netns" => {
-                let path = value(
-                    "--netns",
-                    "the path of a network namespace, such as /var/run/netns/NAME",
-                )?;
-                if netns_seen {
-                    return Err(UsageError::RepeatedNetns);
-                }
-                netns_seen = true;
-                let path = PathBuf::from(path);
-                if !path.exists() {
-                    return Err(UsageError::NetnsMissing(path.display().to_string()));
-                }
-                options = options.with_netns(path);
-            }
-            other if other.starts_with('-') && other != "-" => {
-                return Err(UsageError::UnknownOption(arg));
-            }
-            _ => return Err(UsageError::UnexpectedArgument(arg)),
-        }
+/// A `--netns` value: a path that exists.
+fn existing_path(path: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(path);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err("no such file".to_string())
     }
-    Ok(Cli::Run {
-        options: Box::new(options),
-        json,
-    })
 }
 
 #[cfg(test)]
 mod tests {
+    use clap::error::ErrorKind;
+
     use super::*;
 
-    fn run(args: &[&str]) -> Result<(Options, bool), UsageError> {
-        match parse_args(args.iter().copied())? {
-            Cli::Run { options, json } => Ok((*options, json)),
-            Cli::Help => panic!("unexpected help"),
-        }
+    fn run(args: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("ipvs-doctor").chain(args.iter().copied()))
     }
 
     #[test]
     fn defaults() {
-        let (options, json) = run(&[]).unwrap();
-        assert!(!json);
+        let args = run(&[]).unwrap();
+        assert!(!args.json);
+        let options = args.options();
         assert!(options.probe);
         assert!(!options.load);
         assert_eq!(options.schedulers, ["ip_vs_rr", "ip_vs_wrr", "ip_vs_sh"]);
@@ -205,7 +133,7 @@ mod tests {
 
     #[test]
     fn all_options() {
-        let (options, json) = run(&[
+        let args = run(&[
             "--json",
             "--load",
             "--no-probe",
@@ -218,7 +146,8 @@ mod tests {
             "/proc/self/ns/net",
         ])
         .unwrap();
-        assert!(json && options.load && !options.probe);
+        let options = args.options();
+        assert!(args.json && options.load && !options.probe);
         assert_eq!(
             options.schedulers,
             ["ip_vs_rr", "ip_vs_wrr", "ip_vs_sh", "ip_vs_mh", "ip_vs_lc"]
@@ -230,35 +159,64 @@ mod tests {
     }
 
     #[test]
-    fn help() {
-        assert_eq!(parse_args(["-h"]).unwrap(), Cli::Help);
-        assert_eq!(parse_args(["--json", "--help"]).unwrap(), Cli::Help);
+    fn help_and_version_exit_0() {
+        for (flag, kind) in [
+            ("-h", ErrorKind::DisplayHelp),
+            ("--help", ErrorKind::DisplayHelp),
+            ("--version", ErrorKind::DisplayVersion),
+        ] {
+            let shown = run(&["--json", flag]).unwrap_err();
+            assert_eq!((shown.kind(), shown.exit_code()), (kind, 0), "{flag}");
+        }
+        let help = run(&["--help"]).unwrap_err().to_string();
+        for line in [
+            "--scheduler <NAME>",
+            "--netns <PATH>",
+            "--no-probe",
+            "Exit status: 0",
+        ] {
+            assert!(help.contains(line), "{line:?} in\n{help}");
+        }
     }
 
     #[test]
-    fn errors_name_the_problem() {
-        let err = |args: &[&str]| run(args).unwrap_err().to_string();
-        assert_eq!(err(&["--bogus"]), "unknown option '--bogus'");
-        assert!(err(&["--scheduler"]).starts_with("--scheduler needs a value"));
-        assert!(err(&["--scheduler", "--json"]).starts_with("--scheduler needs a value"));
-        assert!(err(&["--scheduler="]).starts_with("--scheduler needs a value"));
-        assert!(err(&["--scheduler", "../x"]).contains("'../x' is not a scheduler name"));
+    fn errors_name_the_problem_and_exit_2() {
+        let err = |args: &[&str]| {
+            let e = run(args).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+            e.to_string()
+        };
+        let unknown = err(&["--bogus"]);
+        assert!(
+            unknown.contains("unexpected argument '--bogus'"),
+            "{unknown}"
+        );
+        assert!(err(&["--jsn"]).contains("similar argument exists: '--json'"));
+        for missing in [
+            &["--scheduler"][..],
+            &["--scheduler", "--json"],
+            &["--netns"],
+        ] {
+            let e = err(missing);
+            assert!(e.contains("a value is required"), "{missing:?}: {e}");
+        }
+        assert!(err(&["--scheduler="]).contains("not a scheduler name"));
+        let bad = err(&["--scheduler", "../x"]);
+        assert!(
+            bad.contains("'../x'") && bad.contains("not a scheduler name"),
+            "{bad}"
+        );
         assert!(err(&["--scheduler", "averyveryverylongname"]).contains("not a scheduler name"));
-        assert!(err(&["--netns"]).starts_with("--netns needs a value"));
-        assert_eq!(
-            err(&["--netns", "/nonexistent/ns"]),
-            "--netns /nonexistent/ns: no such file"
-        );
-        assert_eq!(
-            err(&[
-                "--netns",
-                "/proc/self/ns/net",
-                "--netns",
-                "/proc/self/ns/net"
-            ]),
-            "--netns given more than once"
-        );
-        assert_eq!(err(&["--json=yes"]), "--json takes no value");
-        assert!(err(&["extra"]).starts_with("unexpected argument 'extra'"));
+        let missing = err(&["--netns", "/nonexistent/ns"]);
+        assert!(missing.contains("'/nonexistent/ns'") && missing.contains("no such file"));
+        let twice = err(&[
+            "--netns",
+            "/proc/self/ns/net",
+            "--netns",
+            "/proc/self/ns/net",
+        ]);
+        assert!(twice.contains("cannot be used multiple times"), "{twice}");
+        assert!(err(&["--json=yes"]).contains("unexpected value 'yes'"));
+        assert!(err(&["extra"]).contains("unexpected argument 'extra'"));
     }
 }

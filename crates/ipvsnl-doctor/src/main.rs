@@ -2,29 +2,20 @@
 //! IPVS, and what to do when it cannot.
 //!
 //! Exit status: 0 usable with the required schedulers, 1 not usable, 2 bad
-//! arguments. Run with `-h` for the options.
+//! arguments (clap's usage error). Run with `--help` for the options.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use ipvsnl_doctor::cli::{parse_args, Cli, USAGE};
+use clap::Parser;
+use ipvsnl_doctor::cli::Args;
 
 fn main() -> ExitCode {
-    let (options, json) = match parse_args(std::env::args_os().skip(1)) {
-        Ok(Cli::Help) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Ok(Cli::Run { options, json }) => (options, json),
-        Ok(_) => return ExitCode::from(2),
-        Err(err) => {
-            eprintln!("ipvs-doctor: {err}");
-            eprintln!("Try 'ipvs-doctor --help' for the options.");
-            return ExitCode::from(2);
-        }
-    };
-    let report = ipvsnl_doctor::diagnose(&options);
-    let text = if json {
+    // `--help` and `--version` print and exit 0; a bad command line prints
+    // what is wrong and exits 2.
+    let args = Args::parse();
+    let report = ipvsnl_doctor::diagnose(&args.options());
+    let text = if args.json {
         report.to_json()
     } else {
         report.to_string()
