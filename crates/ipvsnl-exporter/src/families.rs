@@ -7,7 +7,7 @@
 
 use ipvsnl::Stats;
 
-use crate::text::Kind;
+use crate::text::MetricKind;
 
 /// One of the ten numbers of a [`Stats`]: a name suffix, its type, what it
 /// counts, and how to read it.
@@ -15,7 +15,7 @@ pub(crate) struct StatFamily {
     /// The name after the namespace and the scope (`connections_total`).
     pub(crate) name: &'static str,
     /// Counter for the counts since the last zero, gauge for the rates.
-    pub(crate) kind: Kind,
+    pub(crate) kind: MetricKind,
     /// The HELP text's start; the scope's words follow.
     pub(crate) help: &'static str,
     /// The value.
@@ -26,61 +26,61 @@ pub(crate) struct StatFamily {
 pub(crate) const STATS: [StatFamily; 10] = [
     StatFamily {
         name: "connections_total",
-        kind: Kind::Counter,
+        kind: MetricKind::Counter,
         help: "Connections scheduled",
         read: |s| s.conns,
     },
     StatFamily {
         name: "incoming_packets_total",
-        kind: Kind::Counter,
+        kind: MetricKind::Counter,
         help: "Packets in",
         read: |s| s.in_packets,
     },
     StatFamily {
         name: "outgoing_packets_total",
-        kind: Kind::Counter,
+        kind: MetricKind::Counter,
         help: "Packets out",
         read: |s| s.out_packets,
     },
     StatFamily {
         name: "incoming_bytes_total",
-        kind: Kind::Counter,
+        kind: MetricKind::Counter,
         help: "Bytes in",
         read: |s| s.in_bytes,
     },
     StatFamily {
         name: "outgoing_bytes_total",
-        kind: Kind::Counter,
+        kind: MetricKind::Counter,
         help: "Bytes out",
         read: |s| s.out_bytes,
     },
     StatFamily {
         name: "connections_per_second",
-        kind: Kind::Gauge,
+        kind: MetricKind::Gauge,
         help: "Connections per second (the kernel's estimate)",
         read: |s| s.cps,
     },
     StatFamily {
         name: "incoming_packets_per_second",
-        kind: Kind::Gauge,
+        kind: MetricKind::Gauge,
         help: "Packets in per second (the kernel's estimate)",
         read: |s| s.in_pps,
     },
     StatFamily {
         name: "outgoing_packets_per_second",
-        kind: Kind::Gauge,
+        kind: MetricKind::Gauge,
         help: "Packets out per second (the kernel's estimate)",
         read: |s| s.out_pps,
     },
     StatFamily {
         name: "incoming_bytes_per_second",
-        kind: Kind::Gauge,
+        kind: MetricKind::Gauge,
         help: "Bytes in per second (the kernel's estimate)",
         read: |s| s.in_bps,
     },
     StatFamily {
         name: "outgoing_bytes_per_second",
-        kind: Kind::Gauge,
+        kind: MetricKind::Gauge,
         help: "Bytes out per second (the kernel's estimate)",
         read: |s| s.out_bps,
     },
@@ -117,8 +117,8 @@ impl StatFamily {
     /// The HELP text of this family in `scope`.
     pub(crate) fn help_in(&self, scope: &Scope) -> String {
         let since = match self.kind {
-            Kind::Counter => ", since the counters were last zeroed",
-            Kind::Gauge => "",
+            MetricKind::Counter => ", since the counters were last zeroed",
+            _ => "",
         };
         format!("{}, {}{since}.", self.help, scope.what)
     }

@@ -64,4 +64,4 @@ pub use metric_prefix::{InvalidMetricPrefix, MetricPrefix};
 pub use render::{render, render_exporter_metrics, Position, Renderer};
 pub use server::{bind, serve, serve_with, Exporter, LogSink};
 pub use source::{ClientSource, ScrapeError, Snapshot, Source};
-pub use text::CONTENT_TYPE;
+pub use text::{push_escaped, push_header, push_label, MetricKind, CONTENT_TYPE};

@@ -30,7 +30,7 @@ use crate::families::{
     DestFamily, Scope, StatFamily, BACKEND, DEST, SCRAPE_DURATION, SERVICE, STATS, TOTALS, UP,
 };
 use crate::label_sets::{DestLabelKey, LabelSets, ServiceLabelKey};
-use crate::text::{header, sample_u64, FamilyName, Kind};
+use crate::text::{push_header, sample_u64, FamilyName, MetricKind};
 use crate::MetricPrefix;
 
 /// Renders listings, keeping its label buffers from one scrape to the next.
@@ -152,10 +152,10 @@ impl Renderer {
                 let (kind, help) = match family {
                     Family::Totals(f) => (f.kind, f.help_in(&TOTALS)),
                     Family::Service(f) => (f.kind, f.help_in(&SERVICE)),
-                    Family::Gauge(f) => (Kind::Gauge, f.help.to_string()),
+                    Family::Gauge(f) => (MetricKind::Gauge, f.help.to_string()),
                     Family::Backend(f) => (f.kind, f.help_in(&BACKEND)),
                 };
-                header(out, name.as_str(), kind, &help);
+                push_header(out, name.as_str(), kind, &help);
             }
             // One loop per kind of family, from the row it stands at, over
             // the entries and their label sets in order.
@@ -314,11 +314,11 @@ pub fn render_exporter_metrics(
 ) {
     let name = FamilyName::new(metric_prefix.name(UP));
     let help = "Whether the last listing of the IPVS table worked (1) or failed (0).";
-    header(out, name.as_str(), Kind::Gauge, help);
+    push_header(out, name.as_str(), MetricKind::Gauge, help);
     sample_u64(out, &name, b"", u64::from(up));
     let name = metric_prefix.name(SCRAPE_DURATION);
     let help = "Seconds the scrape took: the listing, the totals and the rendering.";
-    header(out, &name, Kind::Gauge, help);
+    push_header(out, &name, MetricKind::Gauge, help);
     // Rust's shortest round-trip form of an f64 is valid exposition text.
     let line = format!("{name} {}\n", took.as_secs_f64());
     out.extend_from_slice(line.as_bytes());

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::conn_state::Cut;
-use crate::text::{header, sample_u64, FamilyName, Kind};
+use crate::text::{push_header, sample_u64, FamilyName, MetricKind};
 use crate::MetricPrefix;
 
 /// What the server counted since it started.
@@ -43,27 +43,27 @@ impl ServerStats {
         let read = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let family = |out: &mut Vec<u8>, suffix: &str, kind, help: &str| {
             let name = FamilyName::new(metric_prefix.name(suffix));
-            header(out, name.as_str(), kind, help);
+            push_header(out, name.as_str(), kind, help);
             name
         };
         let name = family(
             out,
             "http_connections",
-            Kind::Gauge,
+            MetricKind::Gauge,
             "HTTP connections open to the exporter.",
         );
         sample_u64(out, &name, b"", read(&self.open));
         let name = family(
             out,
             "http_connections_refused_total",
-            Kind::Counter,
+            MetricKind::Counter,
             "Connections answered 503 and closed: --web.max-connections were open, all answering.",
         );
         sample_u64(out, &name, b"", read(&self.refused));
         let name = family(
             out,
             "http_connections_cut_total",
-            Kind::Counter,
+            MetricKind::Counter,
             "Connections the exporter closed, by reason: a timeout (header, idle, response), \
              evicted for a new connection, or sending a superseded listing.",
         );
@@ -74,7 +74,7 @@ impl ServerStats {
         let name = family(
             out,
             "http_accept_errors_total",
-            Kind::Counter,
+            MetricKind::Counter,
             "Accepts that failed (out of descriptors and the like); each is followed by a pause.",
         );
         sample_u64(out, &name, b"", read(&self.accept_errors));

@@ -1,5 +1,8 @@
 //! The pieces of the Prometheus text exposition format (0.0.4) the
 //! renderer is made of: headers, escaped label values, exact integers.
+//! The headers and the label values are public ([`push_header`],
+//! [`push_label`], [`push_escaped`]): a program that serves its own
+//! metrics beside the exporter's (the agent) writes them with these.
 //!
 //! Everything appends bytes (ASCII, or the UTF-8 of a label value) to a
 //! `Vec<u8>`; nothing here allocates except by growing it. The hot path,
@@ -15,18 +18,23 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The type of a metric family, as its `# TYPE` line names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Only goes up (resets when the kernel zeroes its counters).
+#[non_exhaustive]
+pub enum MetricKind {
+    /// Only goes up (resets when its source zeroes it).
     Counter,
     /// Goes up and down.
     Gauge,
+    /// Buckets, a sum and a count (`_bucket`, `_sum`, `_count`).
+    Histogram,
 }
 
-impl Kind {
-    fn word(self) -> &'static str {
+impl MetricKind {
+    /// The word of the `# TYPE` line.
+    pub fn word(self) -> &'static str {
         match self {
-            Kind::Counter => "counter",
-            Kind::Gauge => "gauge",
+            MetricKind::Counter => "counter",
+            MetricKind::Gauge => "gauge",
+            MetricKind::Histogram => "histogram",
         }
     }
 }
@@ -68,9 +76,17 @@ impl FamilyName {
     }
 }
 
-/// Writes the `# HELP` and `# TYPE` lines of the family `name`. `help` is
-/// one of this crate's texts: no backslash, no newline, nothing to escape.
-pub(crate) fn header(out: &mut Vec<u8>, name: &str, kind: Kind, help: &str) {
+/// Appends the `# HELP` and `# TYPE` lines of the family `name`. `help` is
+/// written as it is: a program's own text, with no backslash and no
+/// newline.
+///
+/// ```
+/// use ipvsnl_exporter::{push_header, MetricKind};
+/// let mut out = Vec::new();
+/// push_header(&mut out, "ipvs_agent_ready", MetricKind::Gauge, "1 once ready.");
+/// assert_eq!(out, b"# HELP ipvs_agent_ready 1 once ready.\n# TYPE ipvs_agent_ready gauge\n");
+/// ```
+pub fn push_header(out: &mut Vec<u8>, name: &str, kind: MetricKind, help: &str) {
     for part in [
         "# HELP ",
         name,
@@ -161,7 +177,13 @@ pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
 
 /// Appends `value` escaped as a label value: backslash, double quote and
 /// newline become `\\`, `\"` and `\n`.
-pub(crate) fn push_escaped(out: &mut Vec<u8>, value: &str) {
+///
+/// ```
+/// let mut out = Vec::new();
+/// ipvsnl_exporter::push_escaped(&mut out, "a \"b\"\n");
+/// assert_eq!(out, br#"a \"b\"\n"#);
+/// ```
+pub fn push_escaped(out: &mut Vec<u8>, value: &str) {
     if !value.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
         return out.extend_from_slice(value.as_bytes());
     }
@@ -189,8 +211,17 @@ fn open_label(out: &mut Vec<u8>, first: bool, name: &str) {
 }
 
 /// Appends `label="value"` (with a leading `,` unless `first`), the value
-/// escaped.
-pub(crate) fn push_label(out: &mut Vec<u8>, first: bool, name: &str, value: &str) {
+/// escaped ([`push_escaped`]).
+///
+/// ```
+/// use ipvsnl_exporter::push_label;
+/// let mut out = b"{".to_vec();
+/// push_label(&mut out, true, "name", "web \"a\"");
+/// push_label(&mut out, false, "kind", "tcp");
+/// out.push(b'}');
+/// assert_eq!(out, br#"{name="web \"a\"",kind="tcp"}"#);
+/// ```
+pub fn push_label(out: &mut Vec<u8>, first: bool, name: &str, value: &str) {
     open_label(out, first, name);
     push_escaped(out, value);
     out.push(b'"');
@@ -337,7 +368,7 @@ mod tests {
     #[test]
     fn headers_and_labels() {
         let mut s = Vec::new();
-        header(&mut s, "ipvs_up", Kind::Gauge, "Whether it worked.");
+        push_header(&mut s, "ipvs_up", MetricKind::Gauge, "Whether it worked.");
         assert_eq!(
             text(s),
             "# HELP ipvs_up Whether it worked.\n# TYPE ipvs_up gauge\n"

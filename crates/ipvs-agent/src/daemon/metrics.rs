@@ -1,13 +1,16 @@
 //! The agent's own metrics: each real server's check state, failures by
 //! reason and transitions, check latency, syncs and their requests, config
 //! reloads. The loop updates them; `/metrics` renders them in the
-//! Prometheus text format after the exporter's IPVS series.
+//! Prometheus text format after the exporter's IPVS series, with the
+//! exporter's writer (its headers and escaped label values).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::io::Write as _;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use ipvsnl::sync::DestinationId;
+use ipvsnl_exporter::{push_header, push_label, MetricKind};
 
 use crate::check::{Failure, Health};
 use crate::config::{CheckKind, Config, RealServer, VirtualService};
@@ -37,23 +40,32 @@ impl Histogram {
         self.count += 1;
     }
 
-    fn render(&self, out: &mut String, name: &str, labels: &str) {
-        let sep = if labels.is_empty() { "" } else { "," };
-        for (le, n) in BUCKETS.iter().zip(self.counts) {
-            let _ = writeln!(out, "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {n}");
-        }
-        let _ = writeln!(
-            out,
-            "{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {}",
-            self.count
-        );
-        let braces = if labels.is_empty() {
-            String::new()
-        } else {
-            format!("{{{labels}}}")
+    /// Appends the series of `name`; `labels` is a label list without
+    /// its braces (empty for none).
+    fn render(&self, out: &mut Vec<u8>, name: &str, labels: &[u8]) {
+        let sep: &[u8] = if labels.is_empty() { b"" } else { b"," };
+        let bucket = |out: &mut Vec<u8>, le: &dyn std::fmt::Display, n: u64| {
+            let _ = write!(out, "{name}_bucket{{");
+            out.extend_from_slice(labels);
+            out.extend_from_slice(sep);
+            let _ = writeln!(out, "le=\"{le}\"}} {n}");
         };
-        let _ = writeln!(out, "{name}_sum{braces} {}", self.sum);
-        let _ = writeln!(out, "{name}_count{braces} {}", self.count);
+        for (le, n) in BUCKETS.iter().zip(self.counts) {
+            bucket(out, le, n);
+        }
+        bucket(out, &"+Inf", self.count);
+        for (suffix, value) in [
+            ("sum", &self.sum as &dyn std::fmt::Display),
+            ("count", &self.count),
+        ] {
+            let _ = write!(out, "{name}_{suffix}");
+            if !labels.is_empty() {
+                out.push(b'{');
+                out.extend_from_slice(labels);
+                out.push(b'}');
+            }
+            let _ = writeln!(out, " {value}");
+        }
     }
 }
 
@@ -237,99 +249,79 @@ impl Metrics {
 
     /// The metrics as Prometheus text.
     pub(crate) fn render(&self) -> String {
-        let mut out = String::new();
-        let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-        };
-        let labels = |id: &DestinationId, s: &Server| {
-            let server = std::net::SocketAddr::new(id.1, id.2);
-            format!(
-                "service=\"{}\",name=\"{}\",server=\"{server}\"",
-                id.0,
-                escape(&s.name)
-            )
-        };
-        family(
-            &mut out,
+        let mut out = Vec::new();
+        self.render_into(&mut out);
+        // Only ASCII and the UTF-8 of names went in.
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    /// Appends the metrics as Prometheus text to `out`.
+    fn render_into(&self, out: &mut Vec<u8>) {
+        use MetricKind::{Counter, Gauge, Histogram};
+        push_header(
+            out,
             "ipvs_agent_server_up",
-            "gauge",
+            Gauge,
             "1 when the real server is healthy (its configured weight), 0 when failing (drained).",
         );
         for (id, s) in &self.servers {
-            let _ = writeln!(
-                out,
-                "ipvs_agent_server_up{{{},checked=\"{}\"}} {}",
-                labels(id, s),
-                s.checked,
-                u8::from(s.up)
-            );
+            series(out, "ipvs_agent_server_up", id, s);
+            let _ = writeln!(out, ",checked=\"{}\"}} {}", s.checked, u8::from(s.up));
         }
-        family(
-            &mut out,
+        push_header(
+            out,
             "ipvs_agent_check_failures_total",
-            "counter",
+            Counter,
             "Failed checks of the real server, by reason.",
         );
         for (id, s) in &self.servers {
             for (reason, n) in &s.failures {
-                let _ = writeln!(
-                    out,
-                    "ipvs_agent_check_failures_total{{{},reason=\"{reason}\"}} {n}",
-                    labels(id, s)
-                );
+                series(out, "ipvs_agent_check_failures_total", id, s);
+                let _ = writeln!(out, ",reason=\"{reason}\"}} {n}");
             }
         }
-        family(
-            &mut out,
+        push_header(
+            out,
             "ipvs_agent_transitions_total",
-            "counter",
+            Counter,
             "Changes of the real server's state, by the state entered.",
         );
         for (id, s) in &self.servers {
             for (to, n) in [("up", s.to_up), ("down", s.to_down)] {
-                let _ = writeln!(
-                    out,
-                    "ipvs_agent_transitions_total{{{},to=\"{to}\"}} {n}",
-                    labels(id, s)
-                );
+                series(out, "ipvs_agent_transitions_total", id, s);
+                let _ = writeln!(out, ",to=\"{to}\"}} {n}");
             }
         }
-        family(
-            &mut out,
-            "ipvs_agent_check_duration_seconds",
-            "histogram",
-            "How long checks took, by check kind.",
-        );
+        let name = "ipvs_agent_check_duration_seconds";
+        push_header(out, name, Histogram, "How long checks took, by check kind.");
         for (kind, h) in &self.check_latency {
-            h.render(
-                &mut out,
-                "ipvs_agent_check_duration_seconds",
-                &format!("kind=\"{kind}\""),
-            );
+            let mut labels = Vec::new();
+            push_label(&mut labels, true, "kind", kind);
+            h.render(out, name, &labels);
         }
-        family(
-            &mut out,
-            "ipvs_agent_sync_duration_seconds",
-            "histogram",
+        let name = "ipvs_agent_sync_duration_seconds";
+        push_header(
+            out,
+            name,
+            Histogram,
             "How long syncs of the kernel's table took.",
         );
-        self.sync_duration
-            .render(&mut out, "ipvs_agent_sync_duration_seconds", "");
-        family(
-            &mut out,
+        self.sync_duration.render(out, name, b"");
+        push_header(
+            out,
             "ipvs_agent_syncs_total",
-            "counter",
+            Counter,
             "Syncs of the kernel's table, by result (complete, incomplete, error).",
         );
         for result in ["complete", "incomplete", "error"] {
             let n = self.syncs.get(result).copied().unwrap_or(0);
             let _ = writeln!(out, "ipvs_agent_syncs_total{{result=\"{result}\"}} {n}");
         }
-        family(
-            &mut out,
+        push_header(
+            out,
             "ipvs_agent_sync_requests_total",
-            "counter",
+            Counter,
             "Requests the syncs sent to the kernel, by outcome (done, failed).",
         );
         for outcome in ["done", "failed"] {
@@ -339,52 +331,52 @@ impl Metrics {
                 "ipvs_agent_sync_requests_total{{outcome=\"{outcome}\"}} {n}"
             );
         }
-        family(
-            &mut out,
-            "ipvs_agent_config_reloads_total",
-            "counter",
-            "Configuration reloads applied.",
-        );
-        let _ = writeln!(out, "ipvs_agent_config_reloads_total {}", self.reloads);
-        family(
-            &mut out,
-            "ipvs_agent_config_reload_errors_total",
-            "counter",
-            "Configuration reloads refused (the file had errors; the running configuration was kept).",
-        );
-        let _ = writeln!(
-            out,
-            "ipvs_agent_config_reload_errors_total {}",
-            self.reload_errors
-        );
-        family(
-            &mut out,
-            "ipvs_agent_config_last_reload_successful",
-            "gauge",
-            "0 when the last reload was refused.",
-        );
         let last_ok = self.last_reload_ok || self.reloads + self.reload_errors == 0;
-        let _ = writeln!(
-            out,
-            "ipvs_agent_config_last_reload_successful {}",
-            u8::from(last_ok)
-        );
-        family(
-            &mut out,
-            "ipvs_agent_ready",
-            "gauge",
-            "1 once the first sync is done.",
-        );
-        let _ = writeln!(out, "ipvs_agent_ready {}", u8::from(self.ready));
-        out
+        for (name, kind, help, value) in [
+            (
+                "ipvs_agent_config_reloads_total",
+                Counter,
+                "Configuration reloads applied.",
+                self.reloads,
+            ),
+            (
+                "ipvs_agent_config_reload_errors_total",
+                Counter,
+                "Configuration reloads refused (the file had errors; the running configuration was kept).",
+                self.reload_errors,
+            ),
+            (
+                "ipvs_agent_config_last_reload_successful",
+                Gauge,
+                "0 when the last reload was refused.",
+                u64::from(last_ok),
+            ),
+            (
+                "ipvs_agent_ready",
+                Gauge,
+                "1 once the first sync is done.",
+                u64::from(self.ready),
+            ),
+        ] {
+            push_header(out, name, kind, help);
+            let _ = writeln!(out, "{name} {value}");
+        }
     }
 }
 
-/// A label value with `\`, `"` and newlines escaped.
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+/// Appends `name{service="…",name="…",server="…"` of a server's series
+/// (the label list left open for the series' own label).
+fn series(out: &mut Vec<u8>, name: &str, id: &DestinationId, s: &Server) {
+    out.extend_from_slice(name.as_bytes());
+    out.push(b'{');
+    push_label(out, true, "service", &id.0.to_string());
+    push_label(out, false, "name", &s.name);
+    push_label(
+        out,
+        false,
+        "server",
+        &SocketAddr::new(id.1, id.2).to_string(),
+    );
 }
 
 #[cfg(test)]
