@@ -27,7 +27,7 @@ use hyper::body::{Body, Frame, SizeHint};
 
 use crate::listing::Listing;
 use crate::server_stats::ServerStats;
-use crate::{render_exporter_metrics, Position};
+use crate::{render_exporter_metrics, Appendix, Position};
 
 /// About how much text one part holds (a line is never cut).
 pub const PART_BYTES: usize = 64 << 10;
@@ -48,7 +48,6 @@ enum State {
 
 /// What a scrape's body renders from: a listing it shares with the other
 /// responses sent from it, and its own place in the text.
-#[derive(Debug)]
 struct Parts {
     /// Let go of as soon as the last part is rendered.
     listing: Option<Arc<Listing>>,
@@ -57,6 +56,18 @@ struct Parts {
     /// The server's counters, rendered last (for a scrape the server
     /// answers).
     server: Option<Arc<ServerStats>>,
+    /// The program's own metrics, rendered after all else.
+    appendix: Option<Appendix>,
+}
+
+impl std::fmt::Debug for Parts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parts")
+            .field("listing", &self.listing)
+            .field("at", &self.at)
+            .field("appendix", &self.appendix.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ScrapeBody {
@@ -70,17 +81,20 @@ impl ScrapeBody {
 
     /// A scrape's body, sent from `listing`: its table and totals, then
     /// the exporter's own metrics (the scrape's duration counted from
-    /// `started`) and, when given, the server's counters.
+    /// `started`) and, when given, the server's counters and the
+    /// program's appendix.
     pub(crate) fn from_listing(
         listing: Arc<Listing>,
         started: Instant,
         server: Option<Arc<ServerStats>>,
+        appendix: Option<Appendix>,
     ) -> Self {
         let mut parts = Parts {
             listing: Some(listing),
             at: Position::default(),
             started,
             server,
+            appendix,
         };
         // A scrape that fits in one part is sent whole, with its length.
         let first = parts.next_part();
@@ -131,6 +145,9 @@ impl Parts {
             );
             if let Some(server) = &self.server {
                 server.render(&mut out, metric_prefix);
+            }
+            if let Some(appendix) = &self.appendix {
+                appendix(&mut out);
             }
             self.listing = None;
         }

@@ -11,7 +11,11 @@
 //! the renderer ([`Renderer`], [`render`]: a listing in, text out, pure),
 //! the flags ([`Flags`]), the source of listings ([`Source`], with
 //! [`ClientSource`] on the kernel) and the HTTP server ([`serve`], or
-//! [`serve_with`] under chosen [`Limits`]).
+//! [`serve_with`] under chosen [`Limits`]). The server also serves a
+//! program's own routes and metrics beside the IPVS series
+//! ([`Exporter::with_route`], [`Exporter::with_appendix`], written with
+//! [`push_header`] and [`push_label`]): the ipvs-agent's endpoint is this
+//! server. Durations, in flags and files, are read by [`parse_duration`].
 //!
 //! ```
 //! use ipvsnl::{Destination, DestinationEntry, Service, ServiceEntry, ServiceKey, Stats};
@@ -34,6 +38,7 @@ mod body;
 mod conn_state;
 mod connections;
 mod duration;
+mod exporter;
 mod families;
 mod flags;
 mod label_sets;
@@ -54,6 +59,7 @@ mod watched_io;
 
 pub use body::{ScrapeBody, PART_BYTES};
 pub use duration::{format_duration, parse_duration, DurationBounds, DurationError};
+pub use exporter::{Appendix, Exporter, LogSink, Route, RouteFuture};
 pub use flags::{FlagError, Flags, Parsed, DEFAULT_LISTEN_ADDRESS};
 pub use limits::{
     open_files_limit, Limits, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
@@ -62,6 +68,6 @@ pub use limits::{
 pub use log::log_line;
 pub use metric_prefix::{InvalidMetricPrefix, MetricPrefix};
 pub use render::{render, render_exporter_metrics, Position, Renderer};
-pub use server::{bind, serve, serve_with, Exporter, LogSink};
+pub use server::{bind, serve, serve_with, text_response};
 pub use source::{ClientSource, ScrapeError, Snapshot, Source};
 pub use text::{push_escaped, push_header, push_label, MetricKind, CONTENT_TYPE};

@@ -1,5 +1,6 @@
-//! The HTTP side: `/` (a link), the telemetry path (the metrics), 404
-//! elsewhere; HTTP/1.1 on hyper, one tokio task per connection, under the
+//! The HTTP side: `/` (a link), the telemetry path (the metrics), the
+//! exporter's own routes ([`Exporter::with_route`]), 404 elsewhere;
+//! HTTP/1.1 on hyper, one tokio task per connection, under the
 //! server's [`Limits`]: a connection table with a cap
 //! (`connections.rs`), a phase and deadline per connection
 //! (`conn_state.rs`, `supervise.rs`), listings shared by the responses
@@ -8,8 +9,10 @@
 use std::convert::Infallible;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use bytes::Bytes;
 
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
@@ -19,13 +22,13 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::conn_state::ConnState;
 use crate::connections::{Connections, Slot};
-use crate::listing::{Listing, RendererHome};
+use crate::listing::Listing;
 use crate::listings::Listings;
 use crate::server_stats::ServerStats;
 use crate::supervise::supervise;
 use crate::tracked_body::TrackedBody;
 use crate::watched_io::WatchedStream;
-use crate::{log_line, open_files_limit, Limits, MetricPrefix, Renderer, ScrapeBody, Source};
+use crate::{log_line, open_files_limit, Exporter, Limits, ScrapeBody, Source};
 
 /// hyper's buffer limit per connection (its minimum is 8 KiB): the
 /// request's headers must fit, and a response's body is polled for its
@@ -45,93 +48,6 @@ const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r
 /// system.
 const OUT_OF_DESCRIPTORS: [i32; 2] = [24, 23];
 
-/// Where log lines go: one call per line, without the newline.
-pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
-
-/// What the server serves: the source of listings and how to name and
-/// place the metrics.
-#[non_exhaustive]
-pub struct Exporter<S> {
-    /// Where each scrape's listing comes from.
-    pub source: S,
-    /// The metric name prefix.
-    pub metric_prefix: MetricPrefix,
-    /// The path of the metrics (`/metrics`).
-    pub telemetry_path: String,
-    /// Where the log lines go (stderr unless [`Exporter::with_log`]).
-    pub log: LogSink,
-    /// One renderer for every scrape: it keeps the label sets while the
-    /// table stays the same (lent to a listing while responses send it).
-    renderer: RendererHome,
-}
-
-impl<S> std::fmt::Debug for Exporter<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Exporter")
-            .field("metric_prefix", &self.metric_prefix)
-            .field("telemetry_path", &self.telemetry_path)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<S: Source> Exporter<S> {
-    /// An exporter of `source`'s listings under `metric_prefix` at
-    /// `telemetry_path`.
-    pub fn new(source: S, metric_prefix: MetricPrefix, telemetry_path: impl Into<String>) -> Self {
-        Exporter {
-            source,
-            telemetry_path: telemetry_path.into(),
-            log: Arc::new(|line| eprintln!("{line}")),
-            renderer: Arc::new(Mutex::new(Some(Renderer::new(&metric_prefix)))),
-            metric_prefix,
-        }
-    }
-
-    /// The same exporter, its log lines sent to `log` instead of stderr.
-    #[must_use]
-    pub fn with_log(mut self, log: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        self.log = Arc::new(log);
-        self
-    }
-
-    /// One scrape, the whole text: the listing, rendered, then the
-    /// exporter's own metrics. A failed listing gives only those, with
-    /// `up 0`, and one log line.
-    pub async fn scrape(&self) -> Vec<u8> {
-        self.scrape_body().await.into_vec()
-    }
-
-    /// One scrape as a response body rendered in parts (what the server
-    /// sends): the listing is taken now, the text as the body is read.
-    pub async fn scrape_body(&self) -> ScrapeBody {
-        let started = Instant::now();
-        ScrapeBody::from_listing(Arc::new(self.list(0).await), started, None)
-    }
-
-    /// Takes listing `id`: the table and the totals, ready to render. A
-    /// failed listing is an empty one, `up` 0, and one log line.
-    async fn list(&self, id: u64) -> Listing {
-        let home = Arc::clone(&self.renderer);
-        match self.source.scrape().await {
-            Ok(snapshot) => {
-                let totals = match snapshot.totals {
-                    Ok(t) => Some(t),
-                    Err(e) => {
-                        let msg = "totals unavailable";
-                        (self.log)(&log_line("warn", msg, Some(&e.to_string())));
-                        None
-                    }
-                };
-                Listing::new(id, snapshot.table, totals, true, &self.metric_prefix, home)
-            }
-            Err(e) => {
-                (self.log)(&log_line("error", "scrape failed", Some(&e.to_string())));
-                Listing::new(id, Vec::new(), None, false, &self.metric_prefix, home)
-            }
-        }
-    }
-}
-
 /// The server: the exporter, and what it keeps for all connections.
 struct Server<S> {
     exporter: Arc<Exporter<S>>,
@@ -145,15 +61,19 @@ impl<S: Source> Server<S> {
     async fn answer(&self, req: &Request<Incoming>, conn: &Arc<ConnState>) -> Response<ScrapeBody> {
         let path = req.uri().path();
         let telemetry_path = &self.exporter.telemetry_path;
-        let known = path == "/" || path == telemetry_path;
+        let route = self.exporter.route(path);
+        let known = path == "/" || path == telemetry_path || route.is_some();
         if !known {
-            return plain(StatusCode::NOT_FOUND, "404 page not found\n".into());
+            return text_response(StatusCode::NOT_FOUND, "404 page not found\n");
         }
         if req.method() != Method::GET && req.method() != Method::HEAD {
-            let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "GET or HEAD only\n".into());
+            let mut r = text_response(StatusCode::METHOD_NOT_ALLOWED, "GET or HEAD only\n");
             r.headers_mut()
                 .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
             return r;
+        }
+        if let (Some(route), false) = (route, path == "/" || path == telemetry_path) {
+            return route().await;
         }
         let (body, kind) = if path == "/" {
             (
@@ -197,7 +117,8 @@ impl<S: Source> Server<S> {
         };
         conn.sending_listing(listing.id());
         listing.sent_by(conn);
-        ScrapeBody::from_listing(listing, started, Some(Arc::clone(&self.stats)))
+        let stats = Some(Arc::clone(&self.stats));
+        ScrapeBody::from_listing(listing, started, stats, self.exporter.appendix.clone())
     }
 
     /// Serves one connection until it ends or is cut; its place in the
@@ -231,7 +152,18 @@ impl<S: Source> Server<S> {
     }
 }
 
-fn plain(status: StatusCode, body: String) -> Response<ScrapeBody> {
+/// A `text/plain` response of `status` and `body`: what a route's handler
+/// (and the server, for 404 and 405) answers.
+///
+/// ```
+/// use hyper::StatusCode;
+/// use ipvsnl_exporter::text_response;
+/// let r = text_response(StatusCode::SERVICE_UNAVAILABLE, "not ready\n");
+/// assert_eq!(r.status(), 503);
+/// assert_eq!(r.headers()["content-type"], "text/plain; charset=utf-8");
+/// assert_eq!(r.into_body().into_vec(), b"not ready\n");
+/// ```
+pub fn text_response(status: StatusCode, body: impl Into<Bytes>) -> Response<ScrapeBody> {
     let mut r = Response::new(ScrapeBody::whole(body));
     *r.status_mut() = status;
     r.headers_mut().insert(

@@ -1,5 +1,6 @@
 //! The HTTP server on 127.0.0.1:0 with a fake source: a good scrape, a
-//! failing one (200, `up 0`, one log line), the index page, 404s.
+//! failing one (200, `up 0`, one log line), the index page, 404s, a
+//! program's own routes and appendix.
 
 mod common;
 
@@ -7,7 +8,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use common::served;
-use ipvsnl_exporter::{Exporter, Limits, MetricPrefix, ScrapeError, Snapshot, Source};
+use hyper::StatusCode;
+use ipvsnl_exporter::{
+    text_response, Exporter, Limits, MetricPrefix, ScrapeError, Snapshot, Source,
+};
 
 /// Answers every scrape with the fixture, or with an error.
 struct Fake {
@@ -94,4 +98,31 @@ fn the_index_links_to_the_metrics_and_other_paths_are_404() {
     let (status, headers, _) = get(addr, "POST", "/metrics");
     assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
     assert!(headers.contains("allow: get, head"), "{headers}");
+}
+
+#[test]
+fn a_programs_routes_and_appendix_are_served_beside_the_metrics() {
+    let exporter = Exporter::new(Fake { fail: false }, MetricPrefix::default(), "/metrics")
+        .with_log(|_| {})
+        .with_route("/healthz", || async {
+            text_response(StatusCode::OK, "ok\n")
+        })
+        .with_route("/metrics", || async {
+            text_response(StatusCode::IM_A_TEAPOT, "never\n")
+        })
+        .with_appendix(|out| out.extend_from_slice(b"# TYPE my_ready gauge\nmy_ready 1\n"));
+    let addr = served::start_exporter(exporter, Limits::default());
+    let (status, headers, body) = get(addr, "GET", "/healthz");
+    assert_eq!(
+        (status.as_str(), body.as_str()),
+        ("HTTP/1.1 200 OK", "ok\n")
+    );
+    assert!(headers.contains("content-type: text/plain; charset=utf-8"));
+    let (status, _, _) = get(addr, "POST", "/healthz");
+    assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
+    // The telemetry path stays the exporter's; the appendix comes last.
+    let (status, _, body) = get(addr, "GET", "/metrics");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(body.contains("\nipvs_up 1\n"), "{body}");
+    assert!(body.ends_with("\nmy_ready 1\n"), "{body}");
 }

@@ -25,7 +25,7 @@ pub use agent::{Agent, AgentOptions};
 pub use connect::{ClientFuture, Connector};
 pub use control::{AgentState, Handle, ServerState, SyncSummary};
 pub use file_watch::watch_file;
-pub use http::{serve, CONNECTION_TIMEOUT, MAX_CONNECTIONS};
+pub use http::{endpoint_limits, serve, IDLE_TIMEOUT, MAX_CONNECTIONS, REQUEST_TIMEOUT};
 pub use logging::init_logging;
 pub use notify::Notifier;
 pub use options::{LogFormat, RunOptions, UsageError, DEFAULT_LISTEN};

@@ -14,6 +14,7 @@ mod daemon_delta;
 mod daemon_drain;
 mod daemon_health;
 mod daemon_http;
+mod daemon_http_slow;
 mod daemon_lifecycle;
 mod daemon_support;
 mod daemon_watch;
