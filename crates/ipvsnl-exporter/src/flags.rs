@@ -1,23 +1,86 @@
-//! The command line, node_exporter style (`--web.listen-address=:PORT`).
-//!
-//! A hand parser: nine flags with values and two without do not pay for a
-//! parser crate's build time and dependency tree.
+//! The command line, node_exporter style (`--web.listen-address=:PORT`),
+//! declared with clap's derive: `--help`, `--version`, and usage errors
+//! that name the flag and suggest the nearest one (exit code 2). Each flag
+//! with a value takes it as `--flag=VALUE` or `--flag VALUE`; a flag given
+//! twice keeps the last value.
 
+use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use crate::{format_duration, parse_duration, DurationBounds, Limits, MetricPrefix};
+use clap::Parser;
+
+use crate::{parse_duration, DurationBounds, Limits, MetricPrefix};
 
 /// The default `--web.listen-address`: every address, port 19911 (see the
 /// README for why this port).
 pub const DEFAULT_LISTEN_ADDRESS: &str = ":19911";
 
+/// What follows the flags in `--help`.
+const AFTER_HELP: &str = "\
+DUR is a whole number and a unit: ms, s, m, h (500ms, 10s, 2m).
+
+Exit status: 0 after a clean stop, 1 when it cannot serve (address in use,
+no such namespace), 2 on a bad command line.";
+
+/// The command line as clap reads it; [`Flags`] is what it sets.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ipvs-exporter",
+    version,
+    about = "Serves the Linux IPVS table (services, real servers, their counters) and \
+             the totals as Prometheus metrics, one listing per scrape.",
+    after_help = AFTER_HELP,
+    args_override_self = true
+)]
+struct Args {
+    /// Where to listen: HOST:PORT, [V6]:PORT or :PORT
+    #[arg(long = "web.listen-address", value_name = "ADDR",
+          default_value = DEFAULT_LISTEN_ADDRESS, value_parser = listen_address)]
+    listen_address: String,
+    /// Where the metrics are served
+    #[arg(long = "web.telemetry-path", value_name = "PATH", default_value = "/metrics",
+          value_parser = telemetry_path)]
+    telemetry_path: String,
+    /// List the IPVS table of that network namespace (/var/run/netns/NAME,
+    /// /proc/PID/ns/net)
+    #[arg(long, value_name = "PATH")]
+    netns: Option<PathBuf>,
+    /// Metric name prefix (node_ipvs gives node_exporter's names)
+    #[arg(long = "metrics.namespace", value_name = "NAME", default_value = "ipvs",
+          value_parser = metric_prefix)]
+    metric_prefix: MetricPrefix,
+    /// Connections open at once (default 512, or the open-files limit less
+    /// 64 if lower); beyond it the connection waiting longest for a
+    /// request is closed, or the new one refused (503) if all answer
+    #[arg(long = "web.max-connections", value_name = "N", value_parser = count)]
+    max_connections: Option<usize>,
+    /// Time for a request's headers, from the accept or from its first
+    /// byte (default 10s)
+    #[arg(long = "web.header-timeout", value_name = "DUR", value_parser = duration)]
+    header_timeout: Option<Duration>,
+    /// Time a kept-alive connection may wait for its next request
+    /// (default 2m)
+    #[arg(long = "web.idle-timeout", value_name = "DUR", value_parser = duration)]
+    idle_timeout: Option<Duration>,
+    /// Time for a response to be taken, from its request's headers
+    /// (default 1m)
+    #[arg(long = "web.response-timeout", value_name = "DUR", value_parser = duration)]
+    response_timeout: Option<Duration>,
+    /// Listings of the table held by responses still being sent (requests
+    /// arriving together share one); a newer one closes those sending the
+    /// oldest (default 2)
+    #[arg(long = "web.max-listings", value_name = "N", value_parser = count)]
+    max_listings: Option<usize>,
+}
+
 /// The exporter's settings.
 ///
 /// ```
-/// use ipvsnl_exporter::{Flags, Parsed};
+/// use ipvsnl_exporter::Flags;
 /// let args = ["--web.listen-address=127.0.0.1:9999", "--netns", "/var/run/netns/lb"];
-/// let Parsed::Run(flags) = Flags::parse(args).unwrap() else { panic!() };
+/// let flags = Flags::parse(args).unwrap();
 /// assert_eq!(flags.listen_address, "127.0.0.1:9999");
 /// assert_eq!(flags.telemetry_path, "/metrics");
 /// assert_eq!(flags.netns.unwrap().to_str(), Some("/var/run/netns/lb"));
@@ -55,216 +118,132 @@ impl Default for Flags {
     }
 }
 
-/// What the command line asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Parsed {
-    /// Serve with these settings.
-    Run(Flags),
-    /// `--help`: print [`Flags::usage`].
-    Help,
-    /// `--version`: print the version.
-    Version,
-}
-
-/// A command line that cannot be run, naming the flag (exit code 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A command line that is not run: a usage error (exit code 2; its text
+/// names the flag and what is wrong), or `--help` or `--version` (exit
+/// code 0; its text is what they print).
+#[derive(Debug)]
 #[non_exhaustive]
 pub struct FlagError {
-    /// The flag at fault, as given (`--web.listen-addres`).
-    pub flag: String,
-    /// What is wrong with it.
-    pub why: String,
+    error: clap::Error,
+}
+
+impl FlagError {
+    /// The exit code: 0 for `--help` and `--version`, 2 for a bad
+    /// command line.
+    pub fn exit_code(&self) -> i32 {
+        self.error.exit_code()
+    }
+
+    /// Prints the text (to stdout for `--help` and `--version`, to stderr
+    /// otherwise) and exits with [`exit_code`](Self::exit_code).
+    pub fn exit(&self) -> ! {
+        self.error.exit()
+    }
 }
 
 impl fmt::Display for FlagError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.flag, self.why)
+        write!(f, "{}", self.error)
     }
 }
 
 impl std::error::Error for FlagError {}
 
-/// A count of 1 or more.
-fn count(flag: &str, value: &str) -> Result<usize, FlagError> {
-    match value.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(bad(
-            flag,
-            format!("{value:?} is not a whole number of 1 or more"),
-        )),
-    }
-}
-
-fn bad(flag: &str, why: impl Into<String>) -> FlagError {
-    FlagError {
-        flag: flag.to_owned(),
-        why: why.into(),
-    }
-}
-
 impl Flags {
-    /// Parses the arguments after the program name. Each flag with a value
-    /// takes it as `--flag=VALUE` or `--flag VALUE`; a flag given twice
-    /// keeps the last value.
+    /// Parses the arguments after the program name.
     ///
     /// ```
-    /// use ipvsnl_exporter::{Flags, Parsed};
-    /// assert_eq!(Flags::parse(["--version"]).unwrap(), Parsed::Version);
+    /// use ipvsnl_exporter::Flags;
     /// let e = Flags::parse(["--web.listen-addres=:1"]).unwrap_err();
-    /// assert_eq!(e.flag, "--web.listen-addres");
+    /// assert_eq!(e.exit_code(), 2);
+    /// assert!(e.to_string().contains("'--web.listen-address'"), "a suggestion: {e}");
     /// let e = Flags::parse(["--web.telemetry-path=metrics"]).unwrap_err();
-    /// assert!(e.why.contains("start with '/'"), "{e}");
+    /// assert!(e.to_string().contains("start with '/'"), "{e}");
+    /// assert_eq!(Flags::parse(["--version"]).unwrap_err().exit_code(), 0);
     /// ```
-    pub fn parse<I, S>(args: I) -> Result<Parsed, FlagError>
+    pub fn parse<I, S>(args: I) -> Result<Flags, FlagError>
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<OsString>,
     {
-        let mut flags = Flags::default();
-        let mut args = args.into_iter().map(Into::into);
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-                _ => (arg.clone(), None),
-            };
-            match flag.as_str() {
-                "--help" | "-h" => return Ok(Parsed::Help),
-                "--version" => return Ok(Parsed::Version),
-                "--web.listen-address"
-                | "--web.telemetry-path"
-                | "--netns"
-                | "--metrics.namespace"
-                | "--web.max-connections"
-                | "--web.header-timeout"
-                | "--web.idle-timeout"
-                | "--web.response-timeout"
-                | "--web.max-listings" => {}
-                _ if flag.starts_with('-') => return Err(bad(&flag, "unknown flag (see --help)")),
-                _ => return Err(bad(&flag, "unexpected argument (flags only; see --help)")),
-            }
-            let value = match inline {
-                Some(v) => v,
-                None => args.next().ok_or_else(|| bad(&flag, "needs a value"))?,
-            };
-            flags.set(&flag, value)?;
+        let argv = std::iter::once(OsString::from("ipvs-exporter"))
+            .chain(args.into_iter().map(Into::into));
+        let args = Args::try_parse_from(argv).map_err(|error| FlagError { error })?;
+        let mut limits = Limits::default();
+        if let Some(n) = args.max_connections {
+            limits = limits.with_max_connections(n);
         }
-        Ok(Parsed::Run(flags))
+        if let Some(d) = args.header_timeout {
+            limits = limits.with_header_timeout(d);
+        }
+        if let Some(d) = args.idle_timeout {
+            limits = limits.with_idle_timeout(d);
+        }
+        if let Some(d) = args.response_timeout {
+            limits = limits.with_response_timeout(d);
+        }
+        if let Some(n) = args.max_listings {
+            limits = limits.with_max_listings(n);
+        }
+        Ok(Flags {
+            listen_address: args.listen_address,
+            telemetry_path: args.telemetry_path,
+            netns: args.netns,
+            metric_prefix: args.metric_prefix,
+            limits,
+        })
     }
+}
 
-    fn set(&mut self, flag: &str, value: String) -> Result<(), FlagError> {
-        if value.is_empty() {
-            return Err(bad(flag, "the value is empty"));
-        }
-        match flag {
-            "--web.listen-address" => {
-                let port = value.rsplit_once(':').map(|(_, p)| p);
-                if port.and_then(|p| p.parse::<u16>().ok()).is_none() {
-                    return Err(bad(
-                        flag,
-                        format!("{value:?} is not HOST:PORT, [ADDR]:PORT or :PORT"),
-                    ));
-                }
-                self.listen_address = value;
-            }
-            "--web.telemetry-path" => {
-                if !value.starts_with('/') || value == "/" {
-                    return Err(bad(
-                        flag,
-                        format!("{value:?} must start with '/' and not be '/' (the index page)"),
-                    ));
-                }
-                self.telemetry_path = value;
-            }
-            "--netns" => self.netns = Some(PathBuf::from(value)),
-            "--web.max-connections" => {
-                self.limits = self.limits.with_max_connections(count(flag, &value)?);
-            }
-            "--web.max-listings" => {
-                self.limits = self.limits.with_max_listings(count(flag, &value)?);
-            }
-            "--web.header-timeout" => {
-                let d = parse_duration(&value, DurationBounds::FLAGS)
-                    .map_err(|why| bad(flag, format!("{value:?} {why}")))?;
-                self.limits = self.limits.with_header_timeout(d);
-            }
-            "--web.idle-timeout" => {
-                let d = parse_duration(&value, DurationBounds::FLAGS)
-                    .map_err(|why| bad(flag, format!("{value:?} {why}")))?;
-                self.limits = self.limits.with_idle_timeout(d);
-            }
-            "--web.response-timeout" => {
-                let d = parse_duration(&value, DurationBounds::FLAGS)
-                    .map_err(|why| bad(flag, format!("{value:?} {why}")))?;
-                self.limits = self.limits.with_response_timeout(d);
-            }
-            _ => {
-                self.metric_prefix =
-                    MetricPrefix::new(&value).map_err(|e| bad(flag, e.to_string()))?
-            }
-        }
-        Ok(())
+/// A `--web.listen-address`: something, a colon, a port.
+fn listen_address(value: &str) -> Result<String, String> {
+    let port = value.rsplit_once(':').map(|(_, p)| p);
+    match port.and_then(|p| p.parse::<u16>().ok()) {
+        Some(_) => Ok(value.to_owned()),
+        None => Err("not HOST:PORT, [ADDR]:PORT or :PORT".to_owned()),
     }
+}
 
-    /// The `--help` text.
-    pub fn usage() -> String {
-        let limits = Limits::default();
-        let (max_connections, max_listings) = (limits.max_connections, limits.max_listings);
-        let header = format_duration(limits.header_timeout);
-        let idle = format_duration(limits.idle_timeout);
-        let response = format_duration(limits.response_timeout);
-        format!(
-            "usage: ipvs-exporter [flags]\n\
-             \n\
-             Serves the Linux IPVS table (services, real servers, their counters) and\n\
-             the totals as Prometheus metrics, one listing per scrape.\n\
-             \n\
-             flags:\n\
-             \x20 --web.listen-address=ADDR   where to listen: HOST:PORT, [V6]:PORT or :PORT\n\
-             \x20                             (default {DEFAULT_LISTEN_ADDRESS})\n\
-             \x20 --web.telemetry-path=PATH   where the metrics are served (default /metrics)\n\
-             \x20 --netns PATH                list the IPVS table of that network metric_prefix\n\
-             \x20                             (/var/run/netns/NAME, /proc/PID/ns/net)\n\
-             \x20 --metrics.namespace=NAME    metric name prefix (default ipvs; node_ipvs gives\n\
-             \x20                             node_exporter's names)\n\
-             \x20 --web.max-connections=N     connections open at once (default {max_connections},\n\
-             \x20                             or the open-files limit less 64 if lower); beyond\n\
-             \x20                             it the connection waiting longest for a request is\n\
-             \x20                             closed, or the new one refused (503) if all answer\n\
-             \x20 --web.header-timeout=DUR    time for a request's headers, from the accept or\n\
-             \x20                             from its first byte (default {header})\n\
-             \x20 --web.idle-timeout=DUR      time a kept-alive connection may wait for its next\n\
-             \x20                             request (default {idle})\n\
-             \x20 --web.response-timeout=DUR  time for a response to be taken, from its request's\n\
-             \x20                             headers (default {response})\n\
-             \x20 --web.max-listings=N        listings of the table held by responses still\n\
-             \x20                             being sent (requests arriving together share one);\n\
-             \x20                             a newer one closes those sending the oldest\n\
-             \x20                             (default {max_listings})\n\
-             \x20 --version                   print the version\n\
-             \x20 --help                      print this\n\
-             \n\
-             DUR is a whole number and a unit: ms, s, m, h (500ms, 10s, 2m).\n\
-             \n\
-             exit status: 0 after a clean stop, 1 when it cannot serve (address in use,\n\
-             no such metric_prefix), 2 on a bad command line.\n"
-        )
+/// A `--web.telemetry-path`: absolute, and not the index page.
+fn telemetry_path(value: &str) -> Result<String, String> {
+    if value.starts_with('/') && value != "/" {
+        Ok(value.to_owned())
+    } else {
+        Err("must start with '/' and not be '/' (the index page)".to_owned())
     }
+}
+
+/// A `--metrics.namespace`.
+fn metric_prefix(value: &str) -> Result<MetricPrefix, String> {
+    MetricPrefix::new(value).map_err(|e| e.to_string())
+}
+
+/// A count of 1 or more.
+fn count(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err("not a whole number of 1 or more".to_owned()),
+    }
+}
+
+/// A `DUR` (the error completes "'VALUE' ...": clap names the value).
+fn duration(value: &str) -> Result<Duration, String> {
+    parse_duration(value, DurationBounds::FLAGS).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format_duration;
 
     fn run(args: &[&str]) -> Flags {
-        match Flags::parse(args.iter().copied()) {
-            Ok(Parsed::Run(f)) => f,
-            other => panic!("{args:?}: {other:?}"),
-        }
+        Flags::parse(args.iter().copied()).unwrap_or_else(|e| panic!("{args:?}: {e}"))
     }
 
-    fn error(args: &[&str]) -> FlagError {
-        Flags::parse(args.iter().copied()).unwrap_err()
+    fn error(args: &[&str]) -> String {
+        let e = Flags::parse(args.iter().copied()).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{args:?}: {e}");
+        e.to_string()
     }
 
     #[test]
@@ -282,12 +261,13 @@ mod tests {
         assert_eq!(f.metric_prefix.as_str(), "node_ipvs");
         assert_eq!(f.netns, Some(PathBuf::from("/proc/1/ns/net")));
         assert_eq!(run(&["--netns=a", "--netns=b"]).netns, Some("b".into()));
-        assert_eq!(Flags::parse(["-h"]).unwrap(), Parsed::Help);
+        for shown in ["-h", "--help", "--version"] {
+            assert_eq!(Flags::parse([shown]).unwrap_err().exit_code(), 0);
+        }
     }
 
     #[test]
     fn limits_flags() {
-        use std::time::Duration;
         let f = run(&[
             "--web.max-connections=8",
             "--web.header-timeout",
@@ -311,41 +291,41 @@ mod tests {
             (&["--web.response-timeout=1.5s"][..], "not a duration"),
         ] {
             let e = error(args);
-            assert!(
-                args[0].starts_with(&e.flag) && e.why.contains(says),
-                "{args:?}: {e}"
-            );
+            let flag = args[0].split_once('=').unwrap().0;
+            assert!(e.contains(flag) && e.contains(says), "{args:?}: {e}");
         }
-        let usage = Flags::usage();
+    }
+
+    #[test]
+    fn the_help_gives_the_limits_defaults() {
+        let help = Flags::parse(["--help"]).unwrap_err().to_string();
+        let limits = Limits::default();
         for default in [
-            "(default 512,",
-            "(default 10s)",
-            "(default 2m)",
-            "(default 1m)",
+            format!("(default {},", limits.max_connections),
+            format!("(default {})", format_duration(limits.header_timeout)),
+            format!("(default {})", format_duration(limits.idle_timeout)),
+            format!("(default {})", format_duration(limits.response_timeout)),
+            format!("(default {})", limits.max_listings),
+            format!("[default: {DEFAULT_LISTEN_ADDRESS}]"),
         ] {
-            assert!(usage.contains(default), "{default} in\n{usage}");
+            let one_line = help.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(one_line.contains(&default), "{default} in\n{help}");
         }
     }
 
     #[test]
     fn bad_lines_name_the_flag() {
         let e = error(&["--nope"]);
-        assert_eq!(
-            (e.flag.as_str(), e.why.contains("unknown")),
-            ("--nope", true)
-        );
-        assert_eq!(error(&["stray"]).flag, "stray");
-        assert_eq!(error(&["--netns"]).why, "needs a value");
-        assert_eq!(error(&["--netns="]).why, "the value is empty");
+        assert!(e.contains("unexpected argument '--nope'"), "{e}");
+        assert!(error(&["stray"]).contains("'stray'"));
+        assert!(error(&["--netns"]).contains("a value is required for '--netns <PATH>'"));
+        assert!(error(&["--netns="]).contains("--netns"));
         for addr in ["9100", ":port", "host:", ":70000"] {
             let e = error(&["--web.listen-address", addr]);
-            assert_eq!(e.flag, "--web.listen-address", "{addr}");
+            assert!(e.contains("--web.listen-address"), "{addr}: {e}");
         }
         let e = error(&["--metrics.namespace=ipvs-x"]);
-        assert!(e.to_string().starts_with("--metrics.namespace: "), "{e}");
-        assert_eq!(
-            error(&["--web.telemetry-path=/"]).flag,
-            "--web.telemetry-path"
-        );
+        assert!(e.contains("for '--metrics.namespace <NAME>'"), "{e}");
+        assert!(error(&["--web.telemetry-path=/"]).contains("--web.telemetry-path"));
     }
 }

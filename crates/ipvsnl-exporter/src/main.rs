@@ -2,30 +2,12 @@
 
 use std::process::ExitCode;
 
-use ipvsnl_exporter::{bind, log_line, serve_with, ClientSource, Exporter, Flags, Parsed};
+use ipvsnl_exporter::{bind, log_line, serve_with, ClientSource, Exporter, Flags};
 
 fn main() -> ExitCode {
-    let flags = match Flags::parse(std::env::args().skip(1)) {
-        Ok(Parsed::Run(flags)) => flags,
-        Ok(Parsed::Help) => {
-            print!("{}", Flags::usage());
-            return ExitCode::SUCCESS;
-        }
-        Ok(Parsed::Version) => {
-            println!("ipvs-exporter {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        // `Parsed` is non-exhaustive: a request this binary does not know.
-        Ok(other) => {
-            eprintln!("ipvs-exporter: unsupported request {other:?}");
-            return ExitCode::from(2);
-        }
-        Err(e) => {
-            eprintln!("ipvs-exporter: {e}");
-            eprintln!("try 'ipvs-exporter --help'");
-            return ExitCode::from(2);
-        }
-    };
+    // `--help` and `--version` print and exit 0; a bad command line prints
+    // what is wrong (the flag, a similar one) and exits 2.
+    let flags = Flags::parse(std::env::args_os().skip(1)).unwrap_or_else(|e| e.exit());
     match run(flags) {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {

@@ -1,5 +1,6 @@
 //! The binary's exit codes: 0 for --help and --version, 2 for a bad
-//! command line (naming the flag), 1 for a namespace that does not exist.
+//! command line (clap's message, naming the flag and suggesting the
+//! nearest), 1 for a namespace that does not exist.
 
 use std::process::Command;
 
@@ -42,11 +43,13 @@ fn bad_flags_exit_2_naming_the_flag() {
     ] {
         let (code, _, err) = run(args);
         assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(
-            err.starts_with(&format!("ipvs-exporter: {flag}: ")),
-            "{err}"
-        );
+        assert!(err.starts_with("error: ") && err.contains(flag), "{err}");
     }
+    let (_, _, err) = run(&["--web.listen-adress=:1"]);
+    assert!(
+        err.contains("tip: a similar argument exists: '--web.listen-address'"),
+        "{err}"
+    );
 }
 
 #[test]
