@@ -7,6 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 
 use ipvs_agent::daemon::serve;
 use ipvsnl::emulator::Kernel;
+use tokio::task::JoinHandle;
 
 use crate::daemon_support::*;
 
@@ -32,19 +33,30 @@ async fn get(addr: SocketAddr, path: &str) -> (String, String) {
     .unwrap()
 }
 
+/// The default agent on `kernel`, checked by `prober`, and its endpoint
+/// on 127.0.0.1, once the first sync is done: the endpoint's address,
+/// the agent and the endpoint's task.
+pub(crate) async fn ready_endpoint(
+    kernel: &Kernel,
+    prober: &Scripted,
+) -> (SocketAddr, Running, JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let agent = start_default(kernel, prober);
+    let server = tokio::spawn(serve(listener, agent.handle.clone(), connector(kernel)));
+    while !agent.handle.ready() {
+        tokio::task::yield_now().await;
+    }
+    (addr, agent, server)
+}
+
 #[tokio::test]
 async fn metrics_healthz_and_ready_are_served() {
     let kernel = Kernel::new();
     let prober = Scripted::default();
     prober.fail(B);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let agent = start_default(&kernel, &prober);
-    let server = tokio::spawn(serve(listener, agent.handle.clone(), connector(&kernel)));
     // Ready once the first sync is done.
-    while !agent.handle.ready() {
-        tokio::task::yield_now().await;
-    }
+    let (addr, agent, server) = ready_endpoint(&kernel, &prober).await;
     assert_eq!(get(addr, "/ready").await.0, "HTTP/1.1 200 OK");
     assert_eq!(
         get(addr, "/healthz").await,

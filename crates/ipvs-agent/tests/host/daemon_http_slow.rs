@@ -7,10 +7,10 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use ipvs_agent::daemon::serve;
 use ipvsnl::emulator::Kernel;
 
-use crate::daemon_support::*;
+use crate::daemon_http::ready_endpoint;
+use crate::daemon_support::Scripted;
 
 /// Slow clients opened before the probe: more than the endpoint's cap.
 const SLOW_CLIENTS: usize = 100;
@@ -42,14 +42,7 @@ fn healthz(addr: SocketAddr) -> String {
 #[tokio::test]
 async fn healthz_answers_promptly_beside_100_slow_connections() {
     let kernel = Kernel::new();
-    let prober = Scripted::default();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let agent = start_default(&kernel, &prober);
-    let server = tokio::spawn(serve(listener, agent.handle.clone(), connector(&kernel)));
-    while !agent.handle.ready() {
-        tokio::task::yield_now().await;
-    }
+    let (addr, agent, server) = ready_endpoint(&kernel, &Scripted::default()).await;
     let (status, took, slow) = tokio::task::spawn_blocking(move || {
         let slow: Vec<TcpStream> = (0..SLOW_CLIENTS).map(|_| slow_client(addr)).collect();
         // Let the endpoint accept them all before the probe comes.
