@@ -17,10 +17,15 @@
 //!   [`probe::Prober`], coalesced syncs through the library's `Syncer`,
 //!   resync, reload as a diff, stop), driven by a [`daemon::Handle`], its
 //!   kernel reached through a [`daemon::Connector`] (a test's: an emulated
-//!   kernel); its HTTP endpoint, logs, systemd notifications, signals and
-//!   command line (`ipvs-agent run`, [`daemon::run_args`]).
+//!   kernel); its HTTP endpoint, logs, systemd notifications and signals;
+//! - `fleet` (feature `fleet`): the desired state in etcd, its publisher
+//!   and followers, the election, the VIPs, the peer link;
+//! - [`cli`]: the commands (`check`, `publish`, `run`): their flags read
+//!   into the engines' options, the engines (`daemon`, `fleet`, which
+//!   never import each other) composed.
 
 pub mod check;
+pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod desired;

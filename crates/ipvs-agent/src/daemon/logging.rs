@@ -10,7 +10,15 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::daemon::options::LogFormat;
+/// How the log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LogFormat {
+    /// `key=value` pairs (the default).
+    Logfmt,
+    /// One JSON object a line.
+    Json,
+}
 
 /// Installs the process's subscriber (once; a second call changes
 /// nothing).

@@ -1,7 +1,11 @@
 //! The daemon: the loop that keeps the kernel's table as the
 //! configuration and the servers' health say ([`Agent`]), driven through
 //! its [`Handle`]; how it reaches the kernel ([`Connector`]); its HTTP
-//! endpoint, logs, systemd notifications, signals and command line.
+//! endpoint, logs, systemd notifications and signals.
+//!
+//! An engine: it reads no flag and knows nothing of fleet mode. The
+//! command layer ([`crate::cli`]) fills its options and composes it with
+//! [`crate::fleet`] (`ipvs-agent run --etcd`).
 
 mod agent;
 mod changes;
@@ -15,9 +19,6 @@ mod limits;
 mod logging;
 mod metrics;
 mod notify;
-mod options;
-mod run;
-pub(crate) mod runtime;
 mod signals;
 mod syncing;
 
@@ -26,8 +27,7 @@ pub use connect::{ClientFuture, Connector};
 pub use control::{AgentState, Handle, ServerState, SyncSummary};
 pub use file_watch::watch_file;
 pub use http::{endpoint_limits, serve, IDLE_TIMEOUT, MAX_CONNECTIONS, REQUEST_TIMEOUT};
-pub use logging::init_logging;
+pub(crate) use limits::raise_open_files_limit;
+pub use logging::{init_logging, LogFormat};
 pub use notify::Notifier;
-pub use options::{LogFormat, RunOptions, UsageError, DEFAULT_LISTEN};
-pub use run::run_args;
 pub use signals::forward_signals;

@@ -1,12 +1,26 @@
 //! A daemon that follows the fleet's desired state: its first
 //! configuration is the current generation (waited for while etcd is
 //! unreachable or nothing is published), then every new generation is
-//! handed to the agent as a reload ([`Handle::apply`]). An error leaves
+//! handed to the agent as a reload ([`Reload::apply`]). An error leaves
 //! the running configuration in place.
+//!
+//! The agent is what the command layer gives as a [`Reload`] (the
+//! daemon's handle): fleet mode does not import the daemon.
+
+use std::future::Future;
 
 use crate::config::Config;
-use crate::daemon::Handle;
 use crate::fleet::watch::Source;
+
+/// What the follower hands each new generation to: the daemon's agent,
+/// through its handle.
+pub trait Reload: Send + Sync + 'static {
+    /// Applies `config` as a SIGHUP reload would; false when the agent
+    /// has stopped.
+    fn apply(&self, config: Config) -> impl Future<Output = bool> + Send;
+    /// Whether the agent still runs.
+    fn alive(&self) -> impl Future<Output = bool> + Send;
+}
 
 /// The first complete configuration `source` gives, waiting and logging
 /// while there is none.
@@ -29,7 +43,7 @@ pub async fn first(source: &mut Source) -> Config {
 
 /// Hands every new generation of `source` to the agent behind `handle`,
 /// until the agent stops.
-pub async fn follow(mut source: Source, handle: Handle) {
+pub async fn follow(mut source: Source, handle: impl Reload) {
     loop {
         match source.next().await {
             Ok(s) => {

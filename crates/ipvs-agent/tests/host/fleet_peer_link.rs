@@ -5,7 +5,7 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use ipvs_agent::daemon::RunOptions;
+use ipvs_agent::cli::RunOptions;
 use ipvs_agent::fleet::leadership::{Event, Leadership, Timing};
 use ipvs_agent::fleet::peer_datagram::Datagram;
 use ipvs_agent::fleet::peer_link::{PeerLink, PeerLinkOptions};

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use etcd_client::GetOptions;
+use ipvs_agent::cli::parse_publish;
 use ipvs_agent::config::{self, LoadError};
 use ipvs_agent::fleet::connect::Etcd;
 use ipvs_agent::fleet::layout::Layout;
@@ -123,7 +124,7 @@ impl Three {
         } else {
             a.push("--no-cache");
         }
-        PublishArgs::parse(&a).unwrap()
+        parse_publish(&a).unwrap()
     }
 
     /// Publishes `text` the three ways; panics unless they agree. Returns

@@ -1,7 +1,7 @@
 //! `ipvs-agent run --etcd` with the leader's options: `--vip`,
 //! `--vip-interface`, `--sync-interface`, and what is refused.
 
-use ipvs_agent::daemon::RunOptions;
+use ipvs_agent::cli::RunOptions;
 
 fn parse(args: &[&str]) -> Result<RunOptions, String> {
     RunOptions::parse(args).map_err(|e| e.to_string())

@@ -7,10 +7,11 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use ipvs_agent::cli::parse_publish;
 use ipvs_agent::config::{self, LoadError};
 use ipvs_agent::fleet::connect::Etcd;
 use ipvs_agent::fleet::layout::Layout;
-use ipvs_agent::fleet::publish::{publish_file, PublishArgs};
+use ipvs_agent::fleet::publish::publish_file;
 use ipvs_agent::fleet::read::read;
 use ipvs_agent::fleet::split::Limits;
 use ipvs_agent::fleet::write::{publish, PublishOptions};
@@ -24,7 +25,7 @@ const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml"
 async fn a_published_file_reads_back_equal_and_a_change_writes_only_what_changed() {
     let server = EtcdServer::start();
     let endpoint = server.endpoint();
-    let args = PublishArgs::parse(&[EXAMPLE, "--etcd", &endpoint, "--prefix", "/t"]).unwrap();
+    let args = parse_publish(&[EXAMPLE, "--etcd", &endpoint, "--prefix", "/t"]).unwrap();
     let p = publish_file(&args, PublishOptions::default())
         .await
         .unwrap();
@@ -277,7 +278,7 @@ async fn a_file_with_an_error_writes_nothing() {
     )
     .unwrap();
     let endpoint = server.endpoint();
-    let args = PublishArgs::parse(&[file.to_str().unwrap(), "--etcd", &endpoint]).unwrap();
+    let args = parse_publish(&[file.to_str().unwrap(), "--etcd", &endpoint]).unwrap();
     let r = publish_file(&args, PublishOptions::default()).await;
     std::fs::remove_dir_all(&dir).unwrap();
     match r {
@@ -303,7 +304,7 @@ async fn an_etcd_that_does_not_answer_is_named() {
         .unwrap()
         .port();
     let endpoint = format!("http://127.0.0.1:{port}");
-    let args = PublishArgs::parse(&[EXAMPLE, "--etcd", &endpoint]).unwrap();
+    let args = parse_publish(&[EXAMPLE, "--etcd", &endpoint]).unwrap();
     match publish_file(&args, PublishOptions::default()).await {
         Err(e @ FleetError::Unreachable { .. }) => {
             let text = e.to_string();

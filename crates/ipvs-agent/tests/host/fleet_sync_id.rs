@@ -4,7 +4,7 @@
 //! its error. Both roles started with it: the VM's
 //! `fleet_vm_peers_c_*` (`fleet_vm_peers.rs`, the daemons listed).
 
-use ipvs_agent::daemon::RunOptions;
+use ipvs_agent::cli::RunOptions;
 
 fn parse(args: &[&str]) -> Result<RunOptions, String> {
     RunOptions::parse(args).map_err(|e| e.to_string())

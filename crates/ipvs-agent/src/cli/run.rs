@@ -1,20 +1,21 @@
 //! `ipvs-agent run FILE [OPTIONS]` (or `run --etcd URL [--prefix P]`, the
-//! fleet mode): the whole daemon, as `main` calls it.
+//! fleet mode): the whole daemon, as `main` calls it. The flags read
+//! ([`RunOptions`]), then the engines composed: the daemon's agent, its
+//! HTTP endpoint, file watch and signals and, in fleet mode, the
+//! configurations followed from etcd and the election beside it (fleet
+//! mode's pieces are given the daemon's [`Handle`] and [`Connector`]
+//! here, so that neither engine imports the other).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::cli::run_options::RunOptions;
+use crate::cli::runtime::command_runtime;
 use crate::config::{self, LoadError};
-use crate::daemon::agent::{Agent, AgentOptions};
-use crate::daemon::connect::Connector;
-use crate::daemon::file_watch::watch_file;
-use crate::daemon::http::serve;
-use crate::daemon::limits::raise_open_files_limit;
-use crate::daemon::logging::init_logging;
-use crate::daemon::notify::Notifier;
-use crate::daemon::options::RunOptions;
-use crate::daemon::runtime::command_runtime;
-use crate::daemon::signals::forward_signals;
+use crate::daemon::{
+    forward_signals, init_logging, raise_open_files_limit, serve, watch_file, Agent, AgentOptions,
+    Connector, Handle, Notifier,
+};
 use crate::probe::Prober;
 
 /// Runs the daemon for the arguments after `run`, its servers checked by
@@ -288,11 +289,27 @@ async fn stop_leading(leading: Option<Leading>) {
 
 /// Every new generation handed to the agent.
 #[cfg(feature = "fleet")]
-fn follow(source: Following, handle: crate::daemon::Handle) {
+fn follow(source: Following, handle: Handle) {
     tokio::spawn(crate::fleet::follow::follow(source, handle));
 }
 
 #[cfg(not(feature = "fleet"))]
-fn follow(source: Following, _: crate::daemon::Handle) {
+fn follow(source: Following, _: Handle) {
     match source {}
+}
+
+/// The follower hands each generation to the agent as a reload, through
+/// its handle.
+#[cfg(feature = "fleet")]
+impl crate::fleet::follow::Reload for Handle {
+    fn apply(
+        &self,
+        config: crate::config::Config,
+    ) -> impl std::future::Future<Output = bool> + Send {
+        Handle::apply(self, config)
+    }
+
+    fn alive(&self) -> impl std::future::Future<Output = bool> + Send {
+        Handle::alive(self)
+    }
 }

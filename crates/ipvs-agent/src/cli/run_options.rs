@@ -1,24 +1,18 @@
-//! The command line of `ipvs-agent run`.
+//! The command line of `ipvs-agent run`: its flags read into
+//! [`RunOptions`], a plain struct of what the daemon and, with `--etcd`,
+//! fleet mode are given, every value checked here (a wrong one is a
+//! [`UsageError`], exit 2, before anything starts).
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cli::usage::UsageError;
 use crate::config::parse_duration;
+use crate::daemon::LogFormat;
 
 /// The default address of the HTTP endpoint.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9102";
-
-/// How the log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LogFormat {
-    /// `key=value` pairs (the default).
-    Logfmt,
-    /// One JSON object a line.
-    Json,
-}
 
 /// `ipvs-agent run`'s options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,24 +66,12 @@ pub struct RunOptions {
     pub state_dir: Option<PathBuf>,
 }
 
-/// What is wrong with a command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
 impl RunOptions {
     /// Parses the arguments after `run`.
     ///
     /// ```
-    /// use ipvs_agent::daemon::{LogFormat, RunOptions};
+    /// use ipvs_agent::cli::RunOptions;
+    /// use ipvs_agent::daemon::LogFormat;
     /// let o = RunOptions::parse(&["agent.toml", "--log-format", "json", "--remove-on-exit"]).unwrap();
     /// assert_eq!(o.listen.as_deref(), Some("127.0.0.1:9102"));
     /// assert_eq!(o.log_format, LogFormat::Json);
