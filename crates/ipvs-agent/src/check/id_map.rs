@@ -5,7 +5,7 @@
 //! check cost (callgrind, benches/AGENT.md). The keys come from the
 //! configuration file, not from the network, so a hash that resists
 //! chosen collisions is not needed. [`IdHasher`] also hashes a fleet
-//! watcher's value digests (`fleet::values`).
+//! watcher's value digests (`fleet::store::values`).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

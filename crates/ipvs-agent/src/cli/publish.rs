@@ -1,6 +1,6 @@
 //! `ipvs-agent publish FILE --etcd URL[,URL...] [--prefix P] [--cache
 //! PATH | --no-cache]`: its flags read into the fleet's [`PublishArgs`],
-//! then the file published ([`crate::fleet::publish`]) on a runtime of
+//! then the file published ([`crate::fleet::publish::file`]) on a runtime of
 //! its own, and the outcome said: one line on stdout when published
 //! (exit 0), each of the file's errors on stderr at its line (exit 1),
 //! a usage error (exit 2).
@@ -13,9 +13,9 @@ use crate::cli::runtime::command_runtime;
 use crate::cli::usage::UsageError;
 use crate::config::LoadError;
 use crate::fleet::errors::FleetError;
-use crate::fleet::memo::default_path;
-use crate::fleet::publish::{publish_ready, read_file, PublishArgs, DEFAULT_PREFIX};
-use crate::fleet::write::PublishOptions;
+use crate::fleet::publish::cache::default_path;
+use crate::fleet::publish::file::{publish_ready, read_file, PublishArgs, DEFAULT_PREFIX};
+use crate::fleet::publish::write::PublishOptions;
 
 /// Reads the arguments after `publish` into what a publish is given.
 ///

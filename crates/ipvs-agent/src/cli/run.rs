@@ -137,11 +137,11 @@ async fn fleet_start(o: &RunOptions) -> Result<(crate::config::Config, Following
     let prefix = o
         .prefix
         .as_deref()
-        .unwrap_or(crate::fleet::publish::DEFAULT_PREFIX);
+        .unwrap_or(crate::fleet::publish::file::DEFAULT_PREFIX);
     tracing::info!(etcd = %endpoints.join(","), prefix, "fleet: following etcd");
     match crate::fleet::Source::connect(&endpoints, prefix).await {
         Ok(mut source) => {
-            let config = crate::fleet::follow::first(&mut source).await;
+            let config = crate::fleet::follow::reload::first(&mut source).await;
             Ok((config, source))
         }
         Err(e) => {
@@ -160,7 +160,7 @@ async fn fleet_start(_: &RunOptions) -> Result<(crate::config::Config, Following
 /// The election and the task applying its roles.
 #[cfg(feature = "fleet")]
 type Leading = (
-    crate::fleet::election::Election,
+    crate::fleet::leader::election::Election,
     tokio::task::JoinHandle<()>,
 );
 #[cfg(not(feature = "fleet"))]
@@ -170,12 +170,12 @@ type Leading = std::convert::Infallible;
 /// applies each role (the VIPs, the sync daemon) as it changes.
 #[cfg(feature = "fleet")]
 async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
-    use crate::fleet::election::{Election, ElectionOptions};
-    use crate::fleet::leadership::{Timing, DEFAULT_TTL};
-    use crate::fleet::peer_link::{PeerLink, PeerLinkOptions};
-    use crate::fleet::roles::SyncRoles;
-    use crate::fleet::vip::{Vip, Vips};
-    use crate::fleet::vip_state::{VipState, DEFAULT_DIR as VIP_STATE_DIR};
+    use crate::fleet::leader::election::{Election, ElectionOptions};
+    use crate::fleet::leader::peer_link::{PeerLink, PeerLinkOptions};
+    use crate::fleet::leader::state_machine::{Timing, DEFAULT_TTL};
+    use crate::fleet::leader::sync_daemon::SyncRoles;
+    use crate::fleet::vip::addresses::{Vip, Vips};
+    use crate::fleet::vip::record::{VipState, DEFAULT_DIR as VIP_STATE_DIR};
     if o.vips.is_empty() && o.sync_interface.is_none() {
         return None;
     }
@@ -183,8 +183,8 @@ async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
     let prefix = o
         .prefix
         .as_deref()
-        .unwrap_or(crate::fleet::publish::DEFAULT_PREFIX);
-    let etcd = match crate::fleet::connect::Etcd::connect(&endpoints).await {
+        .unwrap_or(crate::fleet::publish::file::DEFAULT_PREFIX);
+    let etcd = match crate::fleet::store::etcd::Etcd::connect(&endpoints).await {
         Ok(e) => e,
         Err(e) => {
             tracing::error!(error = %e, "fleet: no election: cannot use etcd");
@@ -256,7 +256,7 @@ async fn fleet_lead(o: &RunOptions, connector: &Connector) -> Option<Leading> {
             }
         }
     };
-    let task = tokio::spawn(crate::fleet::lead::lead(
+    let task = tokio::spawn(crate::fleet::leader::actions::lead(
         election.status(),
         addresses,
         roles,
@@ -290,7 +290,7 @@ async fn stop_leading(leading: Option<Leading>) {
 /// Every new generation handed to the agent.
 #[cfg(feature = "fleet")]
 fn follow(source: Following, handle: Handle) {
-    tokio::spawn(crate::fleet::follow::follow(source, handle));
+    tokio::spawn(crate::fleet::follow::reload::follow(source, handle));
 }
 
 #[cfg(not(feature = "fleet"))]
@@ -301,7 +301,7 @@ fn follow(source: Following, _: Handle) {
 /// The follower hands each generation to the agent as a reload, through
 /// its handle.
 #[cfg(feature = "fleet")]
-impl crate::fleet::follow::Reload for Handle {
+impl crate::fleet::follow::reload::Reload for Handle {
     fn apply(
         &self,
         config: crate::config::Config,

@@ -225,12 +225,12 @@ impl RunOptions {
             }
             #[cfg(feature = "fleet")]
             for vip in &o.vips {
-                vip.parse::<crate::fleet::vip::Vip>()
+                vip.parse::<crate::fleet::vip::addresses::Vip>()
                     .map_err(|e| UsageError(format!("--vip: {e}")))?;
             }
             #[cfg(feature = "fleet")]
             if let Some(ttl) = o.lease_ttl {
-                crate::fleet::leadership::Timing::for_ttl(ttl)
+                crate::fleet::leader::state_machine::Timing::for_ttl(ttl)
                     .map_err(|e| UsageError(format!("--lease-ttl: {e}")))?;
             }
             if sync_id_given && o.sync_interface.is_none() {

@@ -1,7 +1,7 @@
 //! The `current` record and the digest a reader checks: a sum of the
 //! keys' hashes, the same in any order, updated one key at a time.
 
-use ipvs_agent::fleet::current::{digest, Current, KeySum, DIGEST_PREFIX};
+use ipvs_agent::fleet::store::current::{digest, Current, KeySum, DIGEST_PREFIX};
 
 #[test]
 fn the_digest_changes_with_any_key_and_not_with_their_order() {

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use ipvs_agent::fleet::connect::Etcd;
-use ipvs_agent::fleet::election::{Election, ElectionOptions, Status};
-use ipvs_agent::fleet::leadership::{Reason, Role, Timing};
+use ipvs_agent::fleet::leader::election::{Election, ElectionOptions, Status};
+use ipvs_agent::fleet::leader::state_machine::{Reason, Role, Timing};
+use ipvs_agent::fleet::store::etcd::Etcd;
 use tokio::sync::watch;
 use tokio::time::Instant;
 

@@ -2,7 +2,7 @@
 //! back by the configuration parser into equal values.
 
 use ipvs_agent::config::{self, Config};
-use ipvs_agent::fleet::encode;
+use ipvs_agent::fleet::store::encode;
 
 const EXAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/agent.toml");
 

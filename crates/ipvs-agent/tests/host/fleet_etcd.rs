@@ -206,7 +206,7 @@ pub(crate) fn config_of(n: usize, port: u16) -> ipvs_agent::config::Config {
 }
 
 /// The number of keys under `prefix`.
-pub(crate) async fn keys_under(etcd: &ipvs_agent::fleet::connect::Etcd, prefix: &str) -> i64 {
+pub(crate) async fn keys_under(etcd: &ipvs_agent::fleet::store::etcd::Etcd, prefix: &str) -> i64 {
     let options = etcd_client::GetOptions::new()
         .with_prefix()
         .with_count_only();

@@ -5,10 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use ipvs_agent::fleet::connect::Etcd;
-use ipvs_agent::fleet::layout::{verify, Layout};
-use ipvs_agent::fleet::read::{read_current, read_entries};
-use ipvs_agent::fleet::write::{publish, PublishOptions};
+use ipvs_agent::fleet::publish::write::{publish, PublishOptions};
+use ipvs_agent::fleet::store::etcd::Etcd;
+use ipvs_agent::fleet::store::layout::{verify, Layout};
+use ipvs_agent::fleet::store::read::{read_current, read_entries};
 use ipvs_agent::fleet::Source;
 
 use crate::fleet_etcd::{config_of, EtcdServer};
@@ -22,9 +22,9 @@ async fn publish_and_watch_times() {
         let layout = Layout::new(&format!("/figures-{n}"));
         let c = config_of(n, 80);
         let t = Instant::now();
-        let e = ipvs_agent::fleet::layout::entries(&c);
+        let e = ipvs_agent::fleet::store::layout::entries(&c);
         let encoded = t.elapsed();
-        let _ = ipvs_agent::fleet::layout::record(1, &e);
+        let _ = ipvs_agent::fleet::store::layout::record(1, &e);
         println!(
             "{n} services: {} ms to encode, {} ms more for the digest",
             encoded.as_millis(),

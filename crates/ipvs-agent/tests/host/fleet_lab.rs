@@ -46,7 +46,7 @@ pub(crate) const SERVERS: [Ipv4Addr; 2] =
 /// The client.
 pub(crate) const CLIENT: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 200);
 /// The election's lease TTL (the agent's default).
-pub(crate) const TTL: Duration = ipvs_agent::fleet::leadership::DEFAULT_TTL;
+pub(crate) const TTL: Duration = ipvs_agent::fleet::leader::state_machine::DEFAULT_TTL;
 /// How long a test waits for something that must happen.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(30);
 

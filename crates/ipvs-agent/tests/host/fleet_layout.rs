@@ -2,11 +2,11 @@
 //! way they can be wrong named (the generation, or the key and the line
 //! in its value). No etcd.
 
-use ipvs_agent::fleet::current::Current;
-use ipvs_agent::fleet::layout::{
+use ipvs_agent::fleet::store::current::Current;
+use ipvs_agent::fleet::store::layout::{
     assemble, entries, record, value_digest, verify, verify_with, Layout,
 };
-use ipvs_agent::fleet::values::ParseCache;
+use ipvs_agent::fleet::store::values::ParseCache;
 use ipvs_agent::fleet::FleetError;
 
 use crate::fleet_etcd::config_of;

@@ -5,10 +5,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use ipvs_agent::fleet::election::Status;
-use ipvs_agent::fleet::lead::{lead, Addresses};
-use ipvs_agent::fleet::leadership::Role;
-use ipvs_agent::fleet::roles::SyncRoles;
+use ipvs_agent::fleet::leader::actions::{lead, Addresses};
+use ipvs_agent::fleet::leader::election::Status;
+use ipvs_agent::fleet::leader::state_machine::Role;
+use ipvs_agent::fleet::leader::sync_daemon::SyncRoles;
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{AsyncClient, DaemonRole};
 use tokio::sync::watch;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ipvs_agent::fleet::leadership::{Action, Event, Leadership, Reason, Role, Timing};
+use ipvs_agent::fleet::leader::state_machine::{Action, Event, Leadership, Reason, Role, Timing};
 use tokio::time::Instant;
 
 const S: Duration = Duration::from_secs(1);

@@ -6,12 +6,12 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use ipvs_agent::cli::RunOptions;
-use ipvs_agent::fleet::leadership::{Event, Leadership, Timing};
-use ipvs_agent::fleet::peer_datagram::Datagram;
-use ipvs_agent::fleet::peer_link::{PeerLink, PeerLinkOptions};
-use ipvs_agent::fleet::peers::{PeerTiming, Peers};
-use ipvs_agent::fleet::vip::Vip;
-use ipvs_agent::fleet::vip_state::VipState;
+use ipvs_agent::fleet::leader::peer_link::{PeerLink, PeerLinkOptions};
+use ipvs_agent::fleet::leader::state_machine::{Event, Leadership, Timing};
+use ipvs_agent::fleet::peers::datagram::Datagram;
+use ipvs_agent::fleet::peers::reports::{PeerTiming, Peers};
+use ipvs_agent::fleet::vip::addresses::Vip;
+use ipvs_agent::fleet::vip::record::VipState;
 use tokio::sync::{mpsc, watch};
 
 fn datagram() -> Datagram {

@@ -1,4 +1,4 @@
-//! The peer link's rule with times the test chooses (`fleet::peers` and
+//! The peer link's rule with times the test chooses (`fleet::peers::reports` and
 //! `Leadership::with_peers`): a leader cut off from etcd keeps its VIPs
 //! exactly while every peer supports it, steps down at once or at the
 //! support's exact end otherwise; a new leader waits for its own support
@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use ipvs_agent::fleet::leadership::{Backing, Event, Leadership, Reason, Role, Timing};
-use ipvs_agent::fleet::peers::{PeerTiming, Peers, Report};
+use ipvs_agent::fleet::leader::state_machine::{Backing, Event, Leadership, Reason, Role, Timing};
+use ipvs_agent::fleet::peers::reports::{PeerTiming, Peers, Report};
 use tokio::time::Instant;
 
 const S: Duration = Duration::from_secs(1);

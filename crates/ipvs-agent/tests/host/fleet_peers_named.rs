@@ -1,4 +1,4 @@
-//! etcd's return with peers (`fleet::peers`: a follower that reaches etcd
+//! etcd's return with peers (`fleet::peers::reports`: a follower that reaches etcd
 //! again names the leader it sees there while that leader holds on its
 //! peers' word): the decisions as tables, then the machine through the
 //! return in either order of the renewals, the cut-off leader that is
@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use ipvs_agent::fleet::leadership::{Backing, Event, Leadership, Reason, Role, Timing};
-use ipvs_agent::fleet::peers::{PeerTiming, Peers, Report};
+use ipvs_agent::fleet::leader::state_machine::{Backing, Event, Leadership, Reason, Role, Timing};
+use ipvs_agent::fleet::peers::reports::{PeerTiming, Peers, Report};
 use tokio::time::Instant;
 
 const S: Duration = Duration::from_secs(1);
@@ -288,7 +288,7 @@ fn a_follower_that_named_the_leader_waits_the_settle_if_it_wins() {
 /// skipped, a known one with a bad value refused.
 #[test]
 fn the_datagram_carries_the_lease_the_name_and_on_peers() {
-    use ipvs_agent::fleet::peer_datagram::Datagram;
+    use ipvs_agent::fleet::peers::datagram::Datagram;
     let key = b"fleet";
     let mut d = Datagram::new("10.0.0.1:7946".parse().unwrap(), 5, 1250);
     d.holding = true;

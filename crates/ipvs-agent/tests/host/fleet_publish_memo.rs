@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use etcd_client::GetOptions;
 use ipvs_agent::cli::parse_publish;
 use ipvs_agent::config::{self, LoadError};
-use ipvs_agent::fleet::connect::Etcd;
-use ipvs_agent::fleet::layout::Layout;
-use ipvs_agent::fleet::memo::Memo;
-use ipvs_agent::fleet::publish::{publish_ready, read_file, PublishArgs};
-use ipvs_agent::fleet::write::{publish, PublishOptions};
+use ipvs_agent::fleet::publish::cache::Memo;
+use ipvs_agent::fleet::publish::file::{publish_ready, read_file, PublishArgs};
+use ipvs_agent::fleet::publish::write::{publish, PublishOptions};
+use ipvs_agent::fleet::store::etcd::Etcd;
+use ipvs_agent::fleet::store::layout::Layout;
 use ipvs_agent::fleet::FleetError;
 
 use crate::fleet_etcd::EtcdServer;

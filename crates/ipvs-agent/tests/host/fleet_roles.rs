@@ -2,8 +2,8 @@
 //! master for the leader, switched on each change, idempotent, a refused
 //! start leaving the daemons as they were.
 
-use ipvs_agent::fleet::leadership::Role;
-use ipvs_agent::fleet::roles::{Switched, SyncRoles};
+use ipvs_agent::fleet::leader::state_machine::Role;
+use ipvs_agent::fleet::leader::sync_daemon::{Switched, SyncRoles};
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{AsyncClient, DaemonRole, SyncDaemon};
 

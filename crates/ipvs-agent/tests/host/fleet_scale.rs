@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use ipvs_agent::config;
 use ipvs_agent::daemon::AgentOptions;
-use ipvs_agent::fleet::connect::Etcd;
-use ipvs_agent::fleet::layout::Layout;
-use ipvs_agent::fleet::write::{publish, PublishOptions};
+use ipvs_agent::fleet::publish::write::{publish, PublishOptions};
+use ipvs_agent::fleet::store::etcd::Etcd;
+use ipvs_agent::fleet::store::layout::Layout;
 use ipvs_agent::fleet::Source;
 use ipvsnl::emulator::Kernel;
 use ipvsnl::ServiceKey;
@@ -122,8 +122,8 @@ async fn fleet_scale_figures() {
         let c = config::load(&file).unwrap();
         let loaded = t0.elapsed();
         let t = Instant::now();
-        let encoded = ipvs_agent::fleet::layout::entries(&c);
-        let _ = ipvs_agent::fleet::layout::record(1, &encoded);
+        let encoded = ipvs_agent::fleet::store::layout::entries(&c);
+        let _ = ipvs_agent::fleet::store::layout::record(1, &encoded);
         let encode = t.elapsed();
         let t = Instant::now();
         let p = publish(&etcd, &layout, &c, PublishOptions::default())

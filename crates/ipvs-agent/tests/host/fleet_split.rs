@@ -1,8 +1,8 @@
 //! 10,000 services split into transactions within etcd's limits.
 
 use ipvs_agent::config;
-use ipvs_agent::fleet::encode;
-use ipvs_agent::fleet::split::{batches, put_bytes, Limits};
+use ipvs_agent::fleet::publish::transactions::{batches, put_bytes, Limits};
+use ipvs_agent::fleet::store::encode;
 
 fn services(n: usize, servers: usize) -> Vec<(String, Vec<u8>)> {
     let mut text = String::new();

@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use ipvs_agent::cli::parse_publish;
 use ipvs_agent::config::{self, LoadError};
-use ipvs_agent::fleet::connect::Etcd;
-use ipvs_agent::fleet::layout::Layout;
-use ipvs_agent::fleet::publish::publish_file;
-use ipvs_agent::fleet::read::read;
-use ipvs_agent::fleet::split::Limits;
-use ipvs_agent::fleet::write::{publish, PublishOptions};
+use ipvs_agent::fleet::publish::file::publish_file;
+use ipvs_agent::fleet::publish::transactions::Limits;
+use ipvs_agent::fleet::publish::write::{publish, PublishOptions};
+use ipvs_agent::fleet::store::etcd::Etcd;
+use ipvs_agent::fleet::store::layout::Layout;
+use ipvs_agent::fleet::store::read::read;
 use ipvs_agent::fleet::FleetError;
 
 use crate::fleet_etcd::{config_of, keys_under, EtcdServer};
@@ -104,7 +104,7 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
             s.lock()
                 .unwrap()
                 .push((i, n, snapshot.generation, snapshot.config == f, written));
-        }) as ipvs_agent::fleet::write::PauseFuture
+        }) as ipvs_agent::fleet::publish::write::PauseFuture
     });
     let second = config_of(30, 81);
     let options = PublishOptions::default()
@@ -147,7 +147,7 @@ async fn readers_between_the_transactions_of_a_publish_see_the_previous_generati
             s.lock()
                 .unwrap()
                 .push((i, n, snapshot.generation, snapshot.config == f, written));
-        }) as ipvs_agent::fleet::write::PauseFuture
+        }) as ipvs_agent::fleet::publish::write::PauseFuture
     });
     let third = config_of(30, 82);
     let options = PublishOptions::default()
@@ -191,7 +191,7 @@ async fn of_two_concurrent_publishers_the_second_gets_a_conflict_and_writes_noth
                 let r = publish(&e, &l, &b, PublishOptions::default()).await;
                 *o.lock().unwrap() = Some(r);
             }
-        }) as ipvs_agent::fleet::write::PauseFuture
+        }) as ipvs_agent::fleet::publish::write::PauseFuture
     });
     let options = PublishOptions::default()
         .with_limits(Limits::new(10, 1 << 20))
@@ -234,7 +234,7 @@ async fn a_publisher_whose_current_changed_meanwhile_gets_a_conflict() {
                 let text = now.kvs()[0].value().to_vec();
                 c.put(l.current(), text, None).await.unwrap();
             }
-        }) as ipvs_agent::fleet::write::PauseFuture
+        }) as ipvs_agent::fleet::publish::write::PauseFuture
     });
     let options = PublishOptions::default()
         .with_limits(Limits::new(10, 1 << 20))
@@ -329,7 +329,7 @@ async fn a_publisher_that_dies_holds_its_claim_until_its_lease_expires() {
     // A writes part of generation 2 and "dies": its publish is dropped
     // while it waits between transactions (its lease is not revoked).
     let pause = Box::new(|_: usize, _: usize| {
-        Box::pin(std::future::pending()) as ipvs_agent::fleet::write::PauseFuture
+        Box::pin(std::future::pending()) as ipvs_agent::fleet::publish::write::PauseFuture
     });
     let options = PublishOptions::default()
         .with_limits(Limits::new(10, 1 << 20))

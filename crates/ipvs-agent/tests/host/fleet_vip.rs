@@ -13,8 +13,8 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use ipvs_agent::fleet::garp::arp_announcement;
-use ipvs_agent::fleet::vip::{Vip, Vips};
+use ipvs_agent::fleet::vip::addresses::{Vip, Vips};
+use ipvs_agent::fleet::vip::garp::arp_announcement;
 
 #[test]
 fn vips_parse_and_bad_ones_are_named() {

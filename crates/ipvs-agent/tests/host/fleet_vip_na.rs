@@ -13,8 +13,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ipvs_agent::fleet::unsolicited_na::{icmpv6_checksum, neighbour_advertisement, ALL_NODES};
-use ipvs_agent::fleet::vip::{Vip, Vips};
+use ipvs_agent::fleet::vip::addresses::{Vip, Vips};
+use ipvs_agent::fleet::vip::unsolicited_na::{icmpv6_checksum, neighbour_advertisement, ALL_NODES};
 
 use super::fleet_vip::{addresses_of_va, in_netns, ip, mac_of_va, Pair};
 

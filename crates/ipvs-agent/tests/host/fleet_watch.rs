@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use etcd_client::CompactionOptions;
 use ipvs_agent::config::Config;
-use ipvs_agent::fleet::connect::Etcd;
-use ipvs_agent::fleet::layout::Layout;
-use ipvs_agent::fleet::write::{publish, PublishOptions, Published};
+use ipvs_agent::fleet::publish::write::{publish, PublishOptions, Published};
+use ipvs_agent::fleet::store::etcd::Etcd;
+use ipvs_agent::fleet::store::layout::Layout;
 use ipvs_agent::fleet::{FleetError, Source};
 
 use crate::fleet_etcd::{config_of, EtcdServer};
@@ -162,7 +162,7 @@ async fn after_a_compaction_the_watcher_reads_the_whole_state_again() {
     let stats = source.stats();
     assert_eq!((stats.compactions, stats.full_reads), (1, 2), "{stats:?}");
     // A read at the compacted revision is its own error.
-    match ipvs_agent::fleet::read::read(&etcd, &layout, Some(p.revision - 1)).await {
+    match ipvs_agent::fleet::store::read::read(&etcd, &layout, Some(p.revision - 1)).await {
         Err(FleetError::Compacted { revision }) => assert_eq!(revision, p.revision - 1),
         other => panic!("{other:?}"),
     }
@@ -186,7 +186,7 @@ async fn an_agent_following_etcd_applies_each_generation_as_a_reload() {
     .await
     .unwrap();
     let mut source = Source::new(etcd.clone(), "/follow");
-    let first = ipvs_agent::fleet::follow::first(&mut source).await;
+    let first = ipvs_agent::fleet::follow::reload::first(&mut source).await;
     let kernel = Kernel::new();
     let agent = start(
         &kernel,
@@ -194,7 +194,7 @@ async fn an_agent_following_etcd_applies_each_generation_as_a_reload() {
         &Scripted::default(),
         AgentOptions::default(),
     );
-    tokio::spawn(ipvs_agent::fleet::follow::follow(
+    tokio::spawn(ipvs_agent::fleet::follow::reload::follow(
         source,
         agent.handle.clone(),
     ));
@@ -259,7 +259,7 @@ async fn a_change_of_one_service_comes_from_the_watch_alone() {
 
 #[tokio::test]
 async fn a_watcher_started_in_the_middle_of_a_publish_gets_each_generation_whole() {
-    use ipvs_agent::fleet::split::Limits;
+    use ipvs_agent::fleet::publish::transactions::Limits;
     use std::sync::{Arc, Mutex};
 
     let server = EtcdServer::start();
@@ -282,7 +282,7 @@ async fn a_watcher_started_in_the_middle_of_a_publish_gets_each_generation_whole
                 assert_eq!((snapshot.generation, snapshot.config), (1, f));
                 *s.lock().unwrap() = Some(source);
             }
-        }) as ipvs_agent::fleet::write::PauseFuture
+        }) as ipvs_agent::fleet::publish::write::PauseFuture
     });
     let options = PublishOptions::default()
         .with_limits(Limits::new(6, 1 << 20))
