@@ -89,8 +89,8 @@ pub enum FleetError {
     },
     /// The configuration file could not be read or has errors.
     File(LoadError),
-    /// An entry the publisher's memo (`--cache`) named, made again from
-    /// the file, is not the value its key names: the memo was wrong;
+    /// An entry the publisher's cache (`--cache`) named, made again from
+    /// the file, is not the value its key names: the cache was wrong;
     /// nothing is written.
     Stale {
         /// The entry's key.

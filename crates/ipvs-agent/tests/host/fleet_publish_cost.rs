@@ -4,7 +4,7 @@
 //! `cargo test --release -p ipvs-agent --features fleet --test host
 //! fleet_publish_cost -- --ignored --nocapture`.
 //!
-//! Printed (`COST`): the instructions of a publish with the memo of the
+//! Printed (`COST`): the instructions of a publish with the cache of the
 //! publish before (`--cache`), of one without (`--no-cache`: every
 //! section parsed), and of `check` of the same file.
 
@@ -68,17 +68,17 @@ fn fleet_publish_cost() {
         std::fs::write(&path, scale_text(SERVICES, &servers, w)).unwrap();
         path.display().to_string()
     };
-    let cache = dir.join("memo.cache").display().to_string();
-    let publish = |f: &str, memo: bool| {
+    let cache = dir.join("publish.cache").display().to_string();
+    let publish = |f: &str, cached: bool| {
         let mut a = vec!["publish", f, "--etcd", &endpoint];
-        if memo {
+        if cached {
             a.extend(["--cache", &cache]);
         } else {
             a.push("--no-cache");
         }
         a.into_iter().map(str::to_string).collect::<Vec<_>>()
     };
-    // The first publish: every service parsed, the memo written.
+    // The first publish: every service parsed, the cache written.
     let args = publish(&file(1), true);
     let (first, said) = counted(&dir, "first", &argv(&args));
     println!(
@@ -86,8 +86,8 @@ fn fleet_publish_cost() {
         millions(first)
     );
     let mut rows = Vec::new();
-    for (w, memo) in [(2, true), (3, true), (4, false), (5, true)] {
-        let args = publish(&file(w), memo);
+    for (w, cached) in [(2, true), (3, true), (4, false), (5, true)] {
+        let args = publish(&file(w), cached);
         let (n, said) = counted(&dir, &format!("w{w}"), &argv(&args));
         assert!(
             said.contains("(1 entries put, 1 deleted), 3 transactions"),
@@ -98,11 +98,11 @@ fn fleet_publish_cost() {
             args[4..].join(" "),
             millions(n)
         );
-        rows.push((memo, n));
+        rows.push((cached, n));
     }
     let (check, _) = counted(&dir, "check", &["check", &file(5)]);
     println!("COST check of the same file: {}", millions(check));
-    // The memo's publishes read one section: fewer instructions than the
+    // The cache's publishes read one section: fewer instructions than the
     // one that read them all.
     let without = rows.iter().find(|(m, _)| !m).unwrap().1;
     assert!(rows.iter().filter(|(m, _)| *m).all(|(_, n)| *n < without));

@@ -118,7 +118,7 @@ fn fleet_vm_scale_one_service_changed_in_10000_reaches_every_kernel() {
         let command = t0.elapsed();
         // Only the change is written: one entry deleted, one put; and
         // only its service parsed (the others known from the publisher's
-        // memo of the publish before, kept under $HOME/.cache).
+        // cache of the publish before, kept under $HOME/.cache).
         assert!(
             said.contains("(1 entries put, 1 deleted), 3 transactions"),
             "{said}"

@@ -48,9 +48,9 @@ mod fleet_peers;
 #[cfg(feature = "fleet")]
 mod fleet_peers_named;
 #[cfg(feature = "fleet")]
-mod fleet_publish_cost;
+mod fleet_publish_cache;
 #[cfg(feature = "fleet")]
-mod fleet_publish_memo;
+mod fleet_publish_cost;
 #[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]

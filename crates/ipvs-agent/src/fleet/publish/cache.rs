@@ -1,19 +1,19 @@
-//! The publisher's memo: for each `[[service]]` section of a file
+//! The publisher's cache: for each `[[service]]` section of a file
 //! ([`sections`](crate::config)) that read and checked without an error,
 //! by the XXH3-128 of its text, what it gave: the service's identity and
 //! name (for the checks across services) and its entry's digest and
 //! length. A publish of a file where one service changed reads only that
 //! one's section; the others are known by their text.
 //!
-//! The memo holds for one context ([`context`]): this program (its
+//! The cache holds for one context ([`context`]): this program (its
 //! version, and its executable's size, time and inode, so a rebuilt one
 //! starts afresh) and the digest of the file's top part. It also says
-//! what the publish that wrote it stored ([`Memo::stored`]): its prefix, the
+//! what the publish that wrote it stored ([`Cache::stored`]): its prefix, the
 //! revision of its `current` and each section's slot, so that the next
 //! publish to that prefix knows the keys stored without reading them
 //! (checked: `write`). It is kept in a file (`--cache PATH`), written whole
 //! to a temporary file then renamed over the old one; a file missing, of
-//! another version, or whose closing checksum does not match, is no memo,
+//! another version, or whose closing checksum does not match, is no cache,
 //! and one of another context has no record the publish uses (then every
 //! section is read). The text:
 //!
@@ -27,19 +27,19 @@
 //! ```
 //!
 //! ```
-//! use ipvs_agent::fleet::publish::cache::{Known, Memo};
-//! let mut memo = Memo::new("ipvs-agent test".into());
-//! memo.insert(7, Known::new("tcp-192.0.2.1-80".into(), Some("web 1".into()), "ab".repeat(16), 120, 0));
-//! memo.stored = Some((42, "/ipvs".into()));
-//! let text = memo.to_text();
-//! assert_eq!(Memo::parse(&text).unwrap(), memo);
+//! use ipvs_agent::fleet::publish::cache::{Known, Cache};
+//! let mut cache = Cache::new("ipvs-agent test".into());
+//! cache.insert(7, Known::new("tcp-192.0.2.1-80".into(), Some("web 1".into()), "ab".repeat(16), 120, 0));
+//! cache.stored = Some((42, "/ipvs".into()));
+//! let text = cache.to_text();
+//! assert_eq!(Cache::parse(&text).unwrap(), cache);
 //! assert_eq!(
-//!     memo.stored_keys("/ipvs"),
+//!     cache.stored_keys("/ipvs"),
 //!     Some((42, vec![format!("services/00000000-tcp-192.0.2.1-80/{}", "ab".repeat(16))]))
 //! );
-//! assert_eq!(memo.stored_keys("/other"), None);
-//! assert_eq!(Memo::parse(&text.replace("120", "121")), None);
-//! assert_eq!(Memo::parse(&text[..text.len() - 2]), None);
+//! assert_eq!(cache.stored_keys("/other"), None);
+//! assert_eq!(Cache::parse(&text.replace("120", "121")), None);
+//! assert_eq!(Cache::parse(&text[..text.len() - 2]), None);
 //! ```
 
 use std::collections::HashMap;
@@ -52,8 +52,8 @@ use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 use crate::fleet::store::current::Digests;
 use crate::fleet::store::layout::SERVICES;
 
-/// The first line of a memo's file.
-pub const MEMO_HEADER: &str = "# ipvs-agent publish cache v2";
+/// The first line of a cache's file.
+pub const CACHE_HEADER: &str = "# ipvs-agent publish cache v2";
 
 /// What one section gave when it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +69,7 @@ pub struct Known {
     pub digest: String,
     /// Its entry's value's length in bytes.
     pub len: usize,
-    /// Its position in the file the memo was written for (its key's slot).
+    /// Its position in the file the cache was written for (its key's slot).
     pub slot: usize,
 }
 
@@ -106,23 +106,23 @@ impl Known {
 /// The sections known in one context, by the XXH3-128 of their text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Memo {
+pub struct Cache {
     /// What the records hold for ([`context`]).
     pub context: String,
     /// The key of the settings' entry, if the file had one.
     pub settings: Option<String>,
-    /// The revision of the `current` the publish that wrote the memo
-    /// wrote, and its prefix: the entries stored then are this memo's
-    /// ([`Memo::stored_keys`]).
+    /// The revision of the `current` the publish that wrote the cache
+    /// wrote, and its prefix: the entries stored then are this cache's
+    /// ([`Cache::stored_keys`]).
     pub stored: Option<(i64, String)>,
     /// The records.
     pub sections: HashMap<u128, Known, Digests>,
 }
 
-impl Memo {
-    /// An empty memo for `context`.
+impl Cache {
+    /// An empty cache for `context`.
     pub fn new(context: String) -> Self {
-        Memo {
+        Cache {
             context,
             settings: None,
             stored: None,
@@ -140,7 +140,7 @@ impl Memo {
         self.sections.get(&section)
     }
 
-    /// The keys of the entries the publish that wrote the memo stored
+    /// The keys of the entries the publish that wrote the cache stored
     /// under `prefix` (relative to `PREFIX/entries/`, each service at its
     /// slot), and the revision of its `current`.
     pub fn stored_keys(&self, prefix: &str) -> Option<(i64, Vec<String>)> {
@@ -153,12 +153,12 @@ impl Memo {
         Some((*revision, keys))
     }
 
-    /// The memo as its file's text.
+    /// The cache as its file's text.
     pub fn to_text(&self) -> String {
         let mut o = String::with_capacity(128 * (self.sections.len() + 2));
         let settings = self.settings.as_deref().unwrap_or("-");
         for part in [
-            MEMO_HEADER,
+            CACHE_HEADER,
             "\ncontext ",
             &self.context,
             "\nsettings ",
@@ -200,26 +200,28 @@ impl Memo {
         o
     }
 
-    /// Reads a memo's text; `None` unless it is whole and well formed.
-    pub fn parse(text: &str) -> Option<Memo> {
+    /// Reads a cache's text; `None` unless it is whole and well formed.
+    pub fn parse(text: &str) -> Option<Cache> {
         let body_end = text.trim_end_matches('\n').rfind('\n')? + 1;
         let (body, end) = text.split_at(body_end);
         let sum = end.strip_prefix("end ")?.strip_suffix('\n')?;
         if unhex128(sum)? != xxh3_128(body.as_bytes()) {
             return None;
         }
-        let rest = body.strip_prefix(MEMO_HEADER)?.strip_prefix("\ncontext ")?;
+        let rest = body
+            .strip_prefix(CACHE_HEADER)?
+            .strip_prefix("\ncontext ")?;
         let (context, rest) = rest.split_once('\n')?;
         let (settings, mut rest) = rest.strip_prefix("settings ")?.split_once('\n')?;
-        let mut memo = Memo::new(context.to_string());
-        memo.settings = (settings != "-").then(|| settings.to_string());
+        let mut cache = Cache::new(context.to_string());
+        cache.settings = (settings != "-").then(|| settings.to_string());
         if let Some(stored) = rest.strip_prefix("stored ") {
             let (line, next) = stored.split_once('\n')?;
             let (revision, prefix) = line.split_once(' ')?;
-            memo.stored = Some((revision.parse().ok()?, prefix.to_string()));
+            cache.stored = Some((revision.parse().ok()?, prefix.to_string()));
             rest = next;
         }
-        memo.sections.reserve(rest.len() / 100);
+        cache.sections.reserve(rest.len() / 100);
         while !rest.is_empty() {
             let end = memchr::memchr(b'\n', rest.as_bytes())?;
             let (line, next) = (rest.get(..end)?, rest.get(end + 1..)?);
@@ -234,7 +236,7 @@ impl Memo {
                 "-" => None,
                 n => Some(String::from_utf8(unhex(n.strip_prefix('=')?)?).ok()?),
             };
-            memo.insert(
+            cache.insert(
                 unhex128(h)?,
                 Known::new(
                     identity.to_string(),
@@ -245,10 +247,10 @@ impl Memo {
                 ),
             );
         }
-        Some(memo)
+        Some(cache)
     }
 
-    /// Writes the memo to `path`: to a temporary file beside it, then
+    /// Writes the cache to `path`: to a temporary file beside it, then
     /// renamed over it (a reader sees the old file or the new one, whole).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -278,7 +280,7 @@ impl Memo {
     }
 }
 
-/// The context a memo holds for: this program and its executable (so
+/// The context a cache holds for: this program and its executable (so
 /// that another build starts afresh), and the top part of the file
 /// (`top`: its XXH3-128).
 pub fn context(top: u128) -> String {
@@ -297,7 +299,7 @@ pub fn context(top: u128) -> String {
     out
 }
 
-/// Where the memo of a publish to `prefix` is kept by default:
+/// Where the cache of a publish to `prefix` is kept by default:
 /// `$XDG_CACHE_HOME/ipvs-agent/`, else `$HOME/.cache/ipvs-agent/`, else
 /// `/var/cache/ipvs-agent/`, in a file named by the prefix's XXH3-64.
 ///
@@ -348,7 +350,7 @@ pub(crate) fn push_padded(out: &mut String, n: usize, width: usize) {
 }
 
 /// The fields of a line, each up to the next space (`memchr`: cheaper
-/// than `str::split`'s searcher on a memo's 10,000 lines).
+/// than `str::split`'s searcher on a cache's 10,000 lines).
 struct Fields<'a>(&'a str);
 
 impl<'a> Iterator for Fields<'a> {

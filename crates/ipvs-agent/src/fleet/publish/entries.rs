@@ -1,6 +1,6 @@
 //! A generation's entries as a publish gets them: every key with its
 //! value's length, and the values, some of which are made only when the
-//! entry is put (a service whose key the publisher knew from its memo is
+//! entry is put (a service whose key the publisher knew from its cache is
 //! read again only if etcd does not have that key).
 //!
 //! ```
@@ -91,7 +91,7 @@ impl Staged {
 
     /// With the keys stored presumed to be `keys` (relative to
     /// `PREFIX/entries/`) when `current` was last written at `revision`
-    /// (what the publisher's memo says it stored): a publish checks the
+    /// (what the publisher's cache says it stored): a publish checks the
     /// presumption against etcd's count of the entries, and reads the
     /// keys only when it fails (`write`).
     #[must_use]
@@ -134,7 +134,7 @@ impl Staged {
     }
 
     /// The value of entry `i`: held, or made and checked against the
-    /// digest its key names (an error when it differs: then the memo that
+    /// digest its key names (an error when it differs: then the cache that
     /// named the key was wrong, and nothing is written).
     pub fn value(&self, i: usize) -> Result<Vec<u8>, FleetError> {
         let (key, held) = &self.entries[i];

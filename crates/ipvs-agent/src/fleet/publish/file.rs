@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::config::{Config, LoadError};
 use crate::fleet::errors::FleetError;
-use crate::fleet::publish::cache::Memo;
+use crate::fleet::publish::cache::Cache;
 use crate::fleet::publish::incremental::{prepare, Prepared};
 use crate::fleet::publish::write::{publish, publish_staged, PublishOptions, Published};
 use crate::fleet::store::etcd::Etcd;
@@ -28,14 +28,14 @@ pub struct PublishArgs {
     pub endpoints: Vec<String>,
     /// The prefix (`--prefix`, default [`DEFAULT_PREFIX`]).
     pub prefix: String,
-    /// Where the publisher's memo is kept (`--cache PATH`, default
+    /// Where the publisher's cache is kept (`--cache PATH`, default
     /// [`default_path`](crate::fleet::publish::cache::default_path) of the prefix); `None` with `--no-cache` (every
     /// service read).
     pub cache: Option<PathBuf>,
 }
 
 /// Validates the file, then publishes it; [`FleetError::File`] when the
-/// file cannot be read or has errors (then nothing is written). The memo
+/// file cannot be read or has errors (then nothing is written). The cache
 /// at `args.cache` spares the services it knows their parse, and is
 /// updated.
 pub async fn publish_file(
@@ -46,7 +46,7 @@ pub async fn publish_file(
     publish_ready(args, ready, options).await
 }
 
-/// The file of `args` read and made ready ([`prepare`]), with the memo
+/// The file of `args` read and made ready ([`prepare`]), with the cache
 /// at `args.cache`.
 pub fn read_file(args: &PublishArgs) -> Result<Prepared, FleetError> {
     let file = args.file.display().to_string();
@@ -56,15 +56,15 @@ pub fn read_file(args: &PublishArgs) -> Result<Prepared, FleetError> {
             source,
         })
     })?;
-    let memo = args
+    let cache = args
         .cache
         .as_deref()
         .and_then(|path| std::fs::read_to_string(path).ok())
-        .and_then(|text| Memo::parse(&text));
-    prepare(&file, text.into(), memo).map_err(|e| FleetError::File(LoadError::Invalid(e)))
+        .and_then(|text| Cache::parse(&text));
+    prepare(&file, text.into(), cache).map_err(|e| FleetError::File(LoadError::Invalid(e)))
 }
 
-/// Publishes a file made ready by [`read_file`], then keeps its memo at
+/// Publishes a file made ready by [`read_file`], then keeps its cache at
 /// `args.cache` (removes it when it proved wrong: [`FleetError::Stale`]).
 pub async fn publish_ready(
     args: &PublishArgs,
@@ -73,7 +73,7 @@ pub async fn publish_ready(
 ) -> Result<Published, FleetError> {
     let Prepared {
         mut staged,
-        memo,
+        cache,
         parsed,
         stored,
         ..
@@ -91,22 +91,22 @@ pub async fn publish_ready(
     let Some(path) = &args.cache else {
         return result;
     };
-    let keep = match (&result, memo) {
+    let keep = match (&result, cache) {
         (Err(FleetError::Stale { .. }), _) => {
             let _ = std::fs::remove_file(path);
             None
         }
         // What this publish stored, for the next.
-        (Ok(p), Some(mut memo)) => {
-            memo.stored = Some((p.revision, args.prefix.clone()));
-            Some(memo)
+        (Ok(p), Some(mut cache)) => {
+            cache.stored = Some((p.revision, args.prefix.clone()));
+            Some(cache)
         }
         // Nothing known stored: the sections read, if any.
-        (Err(_), Some(memo)) if parsed > 0 => Some(memo),
+        (Err(_), Some(cache)) if parsed > 0 => Some(cache),
         _ => None,
     };
-    if let Some(memo) = keep {
-        if let Err(e) = memo.save(path) {
+    if let Some(cache) = keep {
+        if let Err(e) = cache.save(path) {
             eprintln!(
                 "ipvs-agent publish: cannot keep the cache {}: {e} (the next publish reads every service)",
                 path.display()

@@ -1,7 +1,7 @@
 //! A configuration file made ready to publish, reading only what changed:
 //! the file is cut into its top part and its `[[service]]` sections (a
 //! conservative scan, [`crate::config`]'s), each section is known by the
-//! XXH3-128 of its text, and only the sections the [`Memo`] does not know
+//! XXH3-128 of its text, and only the sections the [`Cache`] does not know
 //! are parsed and checked; then the checks across services (a service or
 //! a name twice) run on what every section gave, and the entries are
 //! staged ([`Staged`]), the values of the known ones made only if put.
@@ -10,18 +10,18 @@
 //! read it (the scan gives up, the top part or a section has an error, a
 //! check across services fails), the file is parsed whole, as `check`
 //! does: every error at its line and column, and nothing taken from the
-//! memo. So a file with any error gives exactly the errors of
+//! cache. So a file with any error gives exactly the errors of
 //! [`parse_str`], and a file without gives the entries its [`Config`]
 //! gives ([`entries`](crate::fleet::store::layout::entries)).
 //!
 //! ```
-//! use ipvs_agent::fleet::publish::cache::Memo;
+//! use ipvs_agent::fleet::publish::cache::Cache;
 //! use ipvs_agent::fleet::publish::incremental::prepare;
 //! let text = "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\n\
 //!             [[service.server]]\naddress = \"10.0.0.2\"\n";
 //! let first = prepare("a.toml", text.into(), None).unwrap();
 //! assert_eq!((first.parsed, first.known), (1, 0));
-//! let again = prepare("a.toml", text.into(), first.memo).unwrap();
+//! let again = prepare("a.toml", text.into(), first.cache).unwrap();
 //! assert_eq!((again.parsed, again.known), (0, 1));
 //! assert_eq!(again.staged.entries[0].0, first.staged.entries[0].0);
 //! ```
@@ -33,43 +33,43 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::config::{parse_str, pieces, sections, AgentSettings, Config, ConfigErrors};
-use crate::fleet::publish::cache::{context, Known, Memo};
+use crate::fleet::publish::cache::{context, Cache, Known};
 use crate::fleet::publish::entries::{Maker, Staged};
 use crate::fleet::store::current::Digests;
 use crate::fleet::store::encode;
 use crate::fleet::store::layout::{identity, value_digest, SETTINGS};
 
-/// A file made ready: its entries, and the memo to keep for the next.
+/// A file made ready: its entries, and the cache to keep for the next.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Prepared {
     /// The entries to publish.
     pub staged: Staged,
-    /// The memo of this file's sections, to keep (`None` when the file was
-    /// parsed whole: then the memo kept before is as good as any).
-    pub memo: Option<Memo>,
-    /// Sections parsed (not known from the memo); the services when the
+    /// The cache of this file's sections, to keep (`None` when the file was
+    /// parsed whole: then the cache kept before is as good as any).
+    pub cache: Option<Cache>,
+    /// Sections parsed (not known from the cache); the services when the
     /// file was parsed whole.
     pub parsed: usize,
-    /// Sections known from the memo.
+    /// Sections known from the cache.
     pub known: usize,
     /// The services.
     pub services: usize,
-    /// What the memo given said the publish that wrote it stored: the
+    /// What the cache given said the publish that wrote it stored: the
     /// revision of its `current`, its prefix and the keys of its entries
-    /// ([`Memo::stored_keys`]).
+    /// ([`Cache::stored_keys`]).
     pub stored: Option<(i64, String, Vec<String>)>,
 }
 
 /// Makes the file `file` (its name, for errors) of text `text` ready,
-/// with what `memo` knows (`None`: nothing).
-pub fn prepare(file: &str, text: Arc<str>, memo: Option<Memo>) -> Result<Prepared, ConfigErrors> {
-    let stored = memo.as_ref().and_then(|m| {
+/// with what `cache` knows (`None`: nothing).
+pub fn prepare(file: &str, text: Arc<str>, cache: Option<Cache>) -> Result<Prepared, ConfigErrors> {
+    let stored = cache.as_ref().and_then(|m| {
         let prefix = &m.stored.as_ref()?.1;
         let (revision, keys) = m.stored_keys(prefix)?;
         Some((revision, prefix.clone(), keys))
     });
-    let mut ready = match by_sections(&text, memo) {
+    let mut ready = match by_sections(&text, cache) {
         Some(p) => p,
         None => whole(parse_str(file, &text)?)?,
     };
@@ -82,7 +82,7 @@ fn whole(config: Config) -> Result<Prepared, ConfigErrors> {
     let services = config.services.len();
     Ok(Prepared {
         staged: Staged::of(&config),
-        memo: None,
+        cache: None,
         parsed: services,
         known: 0,
         services,
@@ -91,13 +91,13 @@ fn whole(config: Config) -> Result<Prepared, ConfigErrors> {
 }
 
 /// The file by its sections, or `None` for the whole parse.
-fn by_sections(text: &Arc<str>, memo: Option<Memo>) -> Option<Prepared> {
+fn by_sections(text: &Arc<str>, cache: Option<Cache>) -> Option<Prepared> {
     let cut = sections::sections(text)?;
     let top = &text[cut.top.clone()];
     let agent = pieces::top(top)?;
     let context = context(xxh3_128(top.as_bytes()));
-    let old = memo.filter(|m| m.context == context);
-    let mut new = Memo::new(context);
+    let old = cache.filter(|m| m.context == context);
+    let mut new = Cache::new(context);
     let mut items: Vec<(String, usize, Option<Vec<u8>>)> = Vec::with_capacity(cut.services.len());
     let mut ids: HashSet<&str, Digests> = HashSet::default();
     let mut names: HashSet<&str, Digests> = HashSet::default();
@@ -147,7 +147,7 @@ fn by_sections(text: &Arc<str>, memo: Option<Memo>) -> Option<Prepared> {
     let services = cut.services.len();
     Some(Prepared {
         staged: Staged::lazy(items, maker(Arc::clone(text), cut.services)),
-        memo: Some(new),
+        cache: Some(new),
         parsed,
         known,
         services,

@@ -130,7 +130,7 @@ pub struct Published {
     /// The revision of the flip: readers at or after it get this generation.
     pub revision: i64,
     /// Whether the keys stored were read from etcd (not known from what
-    /// the publisher's memo presumed: [`Staged::presuming`]).
+    /// the publisher's cache presumed: [`Staged::presuming`]).
     pub keys_read: bool,
 }
 
@@ -162,8 +162,8 @@ pub async fn publish_staged(
         Some((c, mod_revision)) => (Some(c), mod_revision),
         None => (None, 0),
     };
-    // The keys the memo presumes stored, when they are those of the
-    // `current` read (written at the revision the memo names, its count
+    // The keys the cache presumes stored, when they are those of the
+    // `current` read (written at the revision the cache names, its count
     // and digest those of these keys).
     let presumed = match (&staged.presumed, &previous) {
         (Some((revision, keys)), Some(c))

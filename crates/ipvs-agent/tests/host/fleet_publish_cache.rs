@@ -1,11 +1,11 @@
-//! The publisher's memo (`--cache`) proven equivalent to the whole parse:
+//! The publisher's cache (`--cache`) proven equivalent to the whole parse:
 //! a sequence of files (changes of one service, services inserted,
 //! removed and moved, the settings changed, every construct that makes
 //! the publisher parse the file whole, errors in a changed section and
-//! across sections, a memo gone or corrupt) each published three ways
+//! across sections, a cache gone or corrupt) each published three ways
 //! to three prefixes of one etcd: the file parsed whole by
 //! `config::load` and published by `write::publish` (as before the
-//! memo), `--no-cache`, and `--cache` (the memo kept from one file to
+//! cache), `--no-cache`, and `--cache` (the cache kept from one file to
 //! the next). After each, the errors are the same text, or what is
 //! stored under the three prefixes is the same, byte for byte.
 
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use etcd_client::GetOptions;
 use ipvs_agent::cli::parse_publish;
 use ipvs_agent::config::{self, LoadError};
-use ipvs_agent::fleet::publish::cache::Memo;
+use ipvs_agent::fleet::publish::cache::Cache;
 use ipvs_agent::fleet::publish::file::{publish_ready, read_file, PublishArgs};
 use ipvs_agent::fleet::publish::write::{publish, PublishOptions};
 use ipvs_agent::fleet::store::etcd::Etcd;
@@ -75,7 +75,7 @@ struct Three {
     endpoint: String,
     dir: PathBuf,
     generation: u64,
-    /// Whether the last publish with the memo read the keys stored.
+    /// Whether the last publish with the cache read the keys stored.
     keys_read: bool,
 }
 
@@ -106,7 +106,7 @@ impl Three {
     }
 
     fn cache(&self) -> PathBuf {
-        self.dir.join("memo.cache")
+        self.dir.join("publish.cache")
     }
 
     fn args(&self, prefix: &str, cache: bool) -> PublishArgs {
@@ -128,7 +128,7 @@ impl Three {
     }
 
     /// Publishes `text` the three ways; panics unless they agree. Returns
-    /// the outcome and how many sections the memo's publish parsed.
+    /// the outcome and how many sections the cache's publish parsed.
     async fn publish(&mut self, text: &str, what: &str) -> (Outcome, usize) {
         let path = self.dir.join("agent.toml");
         std::fs::write(&path, text).unwrap();
@@ -148,15 +148,15 @@ impl Three {
             Err(e) => panic!("{what}: {e}"),
         };
         let plain = self.by_args(&self.args("/plain", false), what).await.0;
-        let (memo, parsed, keys_read) = self.by_args(&self.args("/memo", true), what).await;
+        let (cache, parsed, keys_read) = self.by_args(&self.args("/cache", true), what).await;
         self.keys_read = keys_read;
         assert_eq!(plain, whole, "{what}: --no-cache");
-        assert_eq!(memo, whole, "{what}: --cache");
+        assert_eq!(cache, whole, "{what}: --cache");
         if let Outcome::Published(g, ..) = whole {
             self.generation = g;
             let want = self.stored("/whole").await;
             assert_eq!(self.stored("/plain").await, want, "{what}: --no-cache");
-            assert_eq!(self.stored("/memo").await, want, "{what}: --cache");
+            assert_eq!(self.stored("/cache").await, want, "{what}: --cache");
         }
         (whole, parsed)
     }
@@ -221,8 +221,8 @@ fn errors(o: &Outcome) -> &str {
 }
 
 #[tokio::test]
-async fn a_publish_with_the_memo_stores_what_the_whole_parse_stores() {
-    let mut t = Three::start("memo-changes").await;
+async fn a_publish_with_the_cache_stores_what_the_whole_parse_stores() {
+    let mut t = Three::start("cache-changes").await;
     let n = 40;
     let (o, parsed) = t.publish(&file(n, 0, 1), "first").await;
     assert_eq!((published(&o).0, parsed), (n + 1, n));
@@ -237,7 +237,7 @@ async fn a_publish_with_the_memo_stores_what_the_whole_parse_stores() {
             ((two, two), two),
             "service {changed}"
         );
-        // What the memo's publish stored is known: no key read.
+        // What the cache's publish stored is known: no key read.
         assert!(!t.keys_read, "service {changed}");
     }
     // Unchanged: nothing parsed, nothing written.
@@ -287,7 +287,7 @@ async fn a_publish_with_the_memo_stores_what_the_whole_parse_stores() {
 
 #[tokio::test]
 async fn what_the_scan_cannot_be_sure_of_is_parsed_whole_with_the_same_result() {
-    let mut t = Three::start("memo-whole").await;
+    let mut t = Three::start("cache-whole").await;
     let n = 10;
     let base = file(n, 0, 1);
     t.publish(&base, "first").await;
@@ -354,7 +354,7 @@ async fn what_the_scan_cannot_be_sure_of_is_parsed_whole_with_the_same_result() 
 
 #[tokio::test]
 async fn errors_in_a_changed_section_are_the_whole_parse_s_at_the_file_s_lines() {
-    let mut t = Three::start("memo-errors").await;
+    let mut t = Three::start("cache-errors").await;
     let n = 20;
     let base = file(n, 0, 1);
     t.publish(&base, "first").await;
@@ -412,14 +412,14 @@ async fn errors_in_a_changed_section_are_the_whole_parse_s_at_the_file_s_lines()
         let (o, _) = t.publish(&text, what).await;
         assert!(errors(&o).contains(want), "{what}: {o:?}");
     }
-    // After the errors, the memo still spares the services it knows.
+    // After the errors, the cache still spares the services it knows.
     let (o, parsed) = t.publish(&file(n, 15, 2), "fixed").await;
     assert_eq!((published(&o), parsed), ((1, 1), 1));
 }
 
 #[tokio::test]
-async fn a_memo_missing_corrupt_or_of_another_file_means_a_parse_of_every_section() {
-    let mut t = Three::start("memo-corrupt").await;
+async fn a_cache_missing_corrupt_or_of_another_file_means_a_parse_of_every_section() {
+    let mut t = Three::start("cache-corrupt").await;
     let n = 15;
     t.publish(&file(n, 0, 1), "first").await;
     let cache = t.cache();
@@ -462,18 +462,18 @@ async fn a_memo_missing_corrupt_or_of_another_file_means_a_parse_of_every_sectio
 }
 
 #[tokio::test]
-async fn a_memo_that_names_a_value_the_file_does_not_give_writes_nothing_and_is_removed() {
-    let mut t = Three::start("memo-stale").await;
+async fn a_cache_that_names_a_value_the_file_does_not_give_writes_nothing_and_is_removed() {
+    let mut t = Three::start("cache-stale").await;
     let n = 10;
     t.publish(&file(n, 0, 1), "first").await;
-    let cache = t.cache();
-    // A whole memo, well formed, one record's digest wrong.
-    let mut memo = Memo::parse(&std::fs::read_to_string(&cache).unwrap()).unwrap();
-    let known = memo.sections.values_mut().next().unwrap();
+    let path = t.cache();
+    // A whole cache, well formed, one record's digest wrong.
+    let mut cache = Cache::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let known = cache.sections.values_mut().next().unwrap();
     known.digest = "0".repeat(32);
-    std::fs::write(&cache, memo.to_text()).unwrap();
-    let before = t.stored("/memo").await;
-    let args = t.args("/memo", true);
+    std::fs::write(&path, cache.to_text()).unwrap();
+    let before = t.stored("/cache").await;
+    let args = t.args("/cache", true);
     let ready = read_file(&args).unwrap();
     assert_eq!(ready.parsed, 0);
     let e = publish_ready(&args, ready, PublishOptions::default())
@@ -483,16 +483,16 @@ async fn a_memo_that_names_a_value_the_file_does_not_give_writes_nothing_and_is_
     assert!(e
         .to_string()
         .contains("the publish cache named a value the file does not give"));
-    assert_eq!(t.stored("/memo").await, before);
-    assert!(!cache.exists());
+    assert_eq!(t.stored("/cache").await, before);
+    assert!(!path.exists());
     // The next publish reads every section.
     let (o, parsed) = t.publish(&file(n, 2, 3), "after").await;
     assert_eq!((published(&o), parsed), ((1, 1), n));
 }
 
 #[tokio::test]
-async fn entries_changed_since_the_memo_s_publish_are_found_and_replaced() {
-    let mut t = Three::start("memo-behind").await;
+async fn entries_changed_since_the_cache_s_publish_are_found_and_replaced() {
+    let mut t = Three::start("cache-behind").await;
     let n = 12;
     let text = file(n, 0, 1);
     t.publish(&text, "first").await;
@@ -503,7 +503,7 @@ async fn entries_changed_since_the_memo_s_publish_are_found_and_replaced() {
         .into_iter()
         .enumerate()
     {
-        for prefix in ["/whole", "/plain", "/memo"] {
+        for prefix in ["/whole", "/plain", "/cache"] {
             let mut client = t.etcd.client();
             if delete {
                 let keys = t.stored(prefix).await;
