@@ -10,7 +10,7 @@ use crate::render::render;
 
 /// Checks the configuration `path`: exit 0 when valid (its rendering on
 /// stdout), 1 when it cannot be read or has errors.
-pub fn check(path: &Path) -> ExitCode {
+pub(super) fn check(path: &Path) -> ExitCode {
     match config::load(path) {
         Ok(c) => {
             print!("{}", render(&c));

@@ -22,12 +22,15 @@ use std::sync::Arc;
 
 use crate::probe::Prober;
 
-pub use check::check;
+use check::check;
 #[cfg(feature = "fleet")]
-pub use publish::{parse_publish, publish_args};
+pub use publish::parse_publish;
+#[cfg(feature = "fleet")]
+use publish::publish_args;
 pub use run::run_args;
 pub use run_options::{RunOptions, DEFAULT_LISTEN};
-pub use usage::{UsageError, USAGE};
+pub use usage::UsageError;
+use usage::USAGE;
 
 /// Runs the command the arguments (after the program's name) say, the
 /// servers of `run` checked by the prober `prober` makes (called only

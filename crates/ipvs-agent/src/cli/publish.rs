@@ -93,7 +93,7 @@ fn prefix_value(prefix: Option<String>) -> Result<String, UsageError> {
 
 /// Runs `publish` for the arguments after it: exit 0 when published, 1 on
 /// an error (each of the file's on its line), 2 on a usage error.
-pub fn publish_args(args: &[&str]) -> ExitCode {
+pub(super) fn publish_args(args: &[&str]) -> ExitCode {
     let args = match parse_publish(args) {
         Ok(a) => a,
         Err(e) => {

@@ -8,7 +8,7 @@ use tokio::runtime::Runtime;
 
 /// A current-thread runtime with I/O and timers, or the exit status of a
 /// command that could not build one (after saying why on stderr).
-pub(crate) fn command_runtime() -> Result<Runtime, ExitCode> {
+pub(super) fn command_runtime() -> Result<Runtime, ExitCode> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

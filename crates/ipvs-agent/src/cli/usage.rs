@@ -19,7 +19,7 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 /// `ipvs-agent`'s usage (`-h`, and on stderr after an unknown command).
-pub const USAGE: &str = concat!(
+pub(super) const USAGE: &str = concat!(
     "usage: ipvs-agent check FILE\n",
     "       ipvs-agent publish FILE --etcd URL[,URL...] [--prefix P] [--cache PATH | --no-cache]\n",
     "       ipvs-agent run FILE [--listen ADDR | --no-http] [--netns PATH] [--remove-on-exit]\n",
