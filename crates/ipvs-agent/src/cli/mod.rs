@@ -1,9 +1,9 @@
 //! The commands layer: `ipvs-agent`'s command line. It reads the flags of
 //! `check`, `publish` and `run`, fills the engines' plain option structs
 //! and calls them: the daemon ([`crate::daemon`]) and fleet mode
-//! ([`crate::fleet`]) read no flag, and neither imports the other; what
-//! joins them (a daemon following etcd, the election beside the agent)
-//! is composed here.
+//! (`crate::fleet`, with the `fleet` feature) read no flag, and neither
+//! imports the other; what joins them (a daemon following etcd, the
+//! election beside the agent) is composed here.
 //!
 //! Contract: exit status 0 on success, 1 on an error the command reports
 //! (a file's errors each at its line and column), 2 on a usage error

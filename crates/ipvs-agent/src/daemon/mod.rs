@@ -5,7 +5,7 @@
 //!
 //! An engine: it reads no flag and knows nothing of fleet mode. The
 //! command layer ([`crate::cli`]) fills its options and composes it with
-//! [`crate::fleet`] (`ipvs-agent run --etcd`).
+//! fleet mode (`crate::fleet`, `ipvs-agent run --etcd`).
 
 mod agent;
 mod changes;
