@@ -27,7 +27,11 @@ use hyper::body::{Body, Frame, SizeHint};
 
 use crate::listing::Listing;
 use crate::server_stats::ServerStats;
-use crate::{render_exporter_metrics, Appendix, Position};
+use crate::{render_exporter_metrics, Position};
+
+/// What a scrape appends after the exporter's own metrics: text in the
+/// exposition format (see [`push_header`](crate::push_header)).
+pub type Appendix = Arc<dyn Fn(&mut Vec<u8>) + Send + Sync>;
 
 /// About how much text one part holds (a line is never cut).
 pub const PART_BYTES: usize = 64 << 10;

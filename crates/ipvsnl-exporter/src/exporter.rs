@@ -13,17 +13,13 @@ use std::time::Instant;
 use hyper::Response;
 
 use crate::listing::{Listing, RendererHome};
-use crate::{log_line, MetricPrefix, Renderer, ScrapeBody, Source};
+use crate::{log_line, Appendix, MetricPrefix, Renderer, ScrapeBody, Source};
 
 /// The answer a route's handler is working out.
 pub type RouteFuture = Pin<Box<dyn Future<Output = Response<ScrapeBody>> + Send>>;
 
 /// A route's handler: called for each GET or HEAD of its path.
 pub type Route = Arc<dyn Fn() -> RouteFuture + Send + Sync>;
-
-/// What a scrape appends after the exporter's own metrics: text in the
-/// exposition format (see [`push_header`](crate::push_header)).
-pub type Appendix = Arc<dyn Fn(&mut Vec<u8>) + Send + Sync>;
 
 /// Where log lines go: one call per line, without the newline.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;

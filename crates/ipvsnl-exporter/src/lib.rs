@@ -57,9 +57,9 @@ mod text;
 mod tracked_body;
 mod watched_io;
 
-pub use body::{ScrapeBody, PART_BYTES};
+pub use body::{Appendix, ScrapeBody, PART_BYTES};
 pub use duration::{format_duration, parse_duration, DurationBounds, DurationError};
-pub use exporter::{Appendix, Exporter, LogSink, Route, RouteFuture};
+pub use exporter::{Exporter, LogSink, Route, RouteFuture};
 pub use flags::{FlagError, Flags, DEFAULT_LISTEN_ADDRESS};
 pub use limits::{
     open_files_limit, Limits, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
