@@ -14,7 +14,7 @@
 #   lane NAME FUNCTION         runs FUNCTION (a shell function calling
 #                              stage) in the background, its output into
 #                              DIR/lane-NAME.log; "nice" before FUNCTION
-#                              runs it at a lower priority
+#                              runs it at the lowest priority
 #   lanes_wait                 waits for every lane and prints each lane's
 #                              log whole as it ends; returns 1 if a lane did
 #   pipeline_failed            true when a stage recorded so far failed
@@ -66,12 +66,12 @@ stage_say() {
 lane() {
   local name=$1 prio=()
   shift
-  if [ "$1" = nice ]; then prio=(nice -n 10); shift; fi
+  if [ "$1" = nice ]; then prio=(nice -n 19); shift; fi
   local fn=$1
-  echo "::: lane $name started${prio[*]:+ (at a lower priority)}"
+  echo "::: lane $name started${prio[*]:+ (at the lowest priority)}"
   (
     PIPELINE_LANE=$name
-    if [ ${#prio[@]} -gt 0 ]; then renice -n 10 -p "$BASHPID" >/dev/null; fi
+    if [ ${#prio[@]} -gt 0 ]; then renice -n 19 -p "$BASHPID" >/dev/null; fi
     "$fn"
   ) >"$PIPELINE_DIR/lane-$name.log" 2>&1 &
   PIPELINE_LANE_OF_PID[$!]=$name
