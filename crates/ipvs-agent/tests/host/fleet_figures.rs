@@ -1,4 +1,4 @@
-//! The README's fleet figures, against a local single-member etcd (wall
+//! The fleet figures of benches/AGENT.md, against a local single-member etcd (wall
 //! time on the host that runs them; not a test of speed: run by hand with
 //! `cargo test --release -p ipvs-agent --features fleet --test host
 //! fleet_figures -- --ignored --nocapture`).
@@ -14,7 +14,7 @@ use ipvs_agent::fleet::Source;
 use crate::fleet_etcd::{config_of, EtcdServer};
 
 #[tokio::test]
-#[ignore = "figures for the README, run by hand"]
+#[ignore = "figures for benches/AGENT.md, run by hand"]
 async fn publish_and_watch_times() {
     let server = EtcdServer::start();
     let etcd = Etcd::connect(&server.endpoints()).await.unwrap();

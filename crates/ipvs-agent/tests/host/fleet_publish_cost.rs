@@ -1,6 +1,6 @@
 //! What `ipvs-agent publish` executes for one service changed in 10,000
 //! (the VM proof's file, [`scale_text`]), counted by callgrind: figures
-//! for the README, not a test of speed. Needs valgrind and etcd:
+//! for benches/AGENT.md, not a test of speed. Needs valgrind and etcd:
 //! `cargo test --release -p ipvs-agent --features fleet --test host
 //! fleet_publish_cost -- --ignored --nocapture`.
 //!
@@ -55,7 +55,7 @@ fn millions(n: u64) -> String {
 }
 
 #[test]
-#[ignore = "figures for the README (valgrind, release build), run by hand"]
+#[ignore = "figures for benches/AGENT.md (valgrind, release build), run by hand"]
 fn fleet_publish_cost() {
     let server = EtcdServer::start();
     let endpoint = server.endpoint();

@@ -75,7 +75,7 @@ fn ms(d: Duration) -> String {
 }
 
 #[tokio::test]
-#[ignore = "figures for the README, run by hand"]
+#[ignore = "figures for benches/AGENT.md, run by hand"]
 async fn fleet_scale_figures() {
     let servers: Vec<IpAddr> = vec!["10.0.0.11".parse().unwrap(), "10.0.0.12".parse().unwrap()];
     let server = EtcdServer::start();

@@ -2,7 +2,7 @@
 //! `.ci/fleet-tests`): three etcd members, three directors each running
 //! `ipvs-agent run --etcd ... --vip ... --sync-interface ...`, real servers
 //! behind the VIP by direct routing and a client, on one L2 segment
-//! (`fleet_lab`). What the README's fleet table reports is measured here
+//! (`fleet_lab`). What benches/AGENT.md's fleet table reports is measured here
 //! (printed with `--nocapture`); what must hold is asserted.
 
 use std::time::{Duration, Instant};
@@ -153,7 +153,7 @@ fn fleet_vm_bc_one_leader_serves_and_a_connection_survives_its_death() {
     let t = Instant::now();
     lab.kill_director(leader);
     // A dead agent leaves its VIP on the interface (until it is started
-    // again: README), so the machine's link goes too.
+    // again: the agent's README), so the machine's link goes too.
     assert!(lab.holds(leader), "the SIGKILLed agent's VIP stays");
     lab.segment_link(leader, false);
     let new = wait_for(TTL + PATIENCE, || {
@@ -275,7 +275,7 @@ fn fleet_vm_e_etcd_members_die_and_return_and_a_director_restarts() {
     converged(&mut clients, &wanted([1, 1]), Instant::now());
     reach().expect("served with one etcd member down");
 
-    // All killed: as the README says, the leader steps down TTL - margin
+    // All killed: as the agent's README says, the leader steps down TTL - margin
     // after its last answered renewal; every director keeps its table.
     lab.kill_etcd(1);
     lab.kill_etcd(2);

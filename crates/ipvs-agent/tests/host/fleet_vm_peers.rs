@@ -1,7 +1,7 @@
 //! The fleet with the peer link in the VM (`.ci/fleet-tests --
 //! fleet_vm_peers_ fleet_vm_killed_`): the directors start with
 //! `--peer-listen 10.0.0.N:7946 --peers ...` on their segment
-//! (`fleet_lab`), and the split-brain cases of the README are caused and
+//! (`fleet_lab`), and the split-brain cases of crates/ipvs-agent/docs/DESIGN.md are caused and
 //! watched: etcd down for everyone (the VIP keeps answering), the leader
 //! alone cut off from etcd (its VIP gone before another adds it), its
 //! lease revoked from outside (no two holders); and an agent SIGKILLed

@@ -10,11 +10,10 @@
 //! transactions), reaches every kernel, and leaves every table equal to
 //! the configuration, whole. The times are printed (`FLEET-SCALE`), from
 //! the command's start and from the end of its check of the file (the
-//! time it reports), not asserted: the 0.5 s is not met, and the
-//! README ("Fleet mode", "The fleet in the VM") says where the time goes
-//! (the file's parse, about 440M instructions, is 0.44 s alone at icount's
-//! one instruction a nanosecond; then each director's reload of 10,000
-//! services, three directors on the VM's one CPU).
+//! time it reports), not asserted. The figures under icount (each change
+//! on the last kernel within 0.5 s of the command's start) and where the
+//! time goes (the file's parse, then each director's reload of 10,000
+//! services, three directors on the VM's one CPU) are in benches/AGENT.md.
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
