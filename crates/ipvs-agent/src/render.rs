@@ -30,9 +30,11 @@ pub fn render(config: &Config) -> String {
     let a = &config.agent;
     let _ = writeln!(
         out,
-        "# agent: resync every {}, removed servers drain at most {}",
+        "# agent: resync every {}, removed servers drain at most {}, \
+         at start a service waits at most {} for its servers' first checks",
         show(a.resync),
-        show(a.drain_max)
+        show(a.drain_max),
+        show(a.start_wait)
     );
     for vs in &config.services {
         let key = vs.service.key;

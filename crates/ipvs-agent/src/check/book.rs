@@ -7,7 +7,7 @@ use ipvsnl::sync::DestinationId;
 use crate::check::id_map::IdMap;
 use crate::check::outcome::Outcome;
 use crate::check::state::{Health, ServerHealth, Transition};
-use crate::config::{Config, HealthCheck, RealServer, VirtualService};
+use crate::config::{Config, HealthCheck, RealServer, StartState, VirtualService};
 
 /// What a reload did to the book.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -138,6 +138,40 @@ impl HealthBook {
     /// A server not in the book, or without a check, takes none.
     pub fn record(&mut self, id: &DestinationId, outcome: &Outcome) -> Option<Transition> {
         self.servers.get_mut(id)?.health.as_mut()?.record(outcome)
+    }
+
+    /// Makes a checked server that has had no result yet begin as `start`
+    /// says instead of as its check's `start` does: an agent that adopts
+    /// the kernel's table begins a server it finds serving provisionally
+    /// up and one it finds drained down. A server without a check, or not
+    /// in the book, is left as it is.
+    ///
+    /// ```
+    /// use ipvs_agent::check::{Health, HealthBook};
+    /// use ipvs_agent::config::StartState;
+    /// let config = ipvs_agent::config::parse_str("a.toml", r#"
+    /// [[service]]
+    /// protocol = "tcp"
+    /// address = "192.0.2.1"
+    /// port = 80
+    /// check = { kind = "tcp" }
+    /// [[service.server]]
+    /// address = "10.0.0.2"
+    /// "#).unwrap();
+    /// let mut book = HealthBook::new();
+    /// book.reconcile(&config);
+    /// let id = (config.services[0].service.key, "10.0.0.2".parse().unwrap(), 80);
+    /// book.begin_as(&id, StartState::Down);
+    /// assert_eq!(book.health(&id), Health::Down);
+    /// ```
+    pub fn begin_as(&mut self, id: &DestinationId, start: StartState) {
+        if let Some(Entry {
+            check: Some(c),
+            health: Some(h),
+        }) = self.servers.get_mut(id)
+        {
+            *h = ServerHealth::new(c.rise, c.fall, start);
+        }
     }
 
     /// A server's health: a server without a check is up; one the book

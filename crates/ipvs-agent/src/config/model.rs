@@ -34,6 +34,11 @@ pub struct AgentSettings {
     /// (`drain_max`, default 5 min): used for servers of services with
     /// `remove_after_drain` and for servers a reload removes.
     pub drain_max: Duration,
+    /// At start, the longest a service waits for its servers' first check
+    /// results before it is synced anyway (`start_wait`, default 3 s): a
+    /// server still without a result then is written as the kernel holds
+    /// it, or as its check's `start` says when the kernel does not.
+    pub start_wait: Duration,
 }
 
 impl Default for AgentSettings {
@@ -41,6 +46,7 @@ impl Default for AgentSettings {
         AgentSettings {
             resync: Duration::from_secs(30),
             drain_max: Duration::from_secs(300),
+            start_wait: Duration::from_secs(3),
         }
     }
 }

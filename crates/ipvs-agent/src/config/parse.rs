@@ -32,7 +32,7 @@ pub(crate) struct ServiceSpans {
 
 /// The keys of the file's top level.
 pub(crate) const TOP: &[&str] = &["agent", "service"];
-const AGENT: &[&str] = &["resync", "drain_max"];
+const AGENT: &[&str] = &["resync", "drain_max", "start_wait"];
 const SERVICE: &[&str] = &[
     "name",
     "protocol",
@@ -109,6 +109,12 @@ pub(crate) fn agent_settings(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<A
     if let Some(v) = f.get("drain_max") {
         match read::duration(d, "drain_max", v) {
             Some(t) => a.drain_max = t,
+            None => ok = false,
+        }
+    }
+    if let Some(v) = f.get("start_wait") {
+        match read::duration(d, "start_wait", v) {
+            Some(t) => a.start_wait = t,
             None => ok = false,
         }
     }

@@ -2,7 +2,7 @@
 //! move each server's health, the desired table follows, syncs carry it to
 //! the kernel (coalesced, retried, a periodic resync repairing what
 //! changed behind the agent's back); reloads and stop come through the
-//! [`Handle`].
+//! [`Handle`]. At start the kernel's table is adopted (`daemon/startup.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ipvsnl::sync::{DestinationId, PlanOptions, Scope, Table};
+use ipvsnl::ServiceKey;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Instant};
 
@@ -20,6 +21,7 @@ use crate::daemon::checks::{CheckResult, Checks};
 use crate::daemon::connect::Connector;
 use crate::daemon::control::{AgentState, Command, Handle, ServerState, Shared, SyncSummary};
 use crate::daemon::notify::Notifier;
+use crate::daemon::startup::Startup;
 use crate::daemon::syncing::{Done, Syncing};
 use crate::desired::{desired, desired_service, plan_options};
 use crate::probe::Prober;
@@ -96,11 +98,12 @@ struct Looping {
     checks: Checks,
     syncing: Syncing,
     changed: HashMap<DestinationId, Instant>,
-    /// Servers whose first result the first sync waits for, and until
-    /// when at most.
-    first_round: Option<(HashSet<DestinationId>, Instant)>,
+    /// The services waiting for their servers' first results (`None`: none).
+    startup: Option<Startup>,
     resync_at: Instant,
     ready: bool,
+    /// The sync in flight started with every service settled: it readies.
+    readying: bool,
     syncs: u64,
     last_sync: Option<SyncSummary>,
     shared: Arc<Shared>,
@@ -134,20 +137,21 @@ impl Agent {
         self.handle.clone()
     }
 
-    /// Runs until stopped. The kernel's table is adopted: the first sync
-    /// (after every server's first check, or the longest first check's
-    /// jitter and timeout) lists it and sends only the differences. `Err`
-    /// when the first client cannot be opened.
+    /// Runs until stopped. The kernel's table is adopted (listed before
+    /// the first check, `daemon/startup.rs`); a sync sends only the
+    /// differences. `Err` when the first client cannot be opened or the
+    /// kernel's table cannot be listed.
     pub async fn run(mut self) -> Result<(), ipvsnl::Error> {
         let client = self.connector.connect().await?;
-        let now = Instant::now();
         let config = Arc::clone(&self.config);
+        let mut syncing = Syncing::new(self.connector.clone(), plan_options(&config), client);
+        let found = syncing.list().await?;
+        let now = Instant::now();
         let mut book = HealthBook::new();
         book.reconcile(&config);
+        let startup = Startup::new(&config, found, &mut book, now, config.agent.start_wait);
         let mut checks = Checks::new();
         checks.reconcile(&config, now);
-        let first: HashSet<DestinationId> = checks.ids().copied().collect();
-        let deadline = now + checks.first_round();
         let shared = Arc::clone(&self.handle.shared);
         shared.metrics().reconcile(&config, |id| book.health(id));
         tracing::info!(
@@ -156,12 +160,13 @@ impl Agent {
             kernel = %self.connector,
             "agent started"
         );
-        let table = desired(&config, |key, rs| {
+        let mut table = desired(&config, |key, rs| {
             book.health(&(*key, rs.destination.addr, rs.destination.port))
         })
         .table;
+        startup.hold_all(&mut table);
         let mut l = Looping {
-            syncing: Syncing::new(self.connector.clone(), plan_options(&config), client),
+            syncing,
             resync_at: now + config.agent.resync,
             positions: positions(&config),
             table,
@@ -170,8 +175,9 @@ impl Agent {
             book,
             checks,
             changed: HashMap::new(),
-            first_round: Some((first, deadline)),
+            startup: Some(startup),
             ready: false,
+            readying: false,
             syncs: 0,
             last_sync: None,
             shared,
@@ -184,7 +190,7 @@ impl Agent {
                 l.checks.next_deadline(),
                 l.syncing.wake(),
                 Some(l.resync_at),
-                l.first_round.as_ref().map(|(_, t)| *t),
+                l.startup.as_ref().and_then(Startup::deadline),
             ]
             .into_iter()
             .flatten()
@@ -231,6 +237,7 @@ impl Agent {
                 () = sleep_until(wake) => {
                     let now = Instant::now();
                     l.checks.expire(now);
+                    l.wait_over(now);
                     l.checks.start_due(now, &self.prober);
                     if now >= l.resync_at {
                         l.resync_at = now + l.config.agent.resync;
@@ -244,18 +251,15 @@ impl Agent {
 }
 
 impl Looping {
-    /// Starts a sync if one is due (the first waits for the first round
-    /// of checks).
+    /// Starts a sync if one is due (none while every service waits).
     fn maybe_sync(&mut self, now: Instant) {
-        if let Some((waiting, until)) = &self.first_round {
-            if !waiting.is_empty() && now < *until {
-                return;
-            }
-            self.first_round = None;
+        if self.startup.as_ref().is_some_and(|s| !s.may_sync()) {
+            return;
         }
         if !self.syncing.due(now) {
             return;
         }
+        self.readying = self.startup.is_none();
         // A copy that shares the entries (and the journal of the changes
         // since the last sync): what the syncer plans from.
         self.syncing.start(self.table.clone(), self.generation);
@@ -270,6 +274,30 @@ impl Looping {
             book.health(&(*key, rs.destination.addr, rs.destination.port))
         })
         .table;
+        if let Some(s) = &self.startup {
+            s.hold_all(&mut self.table);
+        }
+    }
+
+    /// At start, the service `key` is settled: its entry is decided.
+    fn settled(&mut self, key: ServiceKey) {
+        if let Some(&at) = self.positions.get(&key) {
+            self.redecide(at);
+        }
+        self.syncing.request(false);
+        if self.startup.as_ref().is_some_and(Startup::is_over) {
+            self.startup = None;
+            tracing::info!("every service settled");
+        }
+    }
+
+    /// At start, settles the services still waiting once `start_wait` has
+    /// passed.
+    fn wait_over(&mut self, now: Instant) {
+        let keys = self.startup.as_mut().map(|s| s.expire(now));
+        for key in keys.into_iter().flatten() {
+            self.settled(key);
+        }
     }
 
     /// The desired table's entry of the service at `at` in the
@@ -278,6 +306,13 @@ impl Looping {
     fn redecide(&mut self, at: usize) {
         let vs = &self.config.services[at];
         let key = vs.service.key;
+        if self
+            .startup
+            .as_ref()
+            .is_some_and(|s| s.hold(&key, &mut self.table))
+        {
+            return;
+        }
         let book = &self.book;
         let (_, destinations) = desired_service(vs, |rs| {
             book.health(&(key, rs.destination.addr, rs.destination.port))
@@ -297,10 +332,11 @@ impl Looping {
             _ => None,
         };
         self.shared.metrics().check(&r.id, kind, r.took, failure);
-        if let Some((waiting, _)) = &mut self.first_round {
-            waiting.remove(&r.id);
+        let transition = self.book.record(&r.id, &r.outcome);
+        if self.startup.as_mut().is_some_and(|s| s.answered(&r.id)) {
+            self.settled(r.id.0);
         }
-        let Some(t) = self.book.record(&r.id, &r.outcome) else {
+        let Some(t) = transition else {
             return;
         };
         let (key, addr, port) = r.id;
@@ -379,12 +415,12 @@ impl Looping {
         };
         self.syncs += 1;
         self.last_sync = Some(summary);
-        if done.result.is_ok() && !self.ready {
+        if done.result.is_ok() && !self.ready && self.readying {
             self.ready = true;
             self.shared.metrics().set_ready();
-            tracing::info!("ready: the first sync is done");
+            tracing::info!("ready: every service is synced");
             if let Some(n) = notifier {
-                n.tell("READY=1\nSTATUS=the first sync is done");
+                n.tell("READY=1\nSTATUS=every service is synced");
             }
         }
         self.syncing.finish(done, now, self.config.agent.resync);
@@ -484,6 +520,15 @@ impl Looping {
         if let Some(p) = d.positions {
             self.positions = p;
         }
+        // At start, the services the reload changes are settled.
+        if let Some(s) = self.startup.as_mut() {
+            let (o, n) = (&old.services, &self.config.services);
+            s.settle_all(d.changed.iter().flat_map(|c| {
+                let old = c.old.map(|at| o[at].service.key);
+                old.into_iter().chain(c.new.map(|at| n[at].service.key))
+            }));
+        }
+        self.startup = self.startup.take().filter(|s| !s.is_over());
         for c in &d.changed {
             match (c.old, c.new) {
                 (_, Some(at)) => self.redecide(at),

@@ -393,22 +393,6 @@ impl Checks {
         let c = self.slots[r.slot].as_ref()?;
         (c.generation == r.generation).then_some((r, c.kind))
     }
-
-    /// The servers checked.
-    pub(crate) fn ids(&self) -> impl Iterator<Item = &DestinationId> {
-        self.index.keys()
-    }
-
-    /// The longest a first check can take from `reconcile`: its jitter
-    /// plus its timeout, the most of any server's.
-    pub(crate) fn first_round(&self) -> Duration {
-        self.slots
-            .iter()
-            .flatten()
-            .map(|c| c.check.jitter + c.check.timeout)
-            .max()
-            .unwrap_or_default()
-    }
 }
 
 #[cfg(test)]

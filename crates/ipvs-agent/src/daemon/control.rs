@@ -85,7 +85,7 @@ pub struct AgentState {
     pub config: Arc<Config>,
     /// Every real server, in the configuration's order.
     pub servers: Vec<ServerState>,
-    /// Whether the first sync is done.
+    /// Whether every service is synced at start (`daemon/startup.rs`).
     pub ready: bool,
     /// Syncs ended so far.
     pub syncs: u64,
@@ -162,7 +162,7 @@ impl Handle {
         self.state().await.is_some()
     }
 
-    /// Whether the first sync is done (what `/ready` says).
+    /// Whether every service is synced at start (what `/ready` says).
     pub fn ready(&self) -> bool {
         self.shared.metrics().is_ready()
     }

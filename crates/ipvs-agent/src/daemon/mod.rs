@@ -20,6 +20,7 @@ mod logging;
 mod metrics;
 mod notify;
 mod signals;
+mod startup;
 mod syncing;
 
 pub use agent::{Agent, AgentOptions};

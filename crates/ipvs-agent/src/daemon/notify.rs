@@ -1,6 +1,6 @@
 //! systemd's readiness protocol (`Type=notify`): one datagram to the
-//! socket named by `$NOTIFY_SOCKET` for each state, `READY=1` after the
-//! first sync, `RELOADING=1` then `READY=1` around a reload, `STOPPING=1`
+//! socket named by `$NOTIFY_SOCKET` for each state, `READY=1` once every
+//! service is synced at start, `RELOADING=1` then `READY=1` around a reload, `STOPPING=1`
 //! at exit. Without `$NOTIFY_SOCKET` nothing is sent.
 
 use std::io;

@@ -83,6 +83,16 @@ impl Syncing {
         }
     }
 
+    /// Lists the kernel's table as the syncer sees it (the services in its
+    /// scope with their destinations, the others without), on its client:
+    /// what the agent adopts at start, before any sync.
+    pub(crate) async fn list(&mut self) -> Result<Table, ipvsnl::Error> {
+        let (Some(syncer), Some(client)) = (self.syncer.as_ref(), self.client.as_mut()) else {
+            return Ok(Table::new());
+        };
+        syncer.list_async(client).await
+    }
+
     /// The desired table changed (`list`: the next sync reads the
     /// kernel's table back).
     pub(crate) fn request(&mut self, list: bool) {

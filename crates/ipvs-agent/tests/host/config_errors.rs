@@ -45,7 +45,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     assert_eq!(
         errors(&format!("[agent]\ncolour = \"blue\"\n{}", service("weight = 3", "wieght = 3"))),
         [
-            "t.toml:2:1: unknown key `colour` in [agent] (known: resync, drain_max)",
+            "t.toml:2:1: unknown key `colour` in [agent] (known: resync, drain_max, start_wait)",
             "t.toml:7:1: unknown key `weight` in a `[[service]]` (known: name, protocol, address, port, fwmark, family, scheduler, scheduler_flags, persistence, one_packet, check, server, sorry_server, quorum, remove_after_drain)",
             "t.toml:10:1: unknown key `wieght` in a `[[service.server]]` (known: address, port, weight, forward, tunnel, upper_threshold, lower_threshold, check)",
         ]
@@ -433,6 +433,7 @@ fn agent_settings() {
     let text = r#"[agent]
 resync = "0s"
 drain_max = "8d"
+start_wait = 3
 [[service]]
 protocol = "tcp"
 address = "192.0.2.1"
@@ -447,6 +448,7 @@ address = "10.0.0.1"
         [
             "t.toml:2:10: `resync` must be longer than 0",
             "t.toml:3:13: `drain_max`: \"8d\" is not a duration: write a whole number and a unit, ms, s, m or h (\"500ms\", \"2s\")",
+            "t.toml:4:14: `start_wait` must be a string, found an integer",
         ]
     );
 }

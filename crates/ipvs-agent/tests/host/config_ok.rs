@@ -26,6 +26,7 @@ fn the_example_is_accepted_and_maps_onto_the_librarys_types() {
     let c = example();
     assert_eq!(c.agent.resync, Duration::from_secs(30));
     assert_eq!(c.agent.drain_max, Duration::from_secs(300));
+    assert_eq!(c.agent.start_wait, Duration::from_secs(3));
     assert_eq!(c.services.len(), 4);
 
     let web = &c.services[0];
@@ -193,4 +194,17 @@ fn a_file_that_cannot_be_read_says_so() {
             .starts_with("/nonexistent/agent.toml: cannot read: "),
         "{e}"
     );
+}
+
+#[test]
+fn start_wait_defaults_to_3s_and_may_be_0() {
+    let server = "[[service]]\nprotocol = \"tcp\"\naddress = \"192.0.2.1\"\nport = 80\n\
+                  [[service.server]]\naddress = \"10.0.0.1\"\n";
+    let c = parse_str("t.toml", server).unwrap();
+    assert_eq!(c.agent.start_wait, Duration::from_secs(3));
+    for (text, want) in [("0s", 0), ("500ms", 500), ("1m", 60_000)] {
+        let file = format!("[agent]\nstart_wait = \"{text}\"\n{server}");
+        let c = parse_str("t.toml", &file).unwrap();
+        assert_eq!(c.agent.start_wait, Duration::from_millis(want));
+    }
 }

@@ -16,6 +16,7 @@ mod daemon_health;
 mod daemon_http;
 mod daemon_http_slow;
 mod daemon_lifecycle;
+mod daemon_startup;
 mod daemon_support;
 mod daemon_watch;
 mod desired;
