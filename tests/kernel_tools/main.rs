@@ -16,6 +16,7 @@ mod agent_health;
 mod agent_ipv6;
 mod agent_kill;
 mod agent_reload;
+mod agent_startup;
 mod agent_support;
 mod crosscheck;
 mod doctor;
