@@ -3,7 +3,8 @@
 //! weight at a restart, and the restart sends nothing; at a fresh start a
 //! server still without a result when `start_wait` (3 s by default) ends
 //! enters as its check's `start` says; a slow first check holds only its
-//! own service, and the agent is ready within `start_wait`.
+//! own service, and the agent is ready within `start_wait`; a reload
+//! during the wait, or `start_wait = "0s"`, puts services in at once.
 
 use ipvs_agent::daemon::AgentOptions;
 use ipvsnl::emulator::Kernel;
@@ -177,4 +178,40 @@ async fn a_restart_with_a_slow_first_check_sends_nothing_and_is_ready_within_sta
     let key443: ServiceKey = key(443);
     assert_eq!(changes(&kernel), [Request::EditDestination(key443, c_dest)]);
     second.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_during_the_wait_puts_the_services_it_changes_in_at_once() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    prober.hang(C_AT);
+    let agent = start(
+        &kernel,
+        config(&with_slow_service()),
+        &prober,
+        AgentOptions::default(),
+    );
+    advance(S).await;
+    assert_eq!(weight_c(&kernel), "no service");
+    // C's weight changed: its service goes in now, C as its `start` says.
+    let changed = with_slow_service().replace("weight = 5", "weight = 6");
+    assert!(agent.handle.apply(config(&changed)).await);
+    advance(MS).await;
+    assert_eq!(weight_c(&kernel), "6");
+    assert!(agent.handle.ready());
+    agent.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn start_wait_0_puts_every_service_in_at_once_as_its_servers_began() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    prober.hang(C_AT);
+    let text = with_slow_service().replace("[agent]\n", "[agent]\nstart_wait = \"0s\"\n");
+    let agent = start(&kernel, config(&text), &prober, AgentOptions::default());
+    advance(MS).await;
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    assert_eq!(weight_c(&kernel), "5");
+    assert!(agent.handle.ready());
+    agent.stop(false).await;
 }
