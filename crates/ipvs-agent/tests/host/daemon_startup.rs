@@ -1,6 +1,7 @@
 //! The agent's start on an emulated kernel and a paused clock: a server
 //! the kernel holds at weight 0 whose first check times out is never given
-//! weight at a restart, and the restart sends nothing; at a fresh start a
+//! weight at a restart, and the restart sends nothing (nor does one over
+//! a serving table with `start = "down"`); at a fresh start a
 //! server still without a result when `start_wait` (3 s by default) ends
 //! enters as its check's `start` says; a slow first check holds only its
 //! own service, and the agent is ready within `start_wait`; a reload
@@ -214,4 +215,27 @@ async fn start_wait_0_puts_every_service_in_at_once_as_its_servers_began() {
     assert_eq!(weight_c(&kernel), "5");
     assert!(agent.handle.ready());
     agent.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_over_a_serving_table_sends_nothing_even_with_start_down() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let c = config(&text("1h", 20, &b_check("2s", "1s", "down")));
+    let first = start(&kernel, c.clone(), &prober, AgentOptions::default());
+    // B proves itself first: in after `rise` (2) successes, at 2 s.
+    advance(2 * S + MS).await;
+    assert_eq!(weight(&kernel, &key(80), B), "20");
+    first.stop(false).await;
+
+    // Restarted over the table: B begins as the kernel holds it (serving),
+    // not down again.
+    kernel.clear_requests();
+    let second = start(&kernel, c, &prober, AgentOptions::default());
+    advance(MS).await;
+    assert!(second.handle.ready());
+    advance(10 * S).await;
+    assert_eq!(changes(&kernel), Vec::<Request>::new());
+    assert_eq!(weight(&kernel, &key(80), B), "20");
+    second.stop(false).await;
 }
