@@ -1,14 +1,15 @@
 //! `ipvs-agent publish FILE --etcd URL[,URL...] [--prefix P] [--cache
-//! PATH | --no-cache]`: its flags read into the fleet's [`PublishArgs`],
+//! PATH | --no-cache]`: its flags, as clap read them (`args.rs`), made
+//! into the fleet's [`PublishArgs`],
 //! then the file published ([`crate::fleet::publish::file`]) on a runtime of
 //! its own, and the outcome said: one line on stdout when published
 //! (exit 0), each of the file's errors on stderr at its line (exit 1),
 //! a usage error (exit 2).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use crate::cli::args::{parse, AgentCommand, PublishFlags};
 use crate::cli::runtime::command_runtime;
 use crate::cli::usage::UsageError;
 use crate::config::LoadError;
@@ -17,7 +18,9 @@ use crate::fleet::publish::cache::default_path;
 use crate::fleet::publish::file::{publish_ready, read_file, PublishArgs, DEFAULT_PREFIX};
 use crate::fleet::publish::write::PublishOptions;
 
-/// Reads the arguments after `publish` into what a publish is given.
+/// Reads the arguments after `publish` into what a publish is given
+/// (clap's errors, such as a missing `--etcd`, as a [`UsageError`] of
+/// clap's words).
 ///
 /// ```
 /// use ipvs_agent::cli::parse_publish;
@@ -27,44 +30,24 @@ use crate::fleet::publish::write::PublishOptions;
 /// assert!(a.cache.is_some());
 /// let b = parse_publish(&["a.toml", "--etcd", "http://e:2379", "--no-cache"]).unwrap();
 /// assert_eq!(b.cache, None);
-/// assert_eq!(
-///     parse_publish(&["a.toml"]).unwrap_err().to_string(),
-///     "publish needs --etcd URL[,URL...]"
-/// );
+/// let e = parse_publish(&["a.toml"]).unwrap_err().to_string();
+/// assert!(e.contains("--etcd <URL[,URL...]>"), "{e}");
 /// ```
 pub fn parse_publish(args: &[&str]) -> Result<PublishArgs, UsageError> {
-    let (mut file, mut endpoints, mut prefix) = (None, None, None);
-    let (mut cache, mut no_cache) = (None, false);
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .map(|v| (*v).to_string())
-                .ok_or_else(|| UsageError(format!("{name} needs a value")))
-        };
-        match *arg {
-            "--etcd" => endpoints = Some(endpoint_list(&value("--etcd")?)?),
-            "--prefix" => prefix = Some(value("--prefix")?),
-            "--cache" => cache = Some(PathBuf::from(value("--cache")?)),
-            "--no-cache" => no_cache = true,
-            flag if flag.starts_with('-') => {
-                return Err(UsageError(format!("unknown option {flag}")))
-            }
-            f if file.is_none() => file = Some(PathBuf::from(f)),
-            extra => return Err(UsageError(format!("unexpected argument {extra}"))),
-        }
+    let cli = parse(std::iter::once("publish").chain(args.iter().copied()))?;
+    match cli.command {
+        AgentCommand::Publish(flags) => publish_flags(flags),
+        _ => unreachable!("parsed as `publish`"),
     }
-    if no_cache && cache.is_some() {
-        return Err(UsageError(
-            "--cache and --no-cache exclude each other".into(),
-        ));
-    }
-    let prefix = prefix_value(prefix)?;
+}
+
+/// What a publish is given for `flags`, their values checked.
+pub(super) fn publish_flags(f: PublishFlags) -> Result<PublishArgs, UsageError> {
+    let prefix = prefix_value(f.prefix)?;
     Ok(PublishArgs {
-        file: file.ok_or_else(|| UsageError("publish needs a configuration FILE".into()))?,
-        endpoints: endpoints
-            .ok_or_else(|| UsageError("publish needs --etcd URL[,URL...]".into()))?,
-        cache: (!no_cache).then(|| cache.unwrap_or_else(|| default_path(&prefix))),
+        file: f.file,
+        endpoints: endpoint_list(&f.etcd)?,
+        cache: (!f.no_cache).then(|| f.cache.unwrap_or_else(|| default_path(&prefix))),
         prefix,
     })
 }
@@ -91,10 +74,10 @@ fn prefix_value(prefix: Option<String>) -> Result<String, UsageError> {
     Ok(p)
 }
 
-/// Runs `publish` for the arguments after it: exit 0 when published, 1 on
-/// an error (each of the file's on its line), 2 on a usage error.
-pub(super) fn publish_args(args: &[&str]) -> ExitCode {
-    let args = match parse_publish(args) {
+/// Runs `publish` for its flags: exit 0 when published, 1 on an error
+/// (each of the file's on its line), 2 on a usage error.
+pub(super) fn publish(flags: PublishFlags) -> ExitCode {
+    let args = match publish_flags(flags) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("ipvs-agent publish: {e}");

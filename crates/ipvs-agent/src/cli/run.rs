@@ -9,6 +9,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::cli::args::RunFlags;
 use crate::cli::run_options::RunOptions;
 use crate::cli::runtime::command_runtime;
 use crate::config::{self, LoadError};
@@ -18,12 +19,12 @@ use crate::daemon::{
 };
 use crate::probe::Prober;
 
-/// Runs the daemon for the arguments after `run`, its servers checked by
-/// `prober`, until SIGTERM or SIGINT. Exit 0 after a stop; 1 when the
-/// configuration, the kernel or the HTTP address fails at start; 2 on a
-/// usage error.
-pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
-    let options = match RunOptions::parse(args) {
+/// Runs the daemon for `run`'s flags, its servers checked by the prober
+/// `prober` makes, until SIGTERM or SIGINT. Exit 0 after a stop; 1 when
+/// the configuration, the kernel or the HTTP address fails at start; 2
+/// on a usage error.
+pub(super) fn run(flags: RunFlags, prober: impl FnOnce() -> Arc<dyn Prober>) -> ExitCode {
+    let options = match RunOptions::from_flags(flags) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("ipvs-agent run: {e}");
@@ -80,7 +81,7 @@ pub fn run_args(args: &[&str], prober: Arc<dyn Prober>) -> ExitCode {
         let agent_options = agent_options
             .with_remove_on_exit(options.remove_on_exit)
             .with_notifier(Notifier::from_env());
-        let agent = Agent::new(config, connector.clone(), prober, agent_options);
+        let agent = Agent::new(config, connector.clone(), prober(), agent_options);
         let handle = agent.handle();
         // Fleet mode with VIPs or a sync interface: the election.
         let leading = if following.is_some() {

@@ -1,18 +1,17 @@
-//! The command line of `ipvs-agent run`: its flags read into
-//! [`RunOptions`], a plain struct of what the daemon and, with `--etcd`,
-//! fleet mode are given, every value checked here (a wrong one is a
-//! [`UsageError`], exit 2, before anything starts).
+//! The command line of `ipvs-agent run`: its flags, as clap read them
+//! (`args.rs`), made into [`RunOptions`], a plain struct of what the
+//! daemon and, with `--etcd`, fleet mode are given, every value checked
+//! here (a wrong one is a [`UsageError`], exit 2, before anything
+//! starts).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cli::args::{parse, AgentCommand, RunFlags};
 use crate::cli::usage::UsageError;
 use crate::config::parse_duration;
 use crate::daemon::LogFormat;
-
-/// The default address of the HTTP endpoint.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:9102";
 
 /// `ipvs-agent run`'s options.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +66,8 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Parses the arguments after `run`.
+    /// Parses the arguments after `run` (clap's errors, such as an
+    /// unknown flag, as a [`UsageError`] of clap's words).
     ///
     /// ```
     /// use ipvs_agent::cli::RunOptions;
@@ -77,130 +77,100 @@ impl RunOptions {
     /// assert_eq!(o.log_format, LogFormat::Json);
     /// assert!(o.remove_on_exit);
     /// assert_eq!(o.watch, None);
-    /// let o = RunOptions::parse(&["agent.toml", "--watch", "2s"]).unwrap();
+    /// // A flag given twice: the last value.
+    /// let o = RunOptions::parse(&["agent.toml", "--watch", "1s", "--watch", "2s"]).unwrap();
     /// assert_eq!(o.watch, Some(std::time::Duration::from_secs(2)));
-    /// assert_eq!(
-    ///     RunOptions::parse(&["a.toml", "--log-format", "xml"]).unwrap_err().to_string(),
-    ///     "--log-format: unknown format \"xml\" (logfmt, json)"
-    /// );
+    /// let e = RunOptions::parse(&["a.toml", "--log-format", "xml"]).unwrap_err().to_string();
+    /// assert!(e.contains("'xml' for '--log-format <FORMAT>'"), "{e}");
+    /// assert!(e.contains("[possible values: logfmt, json]"), "{e}");
     /// ```
     pub fn parse(args: &[&str]) -> Result<Self, UsageError> {
-        let mut config = None;
+        let cli = parse(std::iter::once("run").chain(args.iter().copied()))?;
+        match cli.command {
+            AgentCommand::Run(flags) => Self::from_flags(*flags),
+            _ => unreachable!("parsed as `run`"),
+        }
+    }
+
+    /// The options `flags` give, each value checked and what goes
+    /// together checked together.
+    pub(super) fn from_flags(f: RunFlags) -> Result<Self, UsageError> {
         let mut o = RunOptions {
             config: PathBuf::new(),
-            listen: Some(DEFAULT_LISTEN.to_string()),
-            netns: None,
-            remove_on_exit: false,
-            log_format: LogFormat::Logfmt,
+            listen: (!f.no_http).then_some(f.listen),
+            netns: f.netns,
+            remove_on_exit: f.remove_on_exit,
+            log_format: match f.log_format.as_str() {
+                "json" => LogFormat::Json,
+                _ => LogFormat::Logfmt,
+            },
             watch: None,
             etcd: None,
-            prefix: None,
-            vips: Vec::new(),
-            vip_interface: None,
-            sync_interface: None,
+            prefix: f.prefix,
+            vips: f.vips,
+            vip_interface: f.vip_interface,
+            sync_interface: f.sync_interface,
             sync_id: 0,
             lease_ttl: None,
             peer_listen: None,
             peers: Vec::new(),
-            peer_key: None,
-            state_dir: None,
+            peer_key: f.peer_key,
+            state_dir: f.state_dir,
         };
-        let mut sync_id_given = false;
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            let mut value = |name: &str| {
-                it.next()
-                    .map(|v| (*v).to_string())
-                    .ok_or_else(|| UsageError(format!("{name} needs a value")))
-            };
-            match *arg {
-                "--listen" => o.listen = Some(value("--listen")?),
-                "--no-http" => o.listen = None,
-                "--netns" => o.netns = Some(PathBuf::from(value("--netns")?)),
-                "--remove-on-exit" => o.remove_on_exit = true,
-                "--watch" => {
-                    let period = value("--watch")?;
-                    o.watch = Some(
-                        parse_duration(&period)
-                            .map_err(|why| UsageError(format!("--watch: \"{period}\" {why}")))?,
-                    );
+        let config = f.file;
+        if let Some(period) = f.watch {
+            o.watch = Some(
+                parse_duration(&period)
+                    .map_err(|why| UsageError(format!("--watch: \"{period}\" {why}")))?,
+            );
+        }
+        if let Some(list) = f.etcd {
+            let endpoints: Vec<String> = list.split(',').map(|e| e.trim().to_string()).collect();
+            if endpoints.iter().any(String::is_empty) {
+                return Err(UsageError(format!(
+                    "--etcd: \"{list}\" has an empty endpoint"
+                )));
+            }
+            o.etcd = Some(endpoints);
+        }
+        let sync_id_given = f.sync_id.is_some();
+        if let Some(v) = f.sync_id {
+            // A byte: the kernel keeps no more (ipvsnl::SYNC_ID_MAX).
+            o.sync_id = v.parse().map_err(|_| {
+                UsageError(format!(
+                    "--sync-id: \"{v}\" is not a sync id (a whole number from 0 to 255: \
+                     the kernel keeps 8 bits)"
+                ))
+            })?;
+        }
+        if let Some(v) = f.lease_ttl {
+            let secs: u64 = v.parse().map_err(|_| {
+                UsageError(format!("--lease-ttl: \"{v}\" is not a number of seconds"))
+            })?;
+            o.lease_ttl = Some(Duration::from_secs(secs));
+        }
+        if let Some(v) = f.peer_listen {
+            let listen: SocketAddr = v
+                .parse()
+                .map_err(|_| UsageError(format!("--peer-listen: \"{v}\" is not ADDRESS:PORT")))?;
+            if listen.ip().is_unspecified() {
+                return Err(UsageError(format!(
+                    "--peer-listen: {listen}: give this director's own address \
+                     on the link (its peers know it by it)"
+                )));
+            }
+            o.peer_listen = Some(listen);
+        }
+        if let Some(list) = f.peers {
+            for p in list.split(',') {
+                let peer: SocketAddr = p
+                    .trim()
+                    .parse()
+                    .map_err(|_| UsageError(format!("--peers: \"{p}\" is not ADDRESS:PORT")))?;
+                if o.peers.contains(&peer) {
+                    return Err(UsageError(format!("--peers: {peer} twice")));
                 }
-                "--etcd" => {
-                    let list = value("--etcd")?;
-                    let endpoints: Vec<String> =
-                        list.split(',').map(|e| e.trim().to_string()).collect();
-                    if endpoints.iter().any(String::is_empty) {
-                        return Err(UsageError(format!(
-                            "--etcd: \"{list}\" has an empty endpoint"
-                        )));
-                    }
-                    o.etcd = Some(endpoints);
-                }
-                "--prefix" => o.prefix = Some(value("--prefix")?),
-                "--vip" => o.vips.push(value("--vip")?),
-                "--vip-interface" => o.vip_interface = Some(value("--vip-interface")?),
-                "--sync-interface" => o.sync_interface = Some(value("--sync-interface")?),
-                "--sync-id" => {
-                    let v = value("--sync-id")?;
-                    // A byte: the kernel keeps no more (ipvsnl::SYNC_ID_MAX).
-                    o.sync_id = v.parse().map_err(|_| {
-                        UsageError(format!(
-                            "--sync-id: \"{v}\" is not a sync id (a whole number from 0 to 255: \
-                             the kernel keeps 8 bits)"
-                        ))
-                    })?;
-                    sync_id_given = true;
-                }
-                "--lease-ttl" => {
-                    let v = value("--lease-ttl")?;
-                    let secs: u64 = v.parse().map_err(|_| {
-                        UsageError(format!("--lease-ttl: \"{v}\" is not a number of seconds"))
-                    })?;
-                    o.lease_ttl = Some(Duration::from_secs(secs));
-                }
-                "--peer-listen" => {
-                    let v = value("--peer-listen")?;
-                    let listen: SocketAddr = v.parse().map_err(|_| {
-                        UsageError(format!("--peer-listen: \"{v}\" is not ADDRESS:PORT"))
-                    })?;
-                    if listen.ip().is_unspecified() {
-                        return Err(UsageError(format!(
-                            "--peer-listen: {listen}: give this director's own address \
-                             on the link (its peers know it by it)"
-                        )));
-                    }
-                    o.peer_listen = Some(listen);
-                }
-                "--peers" => {
-                    let list = value("--peers")?;
-                    for p in list.split(',') {
-                        let peer: SocketAddr = p.trim().parse().map_err(|_| {
-                            UsageError(format!("--peers: \"{p}\" is not ADDRESS:PORT"))
-                        })?;
-                        if o.peers.contains(&peer) {
-                            return Err(UsageError(format!("--peers: {peer} twice")));
-                        }
-                        o.peers.push(peer);
-                    }
-                }
-                "--peer-key" => o.peer_key = Some(PathBuf::from(value("--peer-key")?)),
-                "--state-dir" => o.state_dir = Some(PathBuf::from(value("--state-dir")?)),
-                "--log-format" => {
-                    o.log_format = match value("--log-format")?.as_str() {
-                        "logfmt" => LogFormat::Logfmt,
-                        "json" => LogFormat::Json,
-                        other => {
-                            return Err(UsageError(format!(
-                                "--log-format: unknown format \"{other}\" (logfmt, json)"
-                            )))
-                        }
-                    }
-                }
-                flag if flag.starts_with('-') => {
-                    return Err(UsageError(format!("unknown option {flag}")))
-                }
-                file if config.is_none() => config = Some(PathBuf::from(file)),
-                extra => return Err(UsageError(format!("unexpected argument {extra}"))),
+                o.peers.push(peer);
             }
         }
         if o.etcd.is_some() {

@@ -77,23 +77,88 @@ fn an_unreadable_file_exits_1_and_usage_errors_exit_2() {
         let out = agent(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
-            text(&out.stderr).starts_with("usage: ipvs-agent check FILE\n"),
-            "{args:?}"
+            text(&out.stderr).contains("Usage: ipvs-agent "),
+            "{args:?}: {}",
+            text(&out.stderr)
         );
     }
+    let out = agent(&["--bogus"]);
+    assert!(text(&out.stderr).contains("unexpected argument '--bogus'"));
+    let out = agent(&["serve", "x"]);
+    assert!(text(&out.stderr).contains("unrecognized subcommand 'serve'"));
     let out = agent(&["--help"]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(text(&out.stdout).starts_with("usage: ipvs-agent check FILE\n"));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Usage: ipvs-agent <COMMAND>"), "{stdout}");
+    for command in ["check", "run"] {
+        assert!(stdout.contains(&format!("\n  {command} ")), "{stdout}");
+    }
+    let out = agent(&["--version"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        format!("ipvs-agent {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn each_commands_help_lists_its_flags_and_a_typo_gets_a_suggestion() {
+    let out = agent(&["run", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = text(&out.stdout);
+    let mut flags = vec![
+        "--listen <ADDR>",
+        "--no-http",
+        "--netns <PATH>",
+        "--remove-on-exit",
+        "--log-format <FORMAT>",
+        "--watch <PERIOD>",
+    ];
+    let fleet = [
+        "--etcd <URL[,URL...]>",
+        "--prefix <P>",
+        "--vip <ADDR/PREFIX>",
+        "--vip-interface <IF>",
+        "--sync-interface <IF>",
+        "--sync-id <N>",
+        "--lease-ttl <SECONDS>",
+        "--peer-listen <ADDR:PORT>",
+        "--peers <ADDR:PORT[,...]>",
+        "--peer-key <FILE>",
+        "--state-dir <DIR>",
+    ];
+    if cfg!(feature = "fleet") {
+        flags.extend(fleet);
+    } else {
+        for flag in fleet {
+            assert!(!help.contains(flag), "{flag} hidden without fleet: {help}");
+        }
+    }
+    for flag in flags {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
+    assert!(help.contains("[default: 127.0.0.1:9102]"), "{help}");
+    let out = agent(&["check", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("Usage: ipvs-agent check <FILE>"));
+    let out = agent(&["run", EXAMPLE, "--wach", "2s"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("unexpected argument '--wach'") && stderr.contains("'--watch'"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn run_refuses_a_bad_command_line_and_a_bad_file_before_it_starts() {
     let out = agent(&["run", EXAMPLE, "--log-format", "xml"]);
     assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
     assert!(
-        text(&out.stderr).contains("--log-format: unknown format \"xml\""),
-        "{}",
-        text(&out.stderr)
+        stderr.contains("invalid value 'xml' for '--log-format <FORMAT>'")
+            && stderr.contains("[possible values: logfmt, json]"),
+        "{stderr}"
     );
     let out = agent(&["run"]);
     assert_eq!(out.status.code(), Some(2));

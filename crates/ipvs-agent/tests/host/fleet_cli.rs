@@ -54,8 +54,35 @@ fn publish_refuses_a_bad_file_an_absent_etcd_and_a_bad_command_line() {
     for (args, message) in [
         (
             vec!["publish", EXAMPLE],
-            "publish needs --etcd URL[,URL...]",
+            "the following required arguments were not provided:\n  --etcd <URL[,URL...]>",
         ),
+        (
+            vec!["publish", "--etcd", "x"],
+            "the following required arguments were not provided:\n  <FILE>",
+        ),
+        (
+            vec![
+                "publish",
+                EXAMPLE,
+                "--etcd",
+                "x",
+                "--cache",
+                "c",
+                "--no-cache",
+            ],
+            "the argument '--cache <PATH>' cannot be used with '--no-cache'",
+        ),
+        (
+            vec!["publish", EXAMPLE, "--etcd", "x", "--prefx", "/p"],
+            "tip: a similar argument exists: '--prefix'",
+        ),
+    ] {
+        let out = agent(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    for (args, message) in [
         (
             vec!["publish", EXAMPLE, "--etcd", "a,,b"],
             "--etcd: \"a,,b\" has an empty endpoint",
@@ -63,10 +90,6 @@ fn publish_refuses_a_bad_file_an_absent_etcd_and_a_bad_command_line() {
         (
             vec!["publish", EXAMPLE, "--etcd", "x", "--prefix", "p"],
             "--prefix: \"p\" must start with / and name something",
-        ),
-        (
-            vec!["publish", "--etcd", "x"],
-            "publish needs a configuration FILE",
         ),
     ] {
         let out = agent(&args);
