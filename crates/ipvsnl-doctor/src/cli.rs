@@ -61,6 +61,19 @@ pub struct Args {
     pub json: bool,
 }
 
+/// `ipvs-doctor`'s command line as a [`clap::Command`]: every flag with
+/// its help, what [`Args`] reads. For the man page and the shell
+/// completions (packagers: `cargo run -p ipvsnl-xtask`).
+///
+/// ```
+/// let cmd = ipvsnl_doctor::cli::command();
+/// assert_eq!(cmd.get_name(), "ipvs-doctor");
+/// assert!(cmd.get_arguments().any(|a| a.get_long() == Some("scheduler")));
+/// ```
+pub fn command() -> clap::Command {
+    <Args as clap::CommandFactory>::command()
+}
+
 impl Args {
     /// What the diagnosis inspects: the host's roots, the default
     /// schedulers and these.

@@ -195,6 +195,19 @@ impl Flags {
     }
 }
 
+/// `ipvs-exporter`'s command line as a [`clap::Command`]: every flag with
+/// its help, what [`Flags::parse`] reads. For the man page and the shell
+/// completions (packagers: `cargo run -p ipvsnl-xtask`).
+///
+/// ```
+/// let cmd = ipvsnl_exporter::command();
+/// assert_eq!(cmd.get_name(), "ipvs-exporter");
+/// assert!(cmd.get_arguments().any(|a| a.get_long() == Some("web.listen-address")));
+/// ```
+pub fn command() -> clap::Command {
+    <Args as clap::CommandFactory>::command()
+}
+
 /// A `--web.listen-address`: something, a colon, a port.
 fn listen_address(value: &str) -> Result<String, String> {
     let port = value.rsplit_once(':').map(|(_, p)| p);

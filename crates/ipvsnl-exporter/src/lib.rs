@@ -60,7 +60,7 @@ mod watched_io;
 pub use body::{Appendix, ScrapeBody, PART_BYTES};
 pub use duration::{format_duration, parse_duration, DurationBounds, DurationError};
 pub use exporter::{Exporter, LogSink, Route, RouteFuture};
-pub use flags::{FlagError, Flags, DEFAULT_LISTEN_ADDRESS};
+pub use flags::{command, FlagError, Flags, DEFAULT_LISTEN_ADDRESS};
 pub use limits::{
     open_files_limit, Limits, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LISTINGS, DEFAULT_RESPONSE_TIMEOUT, RESERVED_DESCRIPTORS,
