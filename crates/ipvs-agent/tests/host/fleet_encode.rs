@@ -29,7 +29,7 @@ fn the_example_reads_back_equal() {
 
 #[test]
 fn quotes_backslashes_and_control_characters_are_escaped() {
-    let text = "[agent]\nresync = \"1500ms\"\n[[service]]\nname = \"a \\\"q\\\" \\\\ \\t b\"\nprotocol = \"sctp\"\n\
+    let text = "[agent]\nresync = \"1500ms\"\nstart_wait = \"250ms\"\n[[service]]\nname = \"a \\\"q\\\" \\\\ \\t b\"\nprotocol = \"sctp\"\n\
                 address = \"2001:db8::1\"\nport = 0\npersistence = { timeout = 60, prefix = 64, engine = \"sip\" }\n\
                 [[service.server]]\naddress = \"2001:db8::2\"\nport = 5060\nweight = 0\n\
                 check = { kind = \"command\", command = [\"/bin/x\", \"a \\\"b\\\"\"], start = \"down\" }\n";

@@ -32,9 +32,10 @@ pub const AGENT_HEADER: &str = "# ipvs-agent fleet agent v1";
 /// The agent's settings as an `[agent]` table.
 pub fn agent(a: &AgentSettings) -> String {
     format!(
-        "{AGENT_HEADER}\n[agent]\nresync = {}\ndrain_max = {}\n",
+        "{AGENT_HEADER}\n[agent]\nresync = {}\ndrain_max = {}\nstart_wait = {}\n",
         duration(a.resync),
-        duration(a.drain_max)
+        duration(a.drain_max),
+        duration(a.start_wait)
     )
 }
 
