@@ -134,16 +134,9 @@ fn agent_kill_drains_the_server_keeps_its_connection_and_restores_it() {
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn agent_a_server_that_never_answers_fails_by_timeout() {
     fresh_netns();
-    let rs: Vec<Backend> = (1..=2).map(Backend::start).collect();
-    rs[0].serve(8081, Serve::Http);
-    rs[1].serve(8081, Serve::Silent);
     let check = r#"{ kind = "http", interval = "500ms", timeout = "300ms", fall = 2, rise = 2 }"#;
-    let services = [Svc::tcp(
-        "10.40.0.2",
-        80,
-        rs.iter().map(|b| (b.addr(), 8081, 1)).collect(),
-    )
-    .checked(check)];
+    let (rs, service) = http_and_silent(check);
+    let services = [service];
     let key = services[0].key();
     add_vips(&services);
     let dir = Scratch::new("silent");

@@ -13,7 +13,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use ipvsnl::Client;
-use ipvsnl_test_support::lab::backends::{Backend, Serve};
 
 const METRICS_PORT: u16 = 9102;
 
@@ -130,19 +129,12 @@ fn sample_start(agent: &mut Agent, vip: SocketAddr, silent: SocketAddr) -> Seen 
 #[ignore = "needs IPVS: runs in the VM via .ci/kernel-tests"]
 fn agent_start_never_gives_weight_to_a_server_whose_check_times_out() {
     fresh_netns();
-    let rs: Vec<Backend> = (1..=2).map(Backend::start).collect();
-    rs[0].serve(8081, Serve::Http);
-    rs[1].serve(8081, Serve::Silent);
     // Every check's timeout 1 s: the silent server's is the file's
-    // longest (the case of issue 40: the first sync ran just before its
-    // first result and gave it its weight).
+    // longest (the first sync once ran just before its first result and
+    // gave it its weight).
     let check = r#"{ kind = "http", interval = "2s", timeout = "1s", fall = 2, rise = 2 }"#;
-    let services = [Svc::tcp(
-        "10.40.0.2",
-        80,
-        rs.iter().map(|b| (b.addr(), 8081, 1)).collect(),
-    )
-    .checked(check)];
+    let (rs, service) = http_and_silent(check);
+    let services = [service];
     let key = services[0].key();
     let vip: SocketAddr = "10.40.0.2:80".parse().unwrap();
     let silent = SocketAddr::new(rs[1].addr(), 8081);

@@ -22,6 +22,7 @@ use common::prom::{find, samples, Sample};
 use ipvsnl::sync::Table;
 use ipvsnl::{Client, Destination, Scheduler, Service, ServiceKey};
 use ipvsnl_test_support::client::{try_http_get, Conn};
+use ipvsnl_test_support::lab::backends::{Backend, Serve};
 use ipvsnl_test_support::netns::gettid;
 use ipvsnl_test_support::oracle::kernel_table;
 
@@ -351,4 +352,21 @@ pub fn assert_alive(what: &str, held: &mut [Conn]) {
             .unwrap_or_else(|e| panic!("{what}: the connection to {} is cut: {e}", c.server()));
         assert_eq!(back, msg.as_bytes(), "{what}: echo from {}", c.server());
     }
+}
+
+/// Two real servers on port 8081, the first serving HTTP, the second
+/// silent (it accepts and never answers: its check fails by timeout),
+/// behind one TCP service 10.40.0.2:80 whose servers are checked by
+/// `check`.
+pub fn http_and_silent(check: &str) -> (Vec<Backend>, Svc) {
+    let rs: Vec<Backend> = (1..=2).map(Backend::start).collect();
+    rs[0].serve(8081, Serve::Http);
+    rs[1].serve(8081, Serve::Silent);
+    let service = Svc::tcp(
+        "10.40.0.2",
+        80,
+        rs.iter().map(|b| (b.addr(), 8081, 1)).collect(),
+    )
+    .checked(check);
+    (rs, service)
 }
