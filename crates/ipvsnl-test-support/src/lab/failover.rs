@@ -5,8 +5,8 @@
 //! runs what it is sent ([`Node::run`]): sockets it opens, programs it
 //! spawns and `/proc/thread-self/net` it reads are its namespace's.
 //!
-//! The VM's kernels have veth and dummy but no bridge (their module tree is
-//! pruned), so there is no shared L2 segment: every link is a veth pair,
+//! There is no shared L2 segment (this lab predates the bridge module in
+//! the VM's kernels, which the fleet's lab uses): every link is a veth pair,
 //! and the client reaches the virtual address through a route that
 //! [`FailoverLab::client_via`] points at one director or the other, which is what
 //! the router in front of a keepalived pair does when the address moves.

@@ -1,6 +1,8 @@
 //! Labs: hosts, each in a network namespace of its own ([`Netns`]
-//! threads), joined by veth pairs (the VM's kernels have veth and dummy but
-//! no bridge).
+//! threads), joined by veth pairs. These labs use no bridge; the VM's
+//! kernels have one now (.ci/vm/kernel-cache.bash's EXTRA_MODULES), and
+//! the fleet's lab (crates/ipvs-agent/tests/vm/fleet_lab.rs) puts its
+//! hosts on one L2 segment with it.
 //!
 //! * [`forwarding::ForwardingLab`]: a client, a director and two real
 //!   servers, for traffic through a service in every forwarding method
