@@ -1,8 +1,13 @@
 //! The agent on the host, no kernel: its configuration (every bad input
 //! with its exact error), the check state machine and schedule, the
 //! decision layer, reloads and the `check` command; the checkers against
-//! local servers on 127.0.0.1 (probe_*). One test binary, a
-//! module per topic.
+//! local servers on 127.0.0.1 (probe_*); with the `fleet` feature, the
+//! fleet against a local etcd (fleet_*). One test binary, a module per
+//! topic: `cargo test -p ipvs-agent [--features fleet] --test host`.
+//!
+//! The fleet's VM tests are the `vm` binary (tests/vm/), the figures for
+//! benches/AGENT.md the `figures` binary (tests/figures/); support they
+//! share with this one is in tests/common/, included by `#[path]`.
 
 mod cli;
 mod config_check_errors;
@@ -17,6 +22,7 @@ mod daemon_http;
 mod daemon_http_slow;
 mod daemon_lifecycle;
 mod daemon_startup;
+#[path = "../common/daemon_support.rs"]
 mod daemon_support;
 mod daemon_watch;
 mod desired;
@@ -29,11 +35,8 @@ mod fleet_election;
 #[cfg(feature = "fleet")]
 mod fleet_encode;
 #[cfg(feature = "fleet")]
+#[path = "../common/fleet_etcd.rs"]
 mod fleet_etcd;
-#[cfg(feature = "fleet")]
-mod fleet_figures;
-#[cfg(feature = "fleet")]
-mod fleet_lab;
 #[cfg(feature = "fleet")]
 mod fleet_layout;
 #[cfg(feature = "fleet")]
@@ -41,7 +44,8 @@ mod fleet_lead;
 #[cfg(feature = "fleet")]
 mod fleet_leadership;
 #[cfg(feature = "fleet")]
-mod fleet_nat;
+#[path = "../common/fleet_na_frame.rs"]
+mod fleet_na_frame;
 #[cfg(feature = "fleet")]
 mod fleet_peer_link;
 #[cfg(feature = "fleet")]
@@ -51,13 +55,9 @@ mod fleet_peers_named;
 #[cfg(feature = "fleet")]
 mod fleet_publish_cache;
 #[cfg(feature = "fleet")]
-mod fleet_publish_cost;
-#[cfg(feature = "fleet")]
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
-#[cfg(feature = "fleet")]
-mod fleet_scale;
 #[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]
@@ -65,17 +65,7 @@ mod fleet_store;
 #[cfg(feature = "fleet")]
 mod fleet_sync_id;
 #[cfg(feature = "fleet")]
-mod fleet_traffic;
-#[cfg(feature = "fleet")]
-mod fleet_vip;
-#[cfg(feature = "fleet")]
-mod fleet_vip_na;
-#[cfg(feature = "fleet")]
-mod fleet_vm;
-#[cfg(feature = "fleet")]
-mod fleet_vm_peers;
-#[cfg(feature = "fleet")]
-mod fleet_vm_scale;
+mod fleet_vip_frames;
 #[cfg(feature = "fleet")]
 mod fleet_watch;
 mod health_book;

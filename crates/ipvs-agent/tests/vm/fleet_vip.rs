@@ -5,7 +5,9 @@
 //! arrives in the other, a second hold changes nothing, an address
 //! another tool added stays when the VIPs are released.
 //!
-//! Plus the checks of `ADDR/PREFIX` and the ARP frame, which run anywhere.
+//! The checks of `ADDR/PREFIX` and the ARP frame, which run anywhere, are
+//! the host's (`tests/host/fleet_vip_frames.rs`). Also the support the lab
+//! uses: `ip`, `in_netns`.
 
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -15,51 +17,6 @@ use std::time::Duration;
 
 use ipvs_agent::fleet::vip::addresses::{Vip, Vips};
 use ipvs_agent::fleet::vip::garp::arp_announcement;
-
-#[test]
-fn vips_parse_and_bad_ones_are_named() {
-    let v: Vip = "2001:db8::10/64".parse().unwrap();
-    assert_eq!((v.address, v.prefix), ("2001:db8::10".parse().unwrap(), 64));
-    assert_eq!(v.to_string(), "2001:db8::10/64");
-    for (bad, message) in [
-        ("192.0.2.1", "VIP `192.0.2.1`: expected ADDRESS/PREFIX"),
-        (
-            "192.0.2/24",
-            "VIP `192.0.2/24`: `192.0.2` is not an IP address",
-        ),
-        (
-            "192.0.2.1/x",
-            "VIP `192.0.2.1/x`: `x` is not a prefix length",
-        ),
-        (
-            "2001:db8::1/129",
-            "VIP `2001:db8::1/129`: prefix length 129 is more than 128",
-        ),
-        (
-            "0.0.0.0/0",
-            "VIP `0.0.0.0/0`: not an address a director can answer for",
-        ),
-        (
-            "127.0.0.1/8",
-            "VIP `127.0.0.1/8`: not an address a director can answer for",
-        ),
-    ] {
-        assert_eq!(bad.parse::<Vip>().unwrap_err(), message, "{bad}");
-    }
-}
-
-#[test]
-fn the_announcement_is_a_request_for_the_vip_from_the_vip() {
-    let mac = [0x02, 0x11, 0x22, 0x33, 0x44, 0x55];
-    let f = arp_announcement(mac, Ipv4Addr::new(198, 51, 100, 7));
-    assert_eq!(
-        f,
-        [
-            0, 1, 8, 0, 6, 4, 0, 1, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55, 198, 51, 100, 7, 0, 0, 0,
-            0, 0, 0, 198, 51, 100, 7
-        ]
-    );
-}
 
 /// Runs `ip ARGS`, panicking with its error output when it fails; its output.
 pub(crate) fn ip(args: &[&str]) -> String {

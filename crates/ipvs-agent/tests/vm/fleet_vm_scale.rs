@@ -22,7 +22,7 @@ use ipvsnl::sync::Table;
 use ipvsnl::{Client, Destination, Forward, Scheduler, Service};
 
 use super::fleet_lab::{wait_for, Lab, SERVERS};
-use super::fleet_scale::{scale_text, service_key, CHANGED, SERVICES};
+use super::fleet_scale_services::{scale_text, service_key, CHANGED, SERVICES};
 
 /// How long the first configuration may take to reach every kernel.
 const FIRST_PATIENCE: Duration = Duration::from_secs(300);

@@ -2,7 +2,7 @@
 //! where the time goes, from `ipvs-agent publish`'s start to the kernel
 //! (an agent on the emulated kernel), against a local single-member etcd.
 //! Wall time on the host that runs it, so figures, not a test of speed:
-//! `cargo test --release -p ipvs-agent --features fleet --test host
+//! `cargo test --release -p ipvs-agent --features fleet --test figures
 //! fleet_scale_figures -- --ignored --nocapture`. The configuration is the
 //! one the VM proof publishes ([`scale_text`], `fleet_vm_scale.rs`).
 
@@ -16,50 +16,10 @@ use ipvs_agent::fleet::store::etcd::Etcd;
 use ipvs_agent::fleet::store::layout::Layout;
 use ipvs_agent::fleet::Source;
 use ipvsnl::emulator::Kernel;
-use ipvsnl::ServiceKey;
 
 use crate::daemon_support::{start, write_file, Scripted};
 use crate::fleet_etcd::EtcdServer;
-
-/// The services of the scale configuration.
-pub(crate) const SERVICES: usize = 10_000;
-/// The service whose weight the change sets.
-pub(crate) const CHANGED: usize = 4321;
-
-/// The address of service `i` of [`scale_text`] (10.200.0.0 on).
-pub(crate) fn service_addr(i: usize) -> IpAddr {
-    IpAddr::from([
-        10,
-        200 + (i / 65536) as u8,
-        (i / 256 % 256) as u8,
-        (i % 256) as u8,
-    ])
-}
-
-/// The key of service `i` of [`scale_text`].
-pub(crate) fn service_key(i: usize) -> ServiceKey {
-    ServiceKey::tcp(service_addr(i), 80)
-}
-
-/// `n` TCP services on port 80 (round robin), each with `servers` real
-/// servers by direct routing, weight 1 but service [`CHANGED`]'s first
-/// server, weight `weight`; no health check (every server in).
-pub(crate) fn scale_text(n: usize, servers: &[IpAddr], weight: u32) -> String {
-    let mut text = String::from("[agent]\nresync = \"10m\"\n");
-    for i in 0..n {
-        text.push_str(&format!(
-            "[[service]]\nprotocol = \"tcp\"\naddress = \"{}\"\nport = 80\n",
-            service_addr(i)
-        ));
-        for (j, s) in servers.iter().enumerate() {
-            let w = if i == CHANGED && j == 0 { weight } else { 1 };
-            text.push_str(&format!(
-                "[[service.server]]\naddress = \"{s}\"\nport = 80\nweight = {w}\nforward = \"route\"\n"
-            ));
-        }
-    }
-    text
-}
+use crate::fleet_scale_services::{scale_text, service_key, CHANGED, SERVICES};
 
 /// The weight of service `i`'s server `server` in the emulated kernel.
 fn weight(kernel: &Kernel, i: usize, server: IpAddr) -> Option<u32> {

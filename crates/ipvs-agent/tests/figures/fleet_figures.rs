@@ -1,6 +1,6 @@
 //! The fleet figures of benches/AGENT.md, against a local single-member etcd (wall
 //! time on the host that runs them; not a test of speed: run by hand with
-//! `cargo test --release -p ipvs-agent --features fleet --test host
+//! `cargo test --release -p ipvs-agent --features fleet --test figures
 //! fleet_figures -- --ignored --nocapture`).
 
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! What `ipvs-agent publish` executes for one service changed in 10,000
 //! (the VM proof's file, [`scale_text`]), counted by callgrind: figures
 //! for benches/AGENT.md, not a test of speed. Needs valgrind and etcd:
-//! `cargo test --release -p ipvs-agent --features fleet --test host
+//! `cargo test --release -p ipvs-agent --features fleet --test figures
 //! fleet_publish_cost -- --ignored --nocapture`.
 //!
 //! Printed (`COST`): the instructions of a publish with the cache of the
@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::fleet_etcd::EtcdServer;
-use crate::fleet_scale::{scale_text, SERVICES};
+use crate::fleet_scale_services::{scale_text, SERVICES};
 
 const AGENT: &str = env!("CARGO_BIN_EXE_ipvs-agent");
 

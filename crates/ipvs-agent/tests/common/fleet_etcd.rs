@@ -2,6 +2,8 @@
 //! which .ci/setup unpacks under ~/.cache/ipvsnl-vm/peers/ (`IPVSNL_ETCD`
 //! names another binary), on 127.0.0.1 with free ports and a data
 //! directory of its own; killed and its directory removed when dropped.
+//! Support, no test: a module of the `host` and `figures` test binaries
+//! (`#[path]`).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

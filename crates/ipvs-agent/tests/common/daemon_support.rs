@@ -1,6 +1,7 @@
 //! What the daemon's tests share: a scripted prober (each server's
 //! answers set by the test), an agent on an emulated kernel, the kernel's
-//! weights and the changes it took.
+//! weights and the changes it took. Support, no test: a module of the
+//! `host` and `figures` test binaries (`#[path]`).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
