@@ -209,7 +209,11 @@ fn scenario_fresh_3_binary_as_nobody() {
     let bin = doctor_bin().unwrap();
     let out = Command::new(&bin).arg("--scheduler").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--scheduler needs a value"));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("a value is required for '--scheduler"),
+        "{said}"
+    );
 }
 
 /// The other kernel's module files staged by the script, and its release.
