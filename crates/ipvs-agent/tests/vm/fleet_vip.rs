@@ -7,7 +7,7 @@
 //!
 //! The checks of `ADDR/PREFIX` and the ARP frame, which run anywhere, are
 //! the host's (`tests/host/fleet_vip_frames.rs`). Also the support the lab
-//! uses: `ip`, `in_netns`.
+//! uses: `ip`, `in_netns`, `packet_socket`.
 
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -43,6 +43,36 @@ pub(crate) fn in_netns<T: Send + 'static>(
         assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
         f()
     })
+}
+
+/// A packet socket of `kind` (`SOCK_DGRAM`: payloads, `SOCK_RAW`: whole
+/// frames) for EtherType `ethertype`, in the calling thread's namespace,
+/// its receives timing out after 5 s.
+pub(crate) fn packet_socket(kind: i32, ethertype: u16) -> OwnedFd {
+    // SAFETY: socket(2) takes no pointers.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, kind, i32::from(ethertype.to_be())) };
+    assert!(
+        fd >= 0,
+        "packet socket: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: a descriptor just returned, owned here.
+    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+    let timeout = libc::timeval {
+        tv_sec: 5,
+        tv_usec: 0,
+    };
+    // SAFETY: a valid timeval of the size passed.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&timeout as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as u32,
+        )
+    };
+    socket
 }
 
 /// Two namespaces, `va` in the first and `vb` in the second, both up.
@@ -92,35 +122,7 @@ fn arp_listener(
     from: [u8; 6],
 ) -> std::thread::JoinHandle<Option<Vec<u8>>> {
     in_netns("fleet-vip-b", move || {
-        // SAFETY: socket(2) takes no pointers.
-        let fd = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_DGRAM,
-                i32::from(0x0806u16.to_be()),
-            )
-        };
-        assert!(
-            fd >= 0,
-            "packet socket: {}",
-            std::io::Error::last_os_error()
-        );
-        // SAFETY: a descriptor just returned, owned here.
-        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
-        let timeout = libc::timeval {
-            tv_sec: 5,
-            tv_usec: 0,
-        };
-        // SAFETY: a valid timeval of the size passed.
-        unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&timeout as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as u32,
-            )
-        };
+        let socket = packet_socket(libc::SOCK_DGRAM, 0x0806);
         ready.send(()).unwrap();
         let mut buf = [0u8; 1500];
         loop {

@@ -11,14 +11,14 @@
 //! use is `tests/common/fleet_na_frame.rs`.
 
 use std::net::Ipv6Addr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ipvs_agent::fleet::vip::addresses::{Vip, Vips};
 
 use super::fleet_na_frame::check_frame;
-use super::fleet_vip::{addresses_of_va, in_netns, ip, mac_of_va, Pair};
+use super::fleet_vip::{addresses_of_va, in_netns, ip, mac_of_va, packet_socket, Pair};
 
 const VIP: &str = "2001:db8::10";
 const OLD_MAC: &str = "02:00:00:00:00:99";
@@ -31,35 +31,7 @@ fn na_listener(
     vip: Ipv6Addr,
 ) -> std::thread::JoinHandle<Option<Vec<u8>>> {
     in_netns("fleet-vip-b", move || {
-        // SAFETY: socket(2) takes no pointers.
-        let fd = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW,
-                i32::from(0x86ddu16.to_be()),
-            )
-        };
-        assert!(
-            fd >= 0,
-            "packet socket: {}",
-            std::io::Error::last_os_error()
-        );
-        // SAFETY: a descriptor just returned, owned here.
-        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
-        let timeout = libc::timeval {
-            tv_sec: 5,
-            tv_usec: 0,
-        };
-        // SAFETY: a valid timeval of the size passed.
-        unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&timeout as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as u32,
-            )
-        };
+        let socket = packet_socket(libc::SOCK_RAW, 0x86dd);
         ready.send(()).unwrap();
         let mut buf = [0u8; 2048];
         loop {
