@@ -16,13 +16,15 @@ use crate::probe::failure::io_failure;
 const HEADER: usize = 12;
 /// Flags of a query: recursion desired.
 const RD: u16 = 0x0100;
-/// Flags of a reply: this is a response; it was truncated.
+/// Flags of a reply: this is a response.
 const QR: u16 = 0x8000;
-const TC: u16 = 0x0200;
 /// The question's class: Internet.
 const CLASS_IN: u16 = 1;
-/// The largest UDP payload read.
-const REPLY_MAX: usize = 65_535;
+/// The bytes of a reply read: its header and question are all the check
+/// needs (a question is at most 260 bytes), the rest of a longer datagram
+/// is discarded by the receive. A plain DNS reply over UDP is at most 512
+/// bytes anyway (the query asks for no more, it has no EDNS record).
+const REPLY_READ: usize = 512;
 
 /// One query to `server`; replies that are not to it (another id or
 /// question) are ignored and the wait goes on, bounded by the check's
@@ -60,7 +62,7 @@ async fn query(server: SocketAddr, dns: &DnsCheck) -> Result<u8, Failure> {
         .await
         .map_err(|e| io_failure("DNS send", &e))?;
     let question = &message[HEADER..];
-    let mut buf = vec![0; REPLY_MAX];
+    let mut buf = [0u8; REPLY_READ];
     loop {
         let n = socket
             .recv(&mut buf)
@@ -115,14 +117,13 @@ pub(crate) fn encode_query(id: u16, name: &str, qtype: u16) -> Result<Vec<u8>, F
 }
 
 /// A datagram received: `Ok(None)` when it is not the reply to this query
-/// (another id, another question) and is ignored; the response code of
-/// the reply; an error when the reply is short, truncated or garbled.
+/// (shorter than a header, another id, another question) and is ignored;
+/// the response code of the reply; an error when the reply to this query
+/// is garbled. A truncated reply (TC set: the answer did not fit) is an
+/// answer: its response code counts.
 pub(crate) fn read_reply(d: &[u8], id: u16, question: &[u8]) -> Result<Option<u8>, Failure> {
     if d.len() < HEADER {
-        return Err(Failure::Other(format!(
-            "DNS reply of {} bytes, shorter than its header",
-            d.len()
-        )));
+        return Ok(None);
     }
     let word = |i: usize| u16::from_be_bytes([d[i], d[i + 1]]);
     if word(0) != id {
@@ -131,9 +132,6 @@ pub(crate) fn read_reply(d: &[u8], id: u16, question: &[u8]) -> Result<Option<u8
     let flags = word(2);
     if flags & QR == 0 {
         return Err(Failure::Other("DNS reply is a query (QR not set)".into()));
-    }
-    if flags & TC != 0 {
-        return Err(Failure::Other("DNS reply truncated (TC set)".into()));
     }
     if word(4) != 1 {
         return Err(Failure::Other(format!(
@@ -186,11 +184,21 @@ mod tests {
         let mut other = reply.clone();
         other[HEADER + 1] = b'f';
         assert_eq!(read_reply(&other, 7, &q[HEADER..]), Ok(None));
-        let mut truncated = reply.clone();
-        truncated[2] |= 0x02;
-        assert!(read_reply(&truncated, 7, &q[HEADER..]).is_err());
         assert!(read_reply(&reply[..HEADER + 3], 7, &q[HEADER..]).is_err());
-        assert!(read_reply(&reply[..5], 7, &q[HEADER..]).is_err());
         assert!(read_reply(&q, 7, &q[HEADER..]).is_err()); // QR not set
+    }
+
+    #[test]
+    fn a_truncated_reply_is_an_answer_and_a_short_datagram_is_ignored() {
+        let q = encode_query(7, "ex.org", 1).unwrap();
+        let mut reply = q.clone();
+        reply[2] = 0x83; // QR, TC, RD: the answer did not fit
+        reply[3] = 0x80; // RA, NOERROR
+        assert_eq!(read_reply(&reply, 7, &q[HEADER..]), Ok(Some(0)));
+        reply[3] = 0x82; // SERVFAIL
+        assert_eq!(read_reply(&reply, 7, &q[HEADER..]), Ok(Some(2)));
+        // Shorter than a header: not a reply to anything; the wait goes on.
+        assert_eq!(read_reply(&reply[..5], 7, &q[HEADER..]), Ok(None));
+        assert_eq!(read_reply(&[], 7, &q[HEADER..]), Ok(None));
     }
 }

@@ -1,5 +1,6 @@
 //! The DNS check against a scripted UDP responder: the query it sends, the
-//! response code, replies to ignore, broken replies, no reply.
+//! response code, replies to ignore (another id or question, a datagram
+//! shorter than a header), truncated replies, broken replies, no reply.
 
 use ipvs_agent::check::{Failure, Outcome};
 
@@ -62,25 +63,47 @@ async fn replies_with_another_id_or_question_are_ignored() {
 }
 
 #[tokio::test]
-async fn truncated_short_and_garbled_replies_are_other_failures() {
-    let cases: [(&str, Script); 3] = [
-        ("truncated", |q| {
-            let mut r = dns_reply(q, 0);
-            r[2] |= 0x02;
-            r
-        }),
-        ("shorter than its header", |_| vec![0; 5]),
-        ("ends inside its question", |q| {
-            dns_reply(q, 0)[..16].to_vec()
-        }),
-    ];
-    for (what, reply) in cases {
-        let server = DnsServer::start(move |q| vec![reply(q)]).await;
-        match probe(server.addr, QUERY).await {
-            Outcome::Fail(Failure::Other(why)) => assert!(why.contains(what), "{what}: {why}"),
-            other => panic!("{what}: {other:?}"),
+async fn a_reply_ending_inside_its_question_is_an_other_failure() {
+    let server = DnsServer::start(|q| vec![dns_reply(q, 0)[..16].to_vec()]).await;
+    match probe(server.addr, QUERY).await {
+        Outcome::Fail(Failure::Other(why)) => {
+            assert!(why.contains("ends inside its question"), "{why}")
         }
+        other => panic!("{other:?}"),
     }
+}
+
+/// The server answered, its answer too long for UDP (TC set): its
+/// response code counts.
+#[tokio::test]
+async fn a_truncated_reply_is_an_answer() {
+    let truncated: Script = |q| {
+        let mut r = dns_reply(q, 0);
+        r[2] |= 0x02;
+        r
+    };
+    let server = DnsServer::start(move |q| vec![truncated(q)]).await;
+    assert_eq!(probe(server.addr, QUERY).await, Outcome::Pass);
+    let server = DnsServer::start(|q| {
+        let mut r = dns_reply(q, 3);
+        r[2] |= 0x02;
+        vec![r]
+    })
+    .await;
+    assert_eq!(
+        probe(server.addr, QUERY).await,
+        Outcome::Fail(Failure::Rcode {
+            expected: 0,
+            got: 3
+        })
+    );
+}
+
+/// A datagram shorter than a header answers nothing: the wait goes on.
+#[tokio::test]
+async fn a_datagram_shorter_than_a_header_is_ignored() {
+    let server = DnsServer::start(|q| vec![vec![0; 5], dns_reply(q, 0)]).await;
+    assert_eq!(probe(server.addr, QUERY).await, Outcome::Pass);
 }
 
 #[tokio::test]
