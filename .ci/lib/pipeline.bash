@@ -28,7 +28,6 @@
 PIPELINE_DIR=
 PIPELINE_T0=
 PIPELINE_LANE=main
-PIPELINE_LANES=()
 declare -A PIPELINE_LANE_OF_PID=()
 
 pipeline_init() {
@@ -64,18 +63,17 @@ stage_say() {
 }
 
 lane() {
-  local name=$1 prio=()
+  local name=$1 low=
   shift
-  if [ "$1" = nice ]; then prio=(nice -n 19); shift; fi
+  if [ "$1" = nice ]; then low=1; shift; fi
   local fn=$1
-  echo "::: lane $name started${prio[*]:+ (at the lowest priority)}"
+  echo "::: lane $name started${low:+ (at the lowest priority)}"
   (
     PIPELINE_LANE=$name
-    if [ ${#prio[@]} -gt 0 ]; then renice -n 19 -p "$BASHPID" >/dev/null; fi
+    if [ -n "$low" ]; then renice -n 19 -p "$BASHPID" >/dev/null; fi
     "$fn"
   ) >"$PIPELINE_DIR/lane-$name.log" 2>&1 &
   PIPELINE_LANE_OF_PID[$!]=$name
-  PIPELINE_LANES+=("$!")
 }
 
 lanes_wait() {
@@ -93,7 +91,6 @@ lanes_wait() {
     echo "::::::::: end of lane $name"
     [ "$rc" -eq 0 ] || failed=1
   done
-  PIPELINE_LANES=()
   return "$failed"
 }
 
