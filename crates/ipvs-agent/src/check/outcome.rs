@@ -10,6 +10,18 @@ pub enum Outcome {
     Pass,
     /// It did not, for this reason.
     Fail(Failure),
+    /// The director could not run the check: its own shortage (out of
+    /// file descriptors, socket buffers, memory or local ports), which
+    /// says nothing of the server. It moves no server's health; the
+    /// daemon counts it (`ipvs_agent_checks_inconclusive_total`) and logs
+    /// it.
+    Inconclusive(String),
+}
+
+impl From<Failure> for Outcome {
+    fn from(f: Failure) -> Self {
+        Outcome::Fail(f)
+    }
 }
 
 /// Why a check failed.

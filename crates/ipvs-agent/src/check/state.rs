@@ -164,11 +164,14 @@ impl ServerHealth {
         }
     }
 
-    /// Takes one result; gives the transition it causes, if any.
+    /// Takes one result; gives the transition it causes, if any. An
+    /// [`Outcome::Inconclusive`] changes nothing: not the health, not the
+    /// streak, and a provisionally up server stays provisional.
     pub fn record(&mut self, outcome: &Outcome) -> Option<Transition> {
         let failure = match outcome {
             Outcome::Pass => None,
             Outcome::Fail(f) => Some(f.clone()),
+            Outcome::Inconclusive(_) => return None,
         };
         let provisional = std::mem::take(&mut self.provisional);
         match (self.health, failure) {

@@ -5,7 +5,6 @@
 //! [`Handle`]. At start the kernel's table is adopted (`daemon/startup.rs`).
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,7 +19,9 @@ use crate::daemon::changes::{diff, positions, Positions};
 use crate::daemon::checks::{CheckResult, Checks};
 use crate::daemon::connect::Connector;
 use crate::daemon::control::{AgentState, Command, Handle, ServerState, Shared, SyncSummary};
+use crate::daemon::limits::checks_in_flight_cap;
 use crate::daemon::notify::Notifier;
+use crate::daemon::options::AgentOptions;
 use crate::daemon::startup::Startup;
 use crate::daemon::syncing::{Done, Syncing};
 use crate::desired::{desired, desired_service, plan_options};
@@ -28,42 +29,6 @@ use crate::probe::Prober;
 
 /// The longest the loop waits, at exit, for a sync in flight.
 const STOP_WAIT: Duration = Duration::from_secs(10);
-
-/// How an agent runs.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct AgentOptions {
-    /// The configuration file a reload reads (`None`: reloads are refused).
-    pub config_path: Option<PathBuf>,
-    /// At stop, remove the agent's own services from the kernel (by
-    /// default the table is left as it is).
-    pub remove_on_exit: bool,
-    /// The service manager to tell of readiness, reloads and stop.
-    pub notifier: Option<Notifier>,
-}
-
-impl AgentOptions {
-    /// Reloads read `path`.
-    #[must_use]
-    pub fn with_config_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.config_path = Some(path.into());
-        self
-    }
-
-    /// At stop, remove the agent's services (`--remove-on-exit`).
-    #[must_use]
-    pub fn with_remove_on_exit(mut self, yes: bool) -> Self {
-        self.remove_on_exit = yes;
-        self
-    }
-
-    /// Tell `notifier` of readiness, reloads and stop.
-    #[must_use]
-    pub fn with_notifier(mut self, notifier: Option<Notifier>) -> Self {
-        self.notifier = notifier;
-        self
-    }
-}
 
 /// A director daemon: its configuration, the kernel it keeps, the prober
 /// that checks its servers. [`Agent::run`] runs it until it is stopped
@@ -150,13 +115,18 @@ impl Agent {
         let mut book = HealthBook::new();
         book.reconcile(&config);
         let startup = Startup::new(&config, found, &mut book, now, config.agent.start_wait);
-        let mut checks = Checks::new();
+        let cap = self
+            .options
+            .max_checks_in_flight
+            .unwrap_or_else(|| checks_in_flight_cap(ipvsnl_exporter::open_files_limit()));
+        let mut checks = Checks::new(cap);
         checks.reconcile(&config, now);
         let shared = Arc::clone(&self.handle.shared);
         shared.metrics().reconcile(&config, |id| book.health(id));
         tracing::info!(
             services = config.services.len(),
             servers = book.len(),
+            max_checks_in_flight = cap,
             kernel = %self.connector,
             "agent started"
         );
@@ -239,6 +209,10 @@ impl Agent {
                     l.checks.expire(now);
                     l.wait_over(now);
                     l.checks.start_due(now, &self.prober);
+                    let (overlapping, deferred) = l.checks.take_not_started();
+                    if overlapping + deferred > 0 {
+                        l.shared.metrics().not_started(overlapping, deferred);
+                    }
                     if now >= l.resync_at {
                         l.resync_at = now + l.config.agent.resync;
                         l.rebuild();
@@ -329,6 +303,10 @@ impl Looping {
     fn checked(&mut self, r: CheckResult, kind: &'static str) {
         let failure = match &r.outcome {
             Outcome::Fail(f) => Some(f),
+            Outcome::Inconclusive(why) => {
+                self.short(&r, kind, why);
+                return;
+            }
             _ => None,
         };
         self.shared.metrics().check(&r.id, kind, r.took, failure);
@@ -361,6 +339,18 @@ impl Looping {
             self.redecide(at);
         }
         self.syncing.request(false);
+    }
+
+    /// A check the director could not run, short of descriptors,
+    /// buffers, memory or ports: counted and logged, the server's health
+    /// left as it is (at start, its service waits on, up to `start_wait`).
+    fn short(&mut self, r: &CheckResult, kind: &'static str, why: &str) {
+        let server = std::net::SocketAddr::new(r.id.1, r.id.2);
+        tracing::warn!(
+            service = %r.id.0, server = %server, check = kind, error = why,
+            "check not run: the director is short of resources"
+        );
+        self.shared.metrics().inconclusive(kind);
     }
 
     /// A sync ended.

@@ -48,6 +48,11 @@ struct Checked {
     check: Arc<HealthCheck>,
     addr: SocketAddr,
     kind: &'static str,
+    /// A run of its check is under way: the next one due is not started
+    /// (one run per server at a time).
+    in_flight: bool,
+    /// Waiting in [`Checks::deferred`] for room under the cap.
+    queued: bool,
 }
 
 /// A check's result as the loop takes it.
@@ -144,10 +149,21 @@ pub(crate) struct Checks {
     live: Vec<Option<u64>>,
     free_live: Vec<usize>,
     runs: u64,
+    /// The most checks in flight at once: each holds a descriptor, and the
+    /// director short of them fails checks for its own reason.
+    cap: usize,
+    /// Checks due while `cap` were in flight, started first when one ends
+    /// (a check at most once here: its `queued`).
+    deferred: std::collections::VecDeque<(usize, u64)>,
+    /// Checks not started since [`Checks::take_not_started`] last ran:
+    /// overlapping their server's previous run, deferred by the cap.
+    overlapping: u64,
+    deferrals: u64,
 }
 
 impl Checks {
-    pub(crate) fn new() -> Self {
+    /// No more than `cap` checks in flight at once (at least 1).
+    pub(crate) fn new(cap: usize) -> Self {
         Checks {
             slots: Vec::new(),
             index: IdMap::default(),
@@ -159,8 +175,22 @@ impl Checks {
             live: Vec::new(),
             free_live: Vec::new(),
             runs: 0,
+            cap: cap.max(1),
+            deferred: std::collections::VecDeque::new(),
+            overlapping: 0,
+            deferrals: 0,
         }
     }
+
+    /// Checks due but not started since the last call: (overlapping their
+    /// server's previous run, deferred by the cap).
+    pub(crate) fn take_not_started(&mut self) -> (u64, u64) {
+        (
+            std::mem::take(&mut self.overlapping),
+            std::mem::take(&mut self.deferrals),
+        )
+    }
+
 
     /// Makes the checks those of `config` from `now`: a server whose check
     /// is the same keeps its schedule; a new or changed one is first
@@ -266,17 +296,40 @@ impl Checks {
             check: Arc::new(check.clone()),
             addr: SocketAddr::new(addr, port),
             kind: kind_label(&check.kind),
+            in_flight: false,
+            queued: false,
         });
         slot
     }
 
-    /// When the next check is due.
+    /// When the next check is due (`None` while the checks in flight are
+    /// at their cap: the next to end makes room).
     pub(crate) fn next_due(&self) -> Option<Instant> {
+        if self.running.len() >= self.cap {
+            return None;
+        }
+        if !self.deferred.is_empty() {
+            return Some(Instant::now());
+        }
         self.timetable.next_due().map(Instant::from_std)
     }
 
-    /// Starts every check due at `now`, and schedules each one's next.
+    /// Starts every check due at `now` (those deferred first), and
+    /// schedules each one's next. A check whose server's previous run is
+    /// still under way is not started (one run per server at a time); one
+    /// due while the cap of checks in flight is reached waits for room.
     pub(crate) fn start_due(&mut self, now: Instant, prober: &Arc<dyn Prober>) {
+        while self.running.len() < self.cap {
+            let Some((slot, generation)) = self.deferred.pop_front() else {
+                break;
+            };
+            if let Some(c) = self.slots[slot].as_mut() {
+                if c.generation == generation {
+                    c.queued = false;
+                    self.start(now, slot, prober);
+                }
+            }
+        }
         while let Some((due, (slot, generation))) = self.timetable.pop_due(now.into_std()) {
             let Some(c) = self.slots[slot].as_mut() else {
                 continue;
@@ -286,39 +339,59 @@ impl Checks {
             }
             let next = c.schedule.next(due);
             self.timetable.insert(next, (slot, generation));
-            let (probe, timed) = match prober.probe_untimed(c.addr, &c.check) {
-                Some(probe) => {
-                    self.runs += 1;
-                    let live = self.free_live.pop().unwrap_or_else(|| {
-                        self.live.push(None);
-                        self.live.len() - 1
-                    });
-                    self.live[live] = Some(self.runs);
-                    // A first deadline from now; from its first poll, the
-                    // true one, it is put back if that is later.
-                    self.deadlines
-                        .insert(now, c.check.timeout, (live, self.runs));
-                    let timed = Timed {
-                        live,
-                        run: self.runs,
-                        timeout: c.check.timeout,
-                        expired: false,
-                        waker: None,
-                    };
-                    (probe, Some(timed))
-                }
-                // The prober bounds its future by the check's timeout.
-                None => (prober.probe(c.addr, Arc::clone(&c.check)), None),
-            };
-            self.running.push(Running {
-                probe: unconstrained(probe),
-                id: c.id,
-                slot,
-                generation,
-                started: None,
-                timed,
-            });
+            if c.in_flight || c.queued {
+                self.overlapping += 1;
+                continue;
+            }
+            if self.running.len() >= self.cap {
+                c.queued = true;
+                self.deferred.push_back((slot, generation));
+                self.deferrals += 1;
+                continue;
+            }
+            self.start(now, slot, prober);
         }
+    }
+
+    /// Starts the check of `slot` (current, not in flight).
+    fn start(&mut self, now: Instant, slot: usize, prober: &Arc<dyn Prober>) {
+        let Some(c) = self.slots[slot].as_mut() else {
+            return;
+        };
+        c.in_flight = true;
+        let generation = c.generation;
+        let (probe, timed) = match prober.probe_untimed(c.addr, &c.check) {
+            Some(probe) => {
+                self.runs += 1;
+                let live = self.free_live.pop().unwrap_or_else(|| {
+                    self.live.push(None);
+                    self.live.len() - 1
+                });
+                self.live[live] = Some(self.runs);
+                // A first deadline from now; from its first poll, the
+                // true one, it is put back if that is later.
+                self.deadlines
+                    .insert(now, c.check.timeout, (live, self.runs));
+                let timed = Timed {
+                    live,
+                    run: self.runs,
+                    timeout: c.check.timeout,
+                    expired: false,
+                    waker: None,
+                };
+                (probe, Some(timed))
+            }
+            // The prober bounds its future by the check's timeout.
+            None => (prober.probe(c.addr, Arc::clone(&c.check)), None),
+        };
+        self.running.push(Running {
+            probe: unconstrained(probe),
+            id: c.id,
+            slot,
+            generation,
+            started: None,
+            timed,
+        });
     }
 
     /// When the next deadline of a timed check falls (the entries of
@@ -390,8 +463,12 @@ impl Checks {
             self.live[live] = None;
             self.free_live.push(live);
         }
-        let c = self.slots[r.slot].as_ref()?;
-        (c.generation == r.generation).then_some((r, c.kind))
+        let c = self.slots[r.slot].as_mut()?;
+        if c.generation != r.generation {
+            return None;
+        }
+        c.in_flight = false;
+        Some((r, c.kind))
     }
 }
 
@@ -424,7 +501,7 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let prober: Arc<dyn Prober> = Arc::new(Hanging);
-        let mut checks = Checks::new();
+        let mut checks = Checks::new(usize::MAX);
         let t0 = Instant::now();
         checks.reconcile(&config, t0);
         checks.start_due(t0, &prober);

@@ -7,6 +7,24 @@
 
 use std::io;
 
+use crate::daemon::http::MAX_CONNECTIONS;
+
+/// Descriptors kept for all but the checks and the HTTP endpoint: the
+/// netlink sockets, the poller, signals, logs, etcd's connections.
+const RESERVED: u64 = 64;
+
+/// The most checks in flight at once under the soft open-files limit
+/// `soft` (`None`: unlimited or unknown): what is left after the HTTP
+/// endpoint's connections and [`RESERVED`], at least 1. A check holds
+/// one descriptor (a socket; a command check none once started).
+pub(crate) fn checks_in_flight_cap(soft: Option<u64>) -> usize {
+    let Some(soft) = soft else {
+        return usize::MAX;
+    };
+    let room = soft.saturating_sub(RESERVED + MAX_CONNECTIONS as u64);
+    usize::try_from(room).unwrap_or(usize::MAX).max(1)
+}
+
 /// Raises the soft limit on open files (`RLIMIT_NOFILE`) to the hard
 /// limit, as keepalived and Go programs do; returns the limit before and
 /// after. Changes nothing when the soft limit is the hard one already.
@@ -35,6 +53,13 @@ pub(crate) fn raise_open_files_limit() -> io::Result<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cap_of_checks_leaves_room_for_the_rest() {
+        assert_eq!(checks_in_flight_cap(None), usize::MAX);
+        assert_eq!(checks_in_flight_cap(Some(64)), 1);
+        assert_eq!(checks_in_flight_cap(Some(1024)), 1024 - 64 - 64);
+    }
 
     #[test]
     fn the_soft_limit_becomes_the_hard_one() {

@@ -102,6 +102,13 @@ fn carried(old: Option<Server>, vs: &VirtualService, rs: &RealServer, health: He
 pub(crate) struct Metrics {
     servers: BTreeMap<DestinationId, Server>,
     check_latency: BTreeMap<&'static str, Histogram>,
+    /// Checks that could not run for the director's own shortage, by kind.
+    inconclusive: BTreeMap<&'static str, u64>,
+    /// Checks due while their server's previous run was still under way
+    /// (not started: one run per server at a time).
+    overlapping: u64,
+    /// Checks put off while the checks in flight were at their cap.
+    deferred: u64,
     sync_duration: Histogram,
     syncs: BTreeMap<&'static str, u64>,
     sync_requests: BTreeMap<&'static str, u64>,
@@ -197,6 +204,19 @@ impl Metrics {
         }
     }
 
+    /// A check of kind `kind` the director could not run (its own
+    /// shortage): no result for its server.
+    pub(crate) fn inconclusive(&mut self, kind: &'static str) {
+        *self.inconclusive.entry(kind).or_default() += 1;
+    }
+
+    /// Checks due while their server's previous run was under way, and
+    /// checks put off at the cap of checks in flight, since the last call.
+    pub(crate) fn not_started(&mut self, overlapping: u64, deferred: u64) {
+        self.overlapping += overlapping;
+        self.deferred += deferred;
+    }
+
     /// A server changed state.
     pub(crate) fn transition(&mut self, id: &DestinationId, to: Health) {
         if let Some(s) = self.servers.get_mut(id) {
@@ -280,6 +300,33 @@ impl Metrics {
                 series(out, "ipvs_agent_check_failures_total", id, s);
                 let _ = writeln!(out, ",reason=\"{reason}\"}} {n}");
             }
+        }
+        push_header(
+            out,
+            "ipvs_agent_checks_inconclusive_total",
+            Counter,
+            "Checks the director could not run for its own shortage (file descriptors, buffers, memory, local ports), by check kind: no result for the server.",
+        );
+        for (kind, n) in &self.inconclusive {
+            let _ = writeln!(
+                out,
+                "ipvs_agent_checks_inconclusive_total{{kind=\"{kind}\"}} {n}"
+            );
+        }
+        push_header(
+            out,
+            "ipvs_agent_checks_not_started_total",
+            Counter,
+            "Checks due but not started: overlapping (the server's previous run still under way), deferred (the checks in flight at their cap, started later).",
+        );
+        for (why, n) in [
+            ("overlapping", self.overlapping),
+            ("deferred", self.deferred),
+        ] {
+            let _ = writeln!(
+                out,
+                "ipvs_agent_checks_not_started_total{{why=\"{why}\"}} {n}"
+            );
         }
         push_header(
             out,

@@ -19,11 +19,12 @@ mod limits;
 mod logging;
 mod metrics;
 mod notify;
+mod options;
 mod signals;
 mod startup;
 mod syncing;
 
-pub use agent::{Agent, AgentOptions};
+pub use agent::Agent;
 pub use connect::{ClientFuture, Connector};
 pub use control::{AgentState, Handle, ServerState, SyncSummary};
 pub use file_watch::watch_file;
@@ -31,4 +32,5 @@ pub use http::{endpoint_limits, serve, IDLE_TIMEOUT, MAX_CONNECTIONS, REQUEST_TI
 pub(crate) use limits::raise_open_files_limit;
 pub use logging::{init_logging, LogFormat};
 pub use notify::Notifier;
+pub use options::AgentOptions;
 pub use signals::forward_signals;

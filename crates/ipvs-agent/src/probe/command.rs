@@ -2,14 +2,21 @@
 //! environment, in a process group of its own so that a timeout kills
 //! whatever it started, and what it leaves behind when it exits is killed
 //! too (a check is its command's whole work, never a daemon's start).
+//! A command killed at its timeout is reported at once and reaped in the
+//! background (`probe/lingering.rs`): one that cannot die yet does not
+//! hold its check's result, nor get a second run beside it.
 
+use std::io;
 use std::net::SocketAddr;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
 use crate::check::{Failure, Outcome};
+use crate::probe::failure::io_outcome;
+use crate::probe::lingering::Lingering;
 
 /// The environment variable holding the server's address.
 pub(crate) const ENV_ADDRESS: &str = "IPVS_AGENT_SERVER_ADDRESS";
@@ -18,12 +25,25 @@ pub(crate) const ENV_PORT: &str = "IPVS_AGENT_SERVER_PORT";
 
 /// Runs `argv` for `server`: exit status 0 within `timeout` passes. On
 /// timeout (or when the check is dropped) the command's process group is
-/// killed and the command reaped; when it exits, what is left of its group
-/// (a background process it started) is killed.
-pub(crate) async fn check(server: SocketAddr, argv: &[String], timeout: Duration) -> Outcome {
+/// killed; on timeout the failure is reported at once and the command
+/// reaped in the background, `argv` not run again for `server` until it
+/// is. When the command exits, what is left of its group (a background
+/// process it started) is killed.
+pub(crate) async fn check(
+    server: SocketAddr,
+    argv: &[String],
+    timeout: Duration,
+    lingering: &Arc<Lingering>,
+) -> Outcome {
     let Some((program, args)) = argv.split_first() else {
         return Outcome::Fail(Failure::Other("the command is empty".into()));
     };
+    let key = (server, argv.to_vec());
+    if let Some(pid) = lingering.pid_of(&key) {
+        return Outcome::Fail(Failure::Other(format!(
+            "not run: its last run (pid {pid}) was killed at its timeout and has not exited yet"
+        )));
+    }
     let spawned = Command::new(program)
         .args(args)
         .env(ENV_ADDRESS, server.ip().to_string())
@@ -36,16 +56,21 @@ pub(crate) async fn check(server: SocketAddr, argv: &[String], timeout: Duration
         .spawn();
     let child = match spawned {
         Ok(c) => c,
-        Err(e) => return Outcome::Fail(Failure::Other(format!("cannot run {program}: {e}"))),
+        Err(e) => return spawn_failure(program, &e),
     };
     let mut group = Group::new(child);
     let status = match tokio::time::timeout(timeout, group.child.wait()).await {
         Ok(status) => status,
         Err(_) => {
             group.kill();
-            // Reaped now: SIGKILL cannot be caught.
-            let _ = group.child.wait().await;
-            group.reaped();
+            // SIGKILL cannot be caught, but a process in uninterruptible
+            // sleep takes it only when it wakes: reaped in the background.
+            if let Some(pid) = group.child.id() {
+                lingering.reap(key, pid, async move {
+                    let _ = group.child.wait().await;
+                    group.reaped();
+                });
+            }
             return Outcome::Fail(Failure::Timeout);
         }
     };
@@ -54,6 +79,20 @@ pub(crate) async fn check(server: SocketAddr, argv: &[String], timeout: Duration
         Ok(s) if s.success() => Outcome::Pass,
         Ok(s) => Outcome::Fail(Failure::Exit(s.code())),
         Err(e) => Outcome::Fail(Failure::Other(format!("waiting for {program}: {e}"))),
+    }
+}
+
+/// A command that could not be started: the director's shortage
+/// (descriptors, memory, processes: `EAGAIN` from `fork`) is inconclusive;
+/// anything else (no such program, not executable) is the check's failure.
+fn spawn_failure(program: &str, e: &io::Error) -> Outcome {
+    let doing = format!("cannot run {program}");
+    if e.raw_os_error() == Some(libc::EAGAIN) {
+        return Outcome::Inconclusive(format!("{doing}: {e}"));
+    }
+    match io_outcome(&doing, e) {
+        Outcome::Fail(Failure::Refused) => Outcome::Fail(Failure::Other(format!("{doing}: {e}"))),
+        outcome => outcome,
     }
 }
 

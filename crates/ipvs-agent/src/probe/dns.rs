@@ -10,7 +10,7 @@ use tokio::net::UdpSocket;
 
 use crate::check::{Failure, Outcome};
 use crate::config::DnsCheck;
-use crate::probe::failure::io_failure;
+use crate::probe::failure::io_outcome;
 
 /// The DNS header's length.
 const HEADER: usize = 12;
@@ -36,11 +36,11 @@ pub(crate) async fn check(server: SocketAddr, dns: &DnsCheck) -> Outcome {
             expected: dns.rcode,
             got,
         }),
-        Err(f) => Outcome::Fail(f),
+        Err(not) => not,
     }
 }
 
-async fn query(server: SocketAddr, dns: &DnsCheck) -> Result<u8, Failure> {
+async fn query(server: SocketAddr, dns: &DnsCheck) -> Result<u8, Outcome> {
     let id = random_id();
     let message = encode_query(id, &dns.name, dns.qtype)?;
     let local: SocketAddr = if server.is_ipv4() {
@@ -50,24 +50,24 @@ async fn query(server: SocketAddr, dns: &DnsCheck) -> Result<u8, Failure> {
     };
     let socket = UdpSocket::bind(local)
         .await
-        .map_err(|e| io_failure("DNS socket", &e))?;
+        .map_err(|e| io_outcome("DNS socket", &e))?;
     // Connected: only the server's datagrams arrive, and its ICMP port
     // unreachable comes back as a refused receive.
     socket
         .connect(server)
         .await
-        .map_err(|e| io_failure("DNS connect", &e))?;
+        .map_err(|e| io_outcome("DNS connect", &e))?;
     socket
         .send(&message)
         .await
-        .map_err(|e| io_failure("DNS send", &e))?;
+        .map_err(|e| io_outcome("DNS send", &e))?;
     let question = &message[HEADER..];
     let mut buf = [0u8; REPLY_READ];
     loop {
         let n = socket
             .recv(&mut buf)
             .await
-            .map_err(|e| io_failure("DNS receive", &e))?;
+            .map_err(|e| io_outcome("DNS receive", &e))?;
         if let Some(rcode) = read_reply(&buf[..n], id, question)? {
             return Ok(rcode);
         }

@@ -14,7 +14,7 @@ use crate::check::{Failure, Outcome};
 use crate::config::check_parse::has_space_or_control;
 use crate::config::HttpCheck;
 use crate::probe::body::{Scan, Scanner, BODY_CAP};
-use crate::probe::failure::io_failure;
+use crate::probe::failure::io_outcome;
 use crate::probe::http_body::Body;
 use crate::probe::http_head::{self, MAX_HEAD};
 
@@ -76,10 +76,10 @@ where
         )));
     };
     if let Err(e) = io.write_all(request.as_bytes()).await {
-        return Outcome::Fail(io_failure("HTTP", &e));
+        return io_outcome("HTTP", &e);
     }
     if let Err(e) = io.flush().await {
-        return Outcome::Fail(io_failure("HTTP", &e));
+        return io_outcome("HTTP", &e);
     }
     let mut buf = Vec::with_capacity(READ_SIZE);
     let head = loop {
@@ -97,7 +97,7 @@ where
         match read(io, &mut buf).await {
             Ok(0) => return other(CUT.into()),
             Ok(_) => {}
-            Err(e) => return Outcome::Fail(io_failure("HTTP", &e)),
+            Err(e) => return io_outcome("HTTP", &e),
         }
     };
     if head.status != http.status {
@@ -140,7 +140,7 @@ where
             Ok(0) if body.ends_at_close() => return Outcome::Fail(Failure::BodyMismatch),
             Ok(0) => return other(CUT.into()),
             Ok(_) => {}
-            Err(e) => return Outcome::Fail(io_failure("HTTP", &e)),
+            Err(e) => return io_outcome("HTTP", &e),
         }
     }
 }

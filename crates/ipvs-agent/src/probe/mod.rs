@@ -21,6 +21,7 @@ mod failure;
 mod http;
 mod http_body;
 mod http_head;
+mod lingering;
 mod net;
 mod tcp;
 mod tls;

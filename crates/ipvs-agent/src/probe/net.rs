@@ -9,6 +9,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::check::{Failure, Outcome};
 use crate::config::{CheckKind, HealthCheck, HttpCheck};
+use crate::probe::lingering::Lingering;
 use crate::probe::tls::{self, TlsConfigs};
 use crate::probe::{command, dns, http, tcp, ProbeFuture, Prober};
 
@@ -51,6 +52,8 @@ use crate::probe::{command, dns, http, tcp, ProbeFuture, Prober};
 #[derive(Debug, Clone)]
 pub struct NetProber {
     tls: Arc<TlsConfigs>,
+    /// Command checks killed at their timeout and not yet reaped.
+    lingering: Arc<Lingering>,
 }
 
 impl NetProber {
@@ -65,6 +68,7 @@ impl NetProber {
     pub fn with_root_certificates(roots: RootCertStore) -> Self {
         NetProber {
             tls: Arc::new(TlsConfigs::new(roots)),
+            lingering: Arc::default(),
         }
     }
 
@@ -74,7 +78,9 @@ impl NetProber {
             CheckKind::Tcp { port } => tcp::check(at(port)).await,
             CheckKind::Http(h) => self.http(at(&h.port), h).await,
             CheckKind::Dns(d) => dns::check(at(&d.port), d).await,
-            CheckKind::Command { argv } => command::check(server, argv, check.timeout).await,
+            CheckKind::Command { argv } => {
+                command::check(server, argv, check.timeout, &self.lingering).await
+            }
         }
     }
 
@@ -89,7 +95,7 @@ impl NetProber {
         };
         let stream = match tcp::connect(to, true).await {
             Ok(s) => s,
-            Err(f) => return Outcome::Fail(f),
+            Err(not) => return not,
         };
         match tls::handshake(self.tls.get(t.verify), name, stream).await {
             Ok(mut tls) => {
@@ -98,7 +104,7 @@ impl NetProber {
                 let _ = tls.shutdown().await;
                 outcome
             }
-            Err(f) => Outcome::Fail(f),
+            Err(not) => not,
         }
     }
 }
@@ -114,7 +120,7 @@ async fn plain_http(to: SocketAddr, h: &HttpCheck) -> Outcome {
     let host = http::host_header(h, to.ip(), to.port());
     let mut stream = match tcp::connect(to, false).await {
         Ok(s) => s,
-        Err(f) => return Outcome::Fail(f),
+        Err(not) => return not,
     };
     let outcome = http::get(&mut stream, h, &host).await;
     // A failure leaves the orderly close: the check's result stands.
@@ -180,7 +186,7 @@ impl Prober for NetProber {
                     if let CheckKind::Command { argv } = &check.kind {
                         // Its own timeout: the process group killed and
                         // the command reaped before the outcome.
-                        return command::check(server, argv, timeout).await;
+                        return command::check(server, argv, timeout, &prober.lingering).await;
                     }
                     match tokio::time::timeout(timeout, prober.run(server, &check)).await {
                         Ok(outcome) => outcome,

@@ -9,8 +9,8 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
-use crate::check::{Failure, Outcome};
-use crate::probe::failure::io_failure;
+use crate::check::Outcome;
+use crate::probe::failure::io_outcome;
 
 /// Opens a TCP connection to `addr` for a request: with `nodelay`,
 /// `TCP_NODELAY` set.
@@ -20,7 +20,7 @@ use crate::probe::failure::io_failure;
 /// system call less. An HTTPS check's request follows the handshake's
 /// last message, which may not be acknowledged yet (the server's delayed
 /// ACK): Nagle would hold the request until it is, so `nodelay`.
-pub(crate) async fn connect(addr: SocketAddr, nodelay: bool) -> Result<TcpStream, Failure> {
+pub(crate) async fn connect(addr: SocketAddr, nodelay: bool) -> Result<TcpStream, Outcome> {
     let stream = open(addr).await?;
     if nodelay {
         // A failure here changes nothing the check measures.
@@ -30,10 +30,10 @@ pub(crate) async fn connect(addr: SocketAddr, nodelay: bool) -> Result<TcpStream
 }
 
 /// Opens a TCP connection to `addr`, nothing set on it.
-async fn open(addr: SocketAddr) -> Result<TcpStream, Failure> {
+async fn open(addr: SocketAddr) -> Result<TcpStream, Outcome> {
     TcpStream::connect(addr)
         .await
-        .map_err(|e| io_failure("connect", &e))
+        .map_err(|e| io_outcome("connect", &e))
 }
 
 /// The TCP check: passes when the connection opens; it is closed at once,
@@ -49,7 +49,7 @@ async fn open(addr: SocketAddr) -> Result<TcpStream, Failure> {
 pub(crate) async fn check(addr: SocketAddr) -> Outcome {
     match connected(addr).await {
         Ok(()) => Outcome::Pass,
-        Err(f) => Outcome::Fail(f),
+        Err(not) => not,
     }
 }
 
@@ -67,8 +67,8 @@ pub(crate) async fn check(addr: SocketAddr) -> Outcome {
 /// five system calls a check (`socket`, `setsockopt`, `connect`, the
 /// poller's add and delete) and `close`, where tokio's stream made six and
 /// `close`.
-async fn connected(addr: SocketAddr) -> Result<(), Failure> {
-    let failed = |e: io::Error| io_failure("connect", &e);
+async fn connected(addr: SocketAddr) -> Result<(), Outcome> {
+    let failed = |e: io::Error| io_outcome("connect", &e);
     let socket = Socket::new(
         Domain::for_address(addr),
         Type::STREAM.nonblocking(),

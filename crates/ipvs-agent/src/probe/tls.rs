@@ -14,8 +14,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-use crate::check::Failure;
-use crate::probe::failure::io_failure;
+use crate::check::{Failure, Outcome};
+use crate::probe::failure::io_outcome;
 
 /// The two client configurations of a prober.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ pub(crate) async fn handshake(
     config: &Arc<ClientConfig>,
     name: ServerName<'static>,
     tcp: TcpStream,
-) -> Result<TlsStream<TcpStream>, Failure> {
+) -> Result<TlsStream<TcpStream>, Outcome> {
     TlsConnector::from(config.clone())
         .connect(name, tcp)
         .await
@@ -100,16 +100,17 @@ pub(crate) async fn handshake(
 
 /// A handshake's error: rustls's own (a certificate rejected, an alert)
 /// is [`Failure::Tls`] with its message; a reset is
-/// [`Failure::Refused`]; a server that closed mid-handshake is `Tls` too.
-fn handshake_failure(e: &io::Error) -> Failure {
+/// [`Failure::Refused`]; a server that closed mid-handshake is `Tls` too;
+/// the director's own shortage is inconclusive.
+fn handshake_failure(e: &io::Error) -> Outcome {
     if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-        return Failure::Tls(tls.to_string());
+        return Failure::Tls(tls.to_string()).into();
     }
     match e.kind() {
         io::ErrorKind::UnexpectedEof => {
-            Failure::Tls("the server closed the connection during the handshake".into())
+            Failure::Tls("the server closed the connection during the handshake".into()).into()
         }
-        _ => io_failure("TLS handshake", e),
+        _ => io_outcome("TLS handshake", e),
     }
 }
 

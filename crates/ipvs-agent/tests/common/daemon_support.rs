@@ -31,6 +31,26 @@ struct Script {
     queued: HashMap<SocketAddr, VecDeque<Outcome>>,
     probes: HashMap<SocketAddr, usize>,
     hanging: HashSet<SocketAddr>,
+    /// Checks under way now, and the most at once so far.
+    in_flight: usize,
+    max_in_flight: usize,
+}
+
+/// Counts a check under way until it is dropped (ended or timed out).
+struct InFlight(Arc<Mutex<Script>>);
+
+impl InFlight {
+    fn new(script: &Arc<Mutex<Script>>, s: &mut Script) -> Self {
+        s.in_flight += 1;
+        s.max_in_flight = s.max_in_flight.max(s.in_flight);
+        InFlight(Arc::clone(script))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.lock().unwrap().in_flight -= 1;
+    }
 }
 
 impl Scripted {
@@ -63,6 +83,11 @@ impl Scripted {
         s.queued.entry(addr(server)).or_default().extend(outcomes);
     }
 
+    /// The most checks under way at once so far.
+    pub(crate) fn max_in_flight(&self) -> usize {
+        self.inner.lock().unwrap().max_in_flight
+    }
+
     /// How many checks `server` had.
     pub(crate) fn probes(&self, server: &str) -> usize {
         let s = self.inner.lock().unwrap();
@@ -77,7 +102,11 @@ impl Prober for Scripted {
             return None;
         }
         *s.probes.entry(server).or_default() += 1;
-        Some(Box::pin(std::future::pending()))
+        let guard = InFlight::new(&self.inner, &mut s);
+        Some(Box::pin(async move {
+            let _guard = guard;
+            std::future::pending().await
+        }))
     }
 
     fn probe(&self, server: SocketAddr, _check: Arc<HealthCheck>) -> ProbeFuture {
@@ -87,7 +116,13 @@ impl Prober for Scripted {
         let outcome = queued
             .or_else(|| s.standing.get(&server).cloned())
             .unwrap_or(Outcome::Pass);
-        Box::pin(async move { outcome })
+        let guard = InFlight::new(&self.inner, &mut s);
+        Box::pin(async move {
+            // Ends at its first poll, not at its start.
+            tokio::task::yield_now().await;
+            drop(guard);
+            outcome
+        })
     }
 }
 

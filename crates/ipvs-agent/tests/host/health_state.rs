@@ -144,3 +144,28 @@ fn each_transition_says_its_last_failure() {
         assert_eq!(f.to_string(), text);
     }
 }
+
+#[test]
+fn an_inconclusive_result_moves_nothing() {
+    let short = || Outcome::Inconclusive("socket: Too many open files (os error 24)".into());
+    // A provisional server stays provisional and up.
+    let mut h = ServerHealth::new(2, 2, StartState::Up);
+    for _ in 0..10 {
+        assert!(h.record(&short()).is_none());
+    }
+    assert!(h.is_provisional());
+    assert_eq!(h.health(), Health::Up);
+    // A streak is neither broken nor advanced.
+    h.record(&PASS);
+    h.record(&fail());
+    assert_eq!(h.streak(), 1);
+    assert!(h.record(&short()).is_none());
+    assert_eq!(h.streak(), 1);
+    let t = h.record(&fail()).expect("the second failure in a row");
+    assert_eq!(t.to, Health::Down);
+    // A down server does not rise on them either.
+    for _ in 0..10 {
+        assert!(h.record(&short()).is_none());
+    }
+    assert_eq!(h.health(), Health::Down);
+}

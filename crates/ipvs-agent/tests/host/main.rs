@@ -21,6 +21,7 @@ mod daemon_health;
 mod daemon_http;
 mod daemon_http_slow;
 mod daemon_lifecycle;
+mod daemon_short;
 mod daemon_startup;
 #[path = "../common/daemon_support.rs"]
 mod daemon_support;

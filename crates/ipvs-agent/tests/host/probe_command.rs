@@ -116,8 +116,12 @@ async fn a_timeout_kills_the_command_and_what_it_started() {
     assert_eq!(outcome, Outcome::Fail(Failure::Timeout));
     let (shell, sleep) = pids(&file);
     let _ = std::fs::remove_file(&file);
-    // The shell was reaped by the check (not left a zombie of ours), the
-    // grandchild killed with it.
+    // The timeout is reported at once; the shell is reaped in the
+    // background (not left a zombie of ours), the grandchild killed with it.
+    let until = Instant::now() + Duration::from_secs(10);
+    while state(shell).is_some() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(state(shell), None, "the shell is still there");
     assert!(
         wait_dead(sleep),
