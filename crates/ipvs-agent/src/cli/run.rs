@@ -14,8 +14,8 @@ use crate::cli::run_options::RunOptions;
 use crate::cli::runtime::command_runtime;
 use crate::config::{self, LoadError};
 use crate::daemon::{
-    forward_signals, init_logging, raise_open_files_limit, serve, watch_file, Agent, AgentOptions,
-    Connector, Handle, Notifier,
+    abort_on_panic, forward_signals, init_logging, raise_open_files_limit, serve, watch_file,
+    Agent, AgentOptions, Connector, FileVersion, Handle, Notifier, Signals,
 };
 use crate::probe::Prober;
 
@@ -32,8 +32,24 @@ pub(super) fn run(flags: RunFlags, prober: impl FnOnce() -> Arc<dyn Prober>) -> 
         }
     };
     init_logging(options.log_format);
+    abort_on_panic();
+    let runtime = match command_runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    // The signals first: a SIGHUP from here on never ends the process.
+    let signals = match runtime.block_on(async { Signals::install() }) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot take signals");
+            return ExitCode::from(1);
+        }
+    };
     // Fleet mode (`--etcd`): the configuration comes from etcd, once the
     // runtime runs.
+    // Taken before the file is read: a change made from now on is
+    // reloaded by `--watch`.
+    let version = FileVersion::of(&options.config);
     let config = match options.etcd {
         Some(_) => None,
         None => Some(config::load(&options.config)),
@@ -58,17 +74,23 @@ pub(super) fn run(flags: RunFlags, prober: impl FnOnce() -> Arc<dyn Prober>) -> 
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "cannot raise the open files limit"),
     }
-    let runtime = match command_runtime() {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
     runtime.block_on(async move {
+        let mut signals = signals;
         let (config, following) = match config {
             Some(c) => (c, None),
-            None => match fleet_start(&options).await {
-                Ok((c, source)) => (c, Some(source)),
-                Err(code) => return code,
-            },
+            None => {
+                let started = tokio::select! {
+                    started = fleet_start(&options) => started,
+                    name = signals.stop_before_start() => {
+                        tracing::info!("{name} while waiting for etcd: stopping");
+                        return ExitCode::SUCCESS;
+                    }
+                };
+                match started {
+                    Ok((c, source)) => (c, Some(source)),
+                    Err(code) => return code,
+                }
+            }
         };
         let connector = match &options.netns {
             Some(path) => Connector::netns(path),
@@ -105,13 +127,10 @@ pub(super) fn run(flags: RunFlags, prober: impl FnOnce() -> Arc<dyn Prober>) -> 
             follow(source, handle.clone());
         }
         if let Some(period) = options.watch {
-            tokio::spawn(watch_file(options.config.clone(), period, handle.clone()));
+            let path = options.config.clone();
+            tokio::spawn(watch_file(path, period, handle.clone(), version));
         }
-        tokio::spawn(async move {
-            if let Err(e) = forward_signals(handle).await {
-                tracing::error!(error = %e, "cannot take signals");
-            }
-        });
+        tokio::spawn(forward_signals(handle, signals));
         let code = match agent.run().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -27,6 +27,7 @@
 pub(crate) mod check_parse;
 mod duration;
 mod errors;
+mod file;
 mod model;
 mod parse;
 #[cfg(feature = "fleet")]
@@ -43,6 +44,7 @@ use std::path::Path;
 pub use check_parse::RISE_FALL_MAX;
 pub use duration::{parse_duration, FILE_DURATIONS};
 pub use errors::{ConfigError, ConfigErrors, LoadError};
+pub use file::MAX_FILE_BYTES;
 pub use model::{
     AgentSettings, Below, CheckKind, Config, DnsCheck, HealthCheck, HttpCheck, Quorum, RealServer,
     StartState, Tls, VirtualService,
@@ -86,10 +88,12 @@ pub fn parse_str(file: &str, text: &str) -> Result<Config, ConfigErrors> {
     }
 }
 
-/// Reads and checks the configuration file at `path`.
+/// Reads and checks the configuration file at `path`: a regular file
+/// (a FIFO, a device or a directory is refused at once, never waited on)
+/// of at most [`MAX_FILE_BYTES`].
 pub fn load(path: &Path) -> Result<Config, LoadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+    let text = file::read_text(path).map_err(|source| LoadError::Read {
         file: file.clone(),
         source,
     })?;

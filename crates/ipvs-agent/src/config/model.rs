@@ -39,6 +39,12 @@ pub struct AgentSettings {
     /// server still without a result then is written as the kernel holds
     /// it, or as its check's `start` says when the kernel does not.
     pub start_wait: Duration,
+    /// A reload that would remove more than half of the running services
+    /// is refused (`reload_guard`, default on): a file cut short while
+    /// being written is valid TOML at every `[[service]]`. The new file's
+    /// setting counts, so a file that removes them on purpose says
+    /// `reload_guard = false`.
+    pub reload_guard: bool,
 }
 
 impl Default for AgentSettings {
@@ -47,6 +53,7 @@ impl Default for AgentSettings {
             resync: Duration::from_secs(30),
             drain_max: Duration::from_secs(300),
             start_wait: Duration::from_secs(3),
+            reload_guard: true,
         }
     }
 }

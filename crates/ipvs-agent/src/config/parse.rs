@@ -32,7 +32,7 @@ pub(crate) struct ServiceSpans {
 
 /// The keys of the file's top level.
 pub(crate) const TOP: &[&str] = &["agent", "service"];
-const AGENT: &[&str] = &["resync", "drain_max", "start_wait"];
+const AGENT: &[&str] = &["resync", "drain_max", "start_wait", "reload_guard"];
 const SERVICE: &[&str] = &[
     "name",
     "protocol",
@@ -115,6 +115,12 @@ pub(crate) fn agent_settings(d: &mut Diagnostics<'_>, v: &Value<'_>) -> Option<A
     if let Some(v) = f.get("start_wait") {
         match read::duration(d, "start_wait", v) {
             Some(t) => a.start_wait = t,
+            None => ok = false,
+        }
+    }
+    if let Some(v) = f.get("reload_guard") {
+        match read::boolean(d, "reload_guard", v) {
+            Some(b) => a.reload_guard = b,
             None => ok = false,
         }
     }

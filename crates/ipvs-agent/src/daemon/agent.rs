@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ipvsnl::sync::{DestinationId, PlanOptions, Scope, Table};
 use ipvsnl::ServiceKey;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep_until, Instant};
 
 use crate::check::{Health, HealthBook, Outcome, Reconciled};
@@ -22,6 +22,7 @@ use crate::daemon::control::{AgentState, Command, Handle, ServerState, Shared, S
 use crate::daemon::limits::checks_in_flight_cap;
 use crate::daemon::notify::Notifier;
 use crate::daemon::options::AgentOptions;
+use crate::daemon::reloading::{removes_most, Reloading};
 use crate::daemon::startup::Startup;
 use crate::daemon::syncing::{Done, Syncing};
 use crate::desired::{desired, desired_service, plan_options};
@@ -72,6 +73,8 @@ struct Looping {
     syncs: u64,
     last_sync: Option<SyncSummary>,
     shared: Arc<Shared>,
+    /// The reload under way, if any.
+    reloading: Option<Reloading>,
 }
 
 impl Agent {
@@ -151,6 +154,7 @@ impl Agent {
             syncs: 0,
             last_sync: None,
             shared,
+            reloading: None,
         };
         loop {
             let now = Instant::now();
@@ -174,10 +178,7 @@ impl Agent {
                         l.stop(remove, self.options.notifier.as_ref()).await;
                         return Ok(());
                     }
-                    Some(Command::Reload(answer)) => {
-                        let ok = l.reload(&self.options);
-                        let _ = answer.send(ok);
-                    }
+                    Some(Command::Reload(answer)) => l.reload(&self.options, answer),
                     Some(Command::Apply(config, answer)) => {
                         l.apply_given(*config, &self.options);
                         let _ = answer.send(());
@@ -188,6 +189,9 @@ impl Agent {
                     // The agent holds a sender itself: not reached.
                     None => return Ok(()),
                 },
+                (loaded, reloading) = Reloading::done(&mut l.reloading) => {
+                    l.reloaded(loaded, reloading, &self.options);
+                }
                 done = l.syncing.wait() => {
                     l.synced(done, self.options.notifier.as_ref());
                 }
@@ -416,37 +420,79 @@ impl Looping {
         self.syncing.finish(done, now, self.config.agent.resync);
     }
 
-    /// Reads the configuration file again and applies it as a diff.
-    fn reload(&mut self, options: &AgentOptions) -> bool {
+    /// A reload asked for (SIGHUP, the watch, the handle): the file is read
+    /// off the loop; one asked while a read runs reads it once more after.
+    fn reload(&mut self, options: &AgentOptions, answer: oneshot::Sender<bool>) {
         let Some(path) = &options.config_path else {
             tracing::error!("reload refused: the agent has no configuration file");
             self.shared.metrics().reload(false);
-            return false;
+            let _ = answer.send(false);
+            return;
         };
+        if let Some(r) = &mut self.reloading {
+            r.again.push(answer);
+            return;
+        }
         if let Some(n) = &options.notifier {
             n.tell("RELOADING=1");
         }
-        let ok = match config::load(path) {
-            Ok(new) => {
-                self.apply(new);
-                true
-            }
+        self.reloading = Some(Reloading::start(path.clone(), answer));
+    }
+
+    /// The file of a reload is read: applied, or refused (with errors, or
+    /// by the reload guard) with the running configuration kept.
+    fn reloaded(
+        &mut self,
+        loaded: Result<Config, config::LoadError>,
+        reloading: Reloading,
+        options: &AgentOptions,
+    ) {
+        let file = options
+            .config_path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let ok = match loaded {
+            Ok(new) => match removes_most(&self.config, &new) {
+                Some((removed, running)) if new.agent.reload_guard => {
+                    tracing::error!(
+                        file,
+                        removed,
+                        running,
+                        "reload refused by the guard: it would remove most of the services \
+                         (a file cut short?); a file that means it says \
+                         `reload_guard = false` in [agent]"
+                    );
+                    self.shared.metrics().reload_guarded();
+                    false
+                }
+                _ => {
+                    self.apply(new);
+                    true
+                }
+            },
             Err(e) => {
                 for line in e.to_string().lines() {
-                    tracing::error!(file = %path.display(), error = line, "reload refused");
+                    tracing::error!(file, error = line, "reload refused");
                 }
-                tracing::error!(
-                    file = %path.display(),
-                    "reload refused: the running configuration stays"
-                );
                 false
             }
         };
+        if !ok {
+            tracing::error!(file, "reload refused: the running configuration stays");
+        }
         self.shared.metrics().reload(ok);
         if let Some(n) = &options.notifier {
             n.tell("READY=1");
         }
-        ok
+        let again = reloading.answer(ok);
+        let mut again = again.into_iter();
+        if let Some(first) = again.next() {
+            self.reload(options, first);
+            if let Some(r) = &mut self.reloading {
+                r.again.extend(again);
+            }
+        }
     }
 
     /// Applies a configuration given whole, as a reload applies a file.

@@ -191,7 +191,6 @@ impl Checks {
         )
     }
 
-
     /// Makes the checks those of `config` from `now`: a server whose check
     /// is the same keeps its schedule; a new or changed one is first
     /// checked within its jitter from now; a removed one is dropped.

@@ -19,6 +19,28 @@ use tokio::time::MissedTickBehavior;
 
 use crate::daemon::control::Handle;
 
+/// A version of the file, taken before it is loaded: a change made
+/// between that load and the watch's start is then a change like any
+/// other, reloaded, not taken as the version loaded.
+///
+/// ```no_run
+/// use ipvs_agent::daemon::FileVersion;
+/// let version = FileVersion::of("/etc/ipvs-agent/agent.toml");
+/// let config = ipvs_agent::config::load("/etc/ipvs-agent/agent.toml".as_ref());
+/// // ... start the agent, then `watch_file(path, period, handle, version)`.
+/// # let _ = (version, config);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileVersion(Option<Fingerprint>);
+
+impl FileVersion {
+    /// The version of the file at `path` now (a missing file is a version
+    /// too: the first one to appear is a change).
+    pub fn of(path: impl AsRef<Path>) -> Self {
+        FileVersion(fingerprint(path.as_ref()))
+    }
+}
+
 /// What tells one version of a file from another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fingerprint {
@@ -79,13 +101,13 @@ impl Seen {
     }
 }
 
-/// Reloads the agent of `handle` whenever `path` changes, checking every
-/// `period` (at least 10 ms), until the agent stops. The version of the
-/// file at the call is taken as the one the agent runs.
-pub async fn watch_file(path: PathBuf, period: Duration, handle: Handle) {
+/// Reloads the agent of `handle` whenever `path` changes from `loaded`
+/// (the version taken before the agent's configuration was read from it),
+/// checking every `period` (at least 10 ms), until the agent stops.
+pub async fn watch_file(path: PathBuf, period: Duration, handle: Handle, loaded: FileVersion) {
     let period = period.max(Duration::from_millis(10));
     let mut seen = Seen {
-        loaded: fingerprint(&path),
+        loaded: loaded.0,
         pending: None,
     };
     let mut ticks = tokio::time::interval(period);

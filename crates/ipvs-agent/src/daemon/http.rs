@@ -1,6 +1,6 @@
 //! The HTTP endpoint: `/metrics` (the exporter's IPVS series, its server's
 //! counters, then the agent's), `/healthz` (the loop answers), `/ready`
-//! (the first sync is done), served by the exporter's server
+//! (every service in at start and synced), served by the exporter's server
 //! ([`ipvsnl_exporter::serve_with`]) under [`endpoint_limits`]: a
 //! request's head must come within 10 s, an idle kept-alive connection
 //! is closed after 30 s, a response must be taken within 10 s. At most

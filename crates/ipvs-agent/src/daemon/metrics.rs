@@ -114,6 +114,8 @@ pub(crate) struct Metrics {
     sync_requests: BTreeMap<&'static str, u64>,
     reloads: u64,
     reload_errors: u64,
+    /// Reloads the guard refused (counted in `reload_errors` too).
+    reloads_guarded: u64,
     last_reload_ok: bool,
     ready: bool,
 }
@@ -252,12 +254,18 @@ impl Metrics {
         self.last_reload_ok = ok;
     }
 
-    /// The first sync is done.
+    /// A reload the guard refused (it would have removed most services).
+    pub(crate) fn reload_guarded(&mut self) {
+        self.reloads_guarded += 1;
+    }
+
+    /// Ready: every service has gone in at start and a sync since ended
+    /// without error.
     pub(crate) fn set_ready(&mut self) {
         self.ready = true;
     }
 
-    /// Whether the first sync is done.
+    /// Whether it is ready.
     pub(crate) fn is_ready(&self) -> bool {
         self.ready
     }
@@ -389,8 +397,14 @@ impl Metrics {
             (
                 "ipvs_agent_config_reload_errors_total",
                 Counter,
-                "Configuration reloads refused (the file had errors; the running configuration was kept).",
+                "Configuration reloads refused (the file had errors, or the guard refused it; the running configuration was kept).",
                 self.reload_errors,
+            ),
+            (
+                "ipvs_agent_config_reloads_guarded_total",
+                Counter,
+                "Configuration reloads the guard refused: they would have removed more than half of the services (reload_guard).",
+                self.reloads_guarded,
             ),
             (
                 "ipvs_agent_config_last_reload_successful",
@@ -401,7 +415,7 @@ impl Metrics {
             (
                 "ipvs_agent_ready",
                 Gauge,
-                "1 once the first sync is done.",
+                "1 once every service has gone in at start and a sync since then has ended without error.",
                 u64::from(self.ready),
             ),
         ] {

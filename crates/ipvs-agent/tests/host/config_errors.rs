@@ -45,7 +45,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     assert_eq!(
         errors(&format!("[agent]\ncolour = \"blue\"\n{}", service("weight = 3", "wieght = 3"))),
         [
-            "t.toml:2:1: unknown key `colour` in [agent] (known: resync, drain_max, start_wait)",
+            "t.toml:2:1: unknown key `colour` in [agent] (known: resync, drain_max, start_wait, reload_guard)",
             "t.toml:7:1: unknown key `weight` in a `[[service]]` (known: name, protocol, address, port, fwmark, family, scheduler, scheduler_flags, persistence, one_packet, check, server, sorry_server, quorum, remove_after_drain)",
             "t.toml:10:1: unknown key `wieght` in a `[[service.server]]` (known: address, port, weight, forward, tunnel, upper_threshold, lower_threshold, check)",
         ]

@@ -239,3 +239,112 @@ fn short_child() {
         task.await.unwrap().unwrap();
     });
 }
+
+/// Makes this test binary, run again, the child of
+/// [`a_second_sigterm_exits_at_once`].
+const SIGNAL_CHILD: &str = "IPVS_AGENT_TEST_SIGNAL_CHILD";
+
+#[test]
+fn a_second_sigterm_exits_at_once() {
+    if std::env::var_os(SIGNAL_CHILD).is_some() {
+        return signal_child();
+    }
+    let started = std::time::Instant::now();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "daemon_short::a_second_sigterm_exits_at_once"])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(SIGNAL_CHILD, "1")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(ipvs_agent::daemon::FORCED_EXIT),
+        "{text}"
+    );
+    assert!(text.contains("stop waiting for the stalled sync"), "{text}");
+    // The first SIGTERM's stop would wait 10 s for the stalled sync.
+    assert!(took < Duration::from_secs(5), "{took:?}\n{text}");
+}
+
+/// In a process of its own: an agent whose sync stalls (a kernel that
+/// stops answering), a SIGTERM (its stop waits for that sync), a second
+/// SIGTERM: the process exits at once.
+fn signal_child() {
+    use ipvsnl::emulator::{Fault, When};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let signals = ipvs_agent::daemon::Signals::install().unwrap();
+        let kernel = Kernel::new();
+        let prober = Scripted::default();
+        let fast = text("1h", 20, "")
+            .replace(
+                "interval = \"2s\", timeout = \"1s\"",
+                "interval = \"200ms\", timeout = \"100ms\"",
+            )
+            .replace("fall = 3", "fall = 1");
+        let agent = start(&kernel, config(&fast), &prober, AgentOptions::default());
+        tokio::spawn(ipvs_agent::daemon::forward_signals(
+            agent.handle.clone(),
+            signals,
+        ));
+        while !agent.handle.ready() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        kernel.inject(When::next_request(), Fault::Stall);
+        // A change to sync: B fails, and its sync stalls.
+        prober.fail(B);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(kernel.faults_armed(), 0, "the sync did not stall");
+        println!("stop waiting for the stalled sync");
+        // SAFETY: raise only sends a signal to this process, whose
+        // SIGTERM is taken by the handlers installed above.
+        unsafe { libc::raise(libc::SIGTERM) };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        unsafe { libc::raise(libc::SIGTERM) };
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        println!("not ended by the second SIGTERM");
+    });
+}
+
+/// Makes this test binary, run again, the child of
+/// [`a_panic_in_any_task_ends_the_daemon`].
+const PANIC_CHILD: &str = "IPVS_AGENT_TEST_PANIC_CHILD";
+
+#[test]
+fn a_panic_in_any_task_ends_the_daemon() {
+    use std::os::unix::process::ExitStatusExt;
+    if std::env::var_os(PANIC_CHILD).is_some() {
+        ipvs_agent::daemon::abort_on_panic();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            // A task of the daemon's (say, fleet mode's follower) panics;
+            // tokio alone would let the rest run on.
+            let _ = tokio::spawn(async { panic!("the follower broke") }).await;
+            println!("still running after the panic");
+        });
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "daemon_short::a_panic_in_any_task_ends_the_daemon",
+        ])
+        .args(["--nocapture", "--test-threads=1"])
+        .env(PANIC_CHILD, "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{text}");
+    assert!(!text.contains("still running"), "{text}");
+    assert!(text.contains("the follower broke"), "{text}");
+}

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use ipvs_agent::daemon::{watch_file, AgentOptions};
+use ipvs_agent::daemon::{watch_file, AgentOptions, FileVersion};
 use ipvsnl::emulator::Kernel;
 use ipvsnl::{Destination, Request};
 
@@ -25,7 +25,12 @@ async fn a_replaced_file_is_reloaded_after_it_held_for_a_period() {
     let path = write_file("watch-replace.toml", &text("1h", 20, ""));
     let options = AgentOptions::default().with_config_path(&path);
     let agent = start(&kernel, config(&text("1h", 20, "")), &prober, options);
-    let watcher = tokio::spawn(watch_file(path.clone(), S, agent.handle.clone()));
+    let watcher = tokio::spawn(watch_file(
+        path.clone(),
+        S,
+        agent.handle.clone(),
+        FileVersion::of(&path),
+    ));
     advance(MS).await;
     assert!(agent.handle.ready());
     kernel.clear_requests();
@@ -61,7 +66,12 @@ async fn a_file_with_errors_is_refused_once_and_a_missing_file_waited_for() {
     let path = write_file("watch-bad.toml", &good);
     let options = AgentOptions::default().with_config_path(&path);
     let agent = start(&kernel, config(&good), &prober, options);
-    tokio::spawn(watch_file(path.clone(), S, agent.handle.clone()));
+    tokio::spawn(watch_file(
+        path.clone(),
+        S,
+        agent.handle.clone(),
+        FileVersion::of(&path),
+    ));
     advance(MS).await;
 
     replace(&path, &good.replace("weight = 20", "weight = -1"));
@@ -78,5 +88,25 @@ async fn a_file_with_errors_is_refused_once_and_a_missing_file_waited_for() {
     advance(3 * S).await;
     assert_eq!(weight(&kernel, &key(80), B), "40");
     assert_eq!(agent.handle.state().await.unwrap().reload_errors, 1);
+    agent.stop(false).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_change_between_the_load_and_the_watch_is_reloaded() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let path = write_file("watch-early.toml", &text("1h", 20, ""));
+    // The version taken, then the file read, then changed before the
+    // watch begins.
+    let version = FileVersion::of(&path);
+    let loaded = config(&std::fs::read_to_string(&path).unwrap());
+    let options = AgentOptions::default().with_config_path(&path);
+    let agent = start(&kernel, loaded, &prober, options);
+    advance(MS).await;
+    replace(&path, &text("1h", 30, ""));
+    advance(S).await;
+    tokio::spawn(watch_file(path.clone(), S, agent.handle.clone(), version));
+    advance(3 * S).await;
+    assert_eq!(weight(&kernel, &key(80), B), "30");
     agent.stop(false).await;
 }

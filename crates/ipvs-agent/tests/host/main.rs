@@ -21,6 +21,7 @@ mod daemon_health;
 mod daemon_http;
 mod daemon_http_slow;
 mod daemon_lifecycle;
+mod daemon_reload_guard;
 mod daemon_short;
 mod daemon_startup;
 #[path = "../common/daemon_support.rs"]
@@ -59,6 +60,8 @@ mod fleet_publish_cache;
 mod fleet_roles;
 #[cfg(feature = "fleet")]
 mod fleet_run_options;
+#[cfg(feature = "fleet")]
+mod fleet_signals;
 #[cfg(feature = "fleet")]
 mod fleet_split;
 #[cfg(feature = "fleet")]

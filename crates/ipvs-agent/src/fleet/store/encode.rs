@@ -32,10 +32,11 @@ pub const AGENT_HEADER: &str = "# ipvs-agent fleet agent v1";
 /// The agent's settings as an `[agent]` table.
 pub fn agent(a: &AgentSettings) -> String {
     format!(
-        "{AGENT_HEADER}\n[agent]\nresync = {}\ndrain_max = {}\nstart_wait = {}\n",
+        "{AGENT_HEADER}\n[agent]\nresync = {}\ndrain_max = {}\nstart_wait = {}\nreload_guard = {}\n",
         duration(a.resync),
         duration(a.drain_max),
-        duration(a.start_wait)
+        duration(a.start_wait),
+        a.reload_guard
     )
 }
 
