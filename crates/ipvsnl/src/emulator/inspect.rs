@@ -7,7 +7,7 @@ use std::net::IpAddr;
 
 use super::encode;
 use super::kernel::Netns;
-use super::socket::foreign;
+use super::run::foreign;
 use super::table::{Svc, SvcId};
 use crate::decode::{self, Detail};
 use crate::proto::frame;

@@ -154,6 +154,7 @@ mod messages;
 mod parse;
 mod proc_conn;
 mod record;
+mod run;
 mod socket;
 mod socket_faults;
 mod sockopt;
