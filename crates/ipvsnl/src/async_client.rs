@@ -24,6 +24,8 @@ use crate::{ClientOptions, Error, Object, RequestKind, ServiceEntry, Stats, Targ
 /// A client of the kernel's IPVS table in one network namespace, for
 /// tokio: the operations of [`Client`](crate::Client), each a future (and
 /// code written for [`Operations`](crate::Operations) runs with either).
+/// Like it, after a wait for the kernel runs out it makes its next call
+/// on a fresh socket (see [`ClientOptions::with_timeout`]).
 ///
 /// It must be made inside a tokio runtime (its socket is registered with
 /// that runtime's reactor); the runtime needs its I/O and time drivers
@@ -239,6 +241,20 @@ mod tests {
         // The client is still usable for the next call.
         match c.info().await {
             Ok(info) => assert!(info.conn_tab_size > 0),
+            Err(e) => assert!(e.is_unavailable(), "{e}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn after_a_wait_ran_out_the_next_call_takes_a_fresh_socket() {
+        let mut c = AsyncClient::new().unwrap();
+        // As a wait that ran out leaves the session; the fresh socket is
+        // made in the client's namespace, off the runtime.
+        c.core.session.state.fresh_socket_due = true;
+        let r = c.family_id().await;
+        assert!(!c.core.session.wants_fresh_socket());
+        match r {
+            Ok(id) => assert!(id >= 0x10),
             Err(e) => assert!(e.is_unavailable(), "{e}"),
         }
     }

@@ -25,6 +25,13 @@ use crate::{ClientOptions, Error, Stats};
 /// operations as futures, and code written for [`Operations`](crate::Operations)
 /// runs with either.
 ///
+/// After a wait for the kernel runs out, its next call goes out on a
+/// fresh socket: a kernel that stopped answering on one socket (a
+/// handler stuck holding it) does not stall every later call, and no
+/// late reply to the old socket can be taken for a new call's answer.
+/// What each error lets a caller assume: [the crate's
+/// errors](crate#errors).
+///
 /// ```no_run
 /// use ipvsnl::{Client, Destination, Scheduler, Service, ServiceKey};
 /// let mut ipvs = Client::new()?;
@@ -171,5 +178,24 @@ mod tests {
         // A page of receive buffer would be thousands of numbers.
         assert!(shown.len() < 600, "{shown}");
         assert!(!shown.contains("rx"), "{shown}");
+    }
+
+    #[test]
+    fn after_a_wait_ran_out_the_next_call_takes_a_fresh_socket() {
+        let opts = ClientOptions::default().with_timeout(Duration::from_secs(3));
+        let mut c = Client::with_options(opts).unwrap();
+        // As a wait that ran out leaves the session.
+        c.core.session.state.fresh_socket_due = true;
+        let r = crate::block_on::block_on(c.core.family_id());
+        assert!(!c.core.session.wants_fresh_socket());
+        // The fresh socket is answered as the first was: an id on a host
+        // with IPVS, its absence on one without.
+        match r {
+            Ok(id) => assert!(id >= 0x10),
+            Err(e) => assert!(e.is_unavailable(), "{e}"),
+        }
+        c.core.service_dumps.session.state.fresh_socket_due = true;
+        crate::block_on::block_on(c.core.service_dumps.renew_if_due(None));
+        assert!(!c.core.service_dumps.session.wants_fresh_socket());
     }
 }

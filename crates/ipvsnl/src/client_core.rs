@@ -15,7 +15,7 @@ use crate::proto::{frame, CallKind, Replies, Session};
 use crate::service_dumps::ServiceDumps;
 use crate::transport::netns::NetnsHandle;
 use crate::transport::sockopt::SockoptSocket;
-use crate::transport::Transport;
+use crate::transport::{Fresh, Transport};
 use crate::{Error, Info, Object, Request, RequestKind, SyncDaemon, Target, Timeouts};
 
 /// Estimated kernel memory one queued reply takes from the socket buffer
@@ -95,8 +95,28 @@ impl<T: Transport> ClientCore<T> {
         }
     }
 
+    /// Moves to a fresh socket if a wait for the kernel ran out on this
+    /// one ([`Session::wants_fresh_socket`]); every call on the socket
+    /// begins with it. A socket that cannot be opened (out of
+    /// descriptors, the namespace gone) leaves the old one in use, and is
+    /// tried again before the next call.
+    pub(crate) async fn renew_if_due(&mut self) {
+        if !self.session.wants_fresh_socket() {
+            return;
+        }
+        let fresh = Fresh {
+            netns: self.netns.as_ref(),
+            buffer: Some(self.opts.socket_buffer),
+            timeout: self.opts.timeout,
+        };
+        if self.io.reopen(&fresh).await.is_ok() {
+            self.session.moved_to_fresh_socket();
+        }
+    }
+
     /// The IPVS family id, resolved on first use.
     pub(crate) async fn family_id(&mut self) -> Result<u16, Error> {
+        self.renew_if_due().await;
         if let Some(id) = self.session.family() {
             return Ok(id);
         }
@@ -143,6 +163,7 @@ impl<T: Transport> ClientCore<T> {
             | RequestKind::ListDaemons => CallKind::Dump,
             _ => CallKind::Get,
         };
+        self.renew_if_due().await;
         let mut call = self.session.call(
             call_kind,
             write,

@@ -48,7 +48,9 @@ pub enum Error {
         errno: i32,
     },
     /// The request was sent and its reply never seen: it may or may not
-    /// have been applied. Read the state back to know.
+    /// have been applied. Read the state back to know. After a time-out
+    /// ([`Cause::TimedOut`]) the client's next call goes out on a fresh
+    /// socket, so no late reply to this request is ever read.
     #[error("{target}: outcome unknown: {cause}")]
     #[non_exhaustive]
     Unknown {
@@ -117,7 +119,9 @@ pub enum Error {
         detail: DecodeError,
     },
     /// No reply came in time to a request that changes nothing (a get, a
-    /// listing, a lookup). A change that timed out is [`Error::Unknown`].
+    /// listing, a lookup): nothing changed. A change that timed out is
+    /// [`Error::Unknown`]. The client's next call goes out on a fresh
+    /// socket.
     #[error("{target}: no reply from the kernel within {timeout:?}")]
     #[non_exhaustive]
     Timeout {

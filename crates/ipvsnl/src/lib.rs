@@ -211,6 +211,26 @@
 //! and its text says what failed: `add destination 10.1.0.2:8080 to TCP
 //! 192.0.2.10:80: destination already exists (EEXIST)`.
 //!
+//! What a caller may assume after each, and what to do next:
+//!
+//! | error | the request | the client | next |
+//! |---|---|---|---|
+//! | [`Error::Refused`] | not applied: the kernel said no, with its errno | in step | act on the errno |
+//! | [`Error::Unknown`] | may or may not have been applied | in step; after a time-out, on a fresh socket from the next call | read the state back (the sync engine does) |
+//! | [`Error::NotSent`] | not applied | in step (on a fresh socket after a time-out) | send it again |
+//! | [`Error::FamilyUnconfirmed`] | not applied; not known to be refused | family forgotten, looked up at the next call | send it again |
+//! | [`Error::Timeout`] | a read: nothing changed | on a fresh socket from the next call | call again |
+//! | [`Error::Io`], [`Error::Decode`] | a read or a lookup: nothing changed (a change whose reply was lost so is [`Error::Unknown`]) | in step | call again |
+//! | [`Error::Unavailable`] | not applied | family looked up at the next call | load `ip_vs` |
+//! | [`Error::InvalidInput`] | never sent | untouched | fix the input |
+//! | [`Error::Namespace`] | nothing sent | no client was made | check the namespace |
+//!
+//! "In step": the client's next call does not read an earlier call's
+//! replies, whatever the error. A wait that ran out is the one error
+//! after which the client changes socket: the kernel may never answer on
+//! the old one again, and its late replies could otherwise be taken for
+//! a later call's (see [`ClientOptions::with_timeout`]).
+//!
 //! # Network namespaces
 //!
 //! IPVS tables are per network namespace. [`Client::in_namespace`] opens a

@@ -85,6 +85,7 @@ impl<T: Transport> ClientCore<T> {
         let kind = RequestKind::ListServices;
         let mut visit = Visit::new(visit);
         let dumps = &mut self.service_dumps;
+        dumps.renew_if_due(self.netns.as_ref()).await;
         dumps.take_family(&self.session);
         let mut call = dumps
             .session
@@ -238,6 +239,7 @@ impl<T: Transport> ClientCore<T> {
     /// caller's to drop.
     async fn dump_services(&mut self, detail: Detail) -> Result<(Vec<ServiceEntry>, Parts), Error> {
         let dumps = &mut self.service_dumps;
+        dumps.renew_if_due(self.netns.as_ref()).await;
         dumps.take_family(&self.session);
         let mut call = dumps.session.call(
             CallKind::Dump,
@@ -263,6 +265,7 @@ impl<T: Transport> ClientCore<T> {
         detail: Detail,
     ) -> Result<Vec<DestinationEntry>, Error> {
         let family = key.family();
+        self.renew_if_due().await;
         let mut call = self.session.call(
             CallKind::Dump,
             |out: &mut Vec<u8>, family_id, seq, flags| {

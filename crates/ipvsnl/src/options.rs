@@ -57,6 +57,16 @@ fn default_recv_buffer() -> usize {
 impl ClientOptions {
     /// How long one receive may wait for the kernel (default 30 s; at
     /// least 1 ms: a zero socket timeout would mean "wait forever").
+    ///
+    /// When a wait runs out, the call reports what is not known (a
+    /// change: [`Error::Unknown`](crate::Error::Unknown); a read:
+    /// [`Error::Timeout`](crate::Error::Timeout)), and the client's next
+    /// call on that socket goes out on a fresh one (always: there is no
+    /// option to keep the old one). A kernel that stops answering may do
+    /// so on one socket for good, and the old socket's late replies must
+    /// never be read as the new calls' answers; a fresh socket has its
+    /// own port id, so neither can happen, for the price of a `socket`
+    /// and a `bind` after a wait that took the whole timeout.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout.max(Duration::from_millis(1));

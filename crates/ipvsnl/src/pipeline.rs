@@ -48,6 +48,7 @@ impl<T: Transport> ClientCore<T> {
                 failures.set(i, e);
             }
         };
+        self.renew_if_due().await;
         let mut machine = self.session.apply(requests, &skip, limits, &mut record);
         drive(
             &mut self.io,

@@ -62,6 +62,8 @@
 
 use crate::drive::DATAGRAMS;
 use crate::proto::Session;
+use crate::transport::netns::NetnsHandle;
+use crate::transport::{Fresh, Transport};
 
 /// The buffer a service dump is read with: the most the kernel sizes a
 /// dump part from (`netlink_recvmsg` caps the size it remembers at
@@ -101,6 +103,25 @@ impl<T> ServiceDumps<T> {
     /// (looked up again, or forgotten, when the module was reloaded).
     pub(crate) fn give_family(&self, main: &mut Session) {
         main.state.family = self.session.family();
+    }
+}
+
+impl<T: Transport> ServiceDumps<T> {
+    /// Moves to a fresh socket in `netns` if a wait ran out on this one,
+    /// as the client's own socket does
+    /// ([`ClientCore::renew_if_due`](crate::client_core::ClientCore::renew_if_due)).
+    pub(crate) async fn renew_if_due(&mut self, netns: Option<&NetnsHandle>) {
+        if !self.session.wants_fresh_socket() {
+            return;
+        }
+        let fresh = Fresh {
+            netns,
+            buffer: None,
+            timeout: self.session.timeout(),
+        };
+        if self.io.reopen(&fresh).await.is_ok() {
+            self.session.moved_to_fresh_socket();
+        }
     }
 }
 

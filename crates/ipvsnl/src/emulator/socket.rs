@@ -84,6 +84,12 @@ impl Port {
         }
     }
 
+    /// A new socket of the same namespace (a client's fresh socket).
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
+    pub(crate) fn reopened(&self) -> Self {
+        Port::open(&self.kernel, &self.namespace)
+    }
+
     /// The totals of its namespace.
     #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     pub(crate) fn totals(&self) -> crate::Stats {

@@ -410,7 +410,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             self.seen.barriers += 1;
             self.pending_tx = true;
         } else {
-            let t = Cause::TimedOut(self.state.timeout());
+            let t = Cause::TimedOut(self.state.timed_out());
             self.stop(Some(t), t);
         }
     }

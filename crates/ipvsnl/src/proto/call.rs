@@ -389,7 +389,10 @@ where
                     CallKind::Dump => self.lossy = true,
                 },
                 Input::TimedOut if self.draining => self.again(Failure::Overrun),
-                Input::TimedOut => self.finish(Err(Failure::TimedOut(self.state.timeout()))),
+                Input::TimedOut => {
+                    let waited = self.state.timed_out();
+                    self.finish(Err(Failure::TimedOut(waited)))
+                }
                 Input::ReceiveFailed(e) => self.finish(Err(Failure::Socket(e))),
             },
         }

@@ -116,7 +116,7 @@ impl FamilyStep {
                     Some(Err(Failure::Overrun))
                 }
             }
-            Input::TimedOut => Some(Err(Failure::TimedOut(state.timeout()))),
+            Input::TimedOut => Some(Err(Failure::TimedOut(state.timed_out()))),
             // The reply may be among the dropped ones: read out what is
             // queued first.
             Input::Overrun => {

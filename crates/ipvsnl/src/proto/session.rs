@@ -70,6 +70,44 @@ impl Session {
         self.state.set_last_seq(seq);
     }
 
+    /// Whether a wait for the kernel ran out on this session's socket
+    /// since the driver last moved it to a fresh one: then the driver
+    /// should make the next call on a fresh socket (and say so with
+    /// [`Session::moved_to_fresh_socket`]).
+    ///
+    /// A kernel that stops answering may do so on one socket for good
+    /// (a handler stuck holding it), and replies to what was sent may
+    /// still come, late: a fresh socket has its own port id, so no late
+    /// reply to the old one can reach it, whatever its number. A driver
+    /// that keeps the socket is not wrong, only slower to recover: the
+    /// machines pass over replies to numbers they no longer wait for,
+    /// and read a dump left open to its end.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ipvsnl::proto::{Input, Machine, Poll, Session};
+    /// let mut s = Session::new(Duration::from_secs(1));
+    /// let mut lookup = s.resolve_family();
+    /// assert!(matches!(lookup.poll(), Poll::Transmit(_)));
+    /// lookup.handle(Input::Sent);
+    /// lookup.handle(Input::TimedOut); // the wait ran out
+    /// drop(lookup);
+    /// assert!(s.wants_fresh_socket());
+    /// // The driver opens a fresh socket and says so.
+    /// s.moved_to_fresh_socket();
+    /// assert!(!s.wants_fresh_socket());
+    /// ```
+    pub fn wants_fresh_socket(&self) -> bool {
+        self.state.fresh_socket_due
+    }
+
+    /// The driver moved the session to a fresh socket: what was bound to
+    /// the old one (a dump left open on it) is forgotten. The family id
+    /// (the kernel's, not the socket's) and the sequence numbers stay.
+    pub fn moved_to_fresh_socket(&mut self) {
+        self.state.fresh_socket();
+    }
+
     /// A machine that looks the family id up (again).
     pub fn resolve_family(&mut self) -> FamilyLookup<'_> {
         FamilyLookup::new(&mut self.state)

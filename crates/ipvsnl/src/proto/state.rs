@@ -24,6 +24,9 @@ pub(crate) struct State {
     pub(crate) unfinished_dump: Option<u32>,
     /// The send buffer, lent to the running machine.
     pub(crate) tx: Vec<u8>,
+    /// A wait for the kernel ran out on this socket since it was last
+    /// replaced ([`State::timed_out`]).
+    pub(crate) fresh_socket_due: bool,
 }
 
 impl State {
@@ -35,6 +38,7 @@ impl State {
             timeout,
             unfinished_dump: None,
             tx: Vec::new(),
+            fresh_socket_due: false,
         }
     }
 
@@ -57,6 +61,24 @@ impl State {
     pub(crate) fn next_seq(&mut self) -> u32 {
         self.seq = next_seq(self.seq);
         self.seq
+    }
+
+    /// A wait for the kernel ran out (not a read of what is queued): the
+    /// socket may be one the kernel no longer answers on, and replies to
+    /// what was sent may still come on it, late. Every machine calls this
+    /// where a [`Wait::Up`](crate::proto::Wait) ends in
+    /// [`Input::TimedOut`](crate::proto::Input).
+    pub(crate) fn timed_out(&mut self) -> Duration {
+        self.fresh_socket_due = true;
+        self.timeout
+    }
+
+    /// The driver replaced the socket: a dump left open on the old one
+    /// went with it. The family id (the kernel's, not the socket's) and
+    /// the numbering stay.
+    pub(crate) fn fresh_socket(&mut self) {
+        self.unfinished_dump = None;
+        self.fresh_socket_due = false;
     }
 
     /// Reads datagram `d` for the end (its `NLMSG_DONE`, or an error) of

@@ -7,8 +7,9 @@ use std::future::{ready, Future};
 use std::io;
 use std::time::{Duration, Instant};
 
+use super::netns::open_socket;
 use super::socket::{NlSocket, Received};
-use super::Transport;
+use super::{Fresh, Transport};
 use crate::proto::Wait;
 
 /// A socket whose calls wait (`SO_RCVTIMEO` bounds each receive).
@@ -34,6 +35,17 @@ impl Transport for Blocking {
             _ => self.sock.recv_many(rx, segment, got, true),
         };
         ready(received)
+    }
+
+    fn reopen(&mut self, fresh: &Fresh<'_>) -> impl Future<Output = io::Result<()>> + Send {
+        let opened = open_socket(fresh.netns).and_then(|mut sock| {
+            sock.set_timeout(fresh.timeout)?;
+            if let Some(bytes) = fresh.buffer {
+                sock.set_receive_buffer(bytes)?;
+            }
+            Ok(sock)
+        });
+        ready(opened.map(|sock| self.sock = sock))
     }
 }
 

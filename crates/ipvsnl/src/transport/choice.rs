@@ -12,7 +12,7 @@
 use std::io;
 
 #[cfg(feature = "emulator")]
-use super::{Received, Transport};
+use super::{Fresh, Received, Transport};
 #[cfg(feature = "emulator")]
 use crate::proto::Wait;
 
@@ -65,6 +65,16 @@ impl<R: Transport + Send> Transport for Io<R> {
         match self {
             Io::Real(r) => r.cooperate().await,
             Io::Emulated(e) => e.cooperate().await,
+        }
+    }
+
+    async fn reopen(&mut self, fresh: &Fresh<'_>) -> io::Result<()> {
+        match self {
+            Io::Real(r) => r.reopen(fresh).await,
+            Io::Emulated(e) => {
+                *e = e.reopened();
+                Ok(())
+            }
         }
     }
 }

@@ -7,8 +7,10 @@
 
 use std::future::Future;
 use std::io;
+use std::time::Duration;
 
 use crate::proto::Wait;
+use netns::NetnsHandle;
 
 pub(crate) mod blocking;
 pub(crate) mod choice;
@@ -47,4 +49,26 @@ pub(crate) trait Transport {
     fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
         std::future::ready(())
     }
+
+    /// Moves to a fresh socket made as `fresh` says, closing this one
+    /// (and dropping what was queued on it: no late reply to it can be
+    /// read after). On an error the transport keeps the socket it had.
+    /// This default cannot: `Unsupported`.
+    fn reopen(&mut self, fresh: &Fresh<'_>) -> impl Future<Output = io::Result<()>> + Send {
+        let _ = fresh;
+        std::future::ready(Err(io::ErrorKind::Unsupported.into()))
+    }
+}
+
+/// How a client's fresh socket is made ([`Transport::reopen`]): in its
+/// namespace (the calling thread's when it has no handle on one), with
+/// its receive buffer and time-out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fresh<'a> {
+    /// The client's namespace.
+    pub(crate) netns: Option<&'a NetnsHandle>,
+    /// The receive buffer to ask for, if the socket had one asked for.
+    pub(crate) buffer: Option<usize>,
+    /// The receive time-out.
+    pub(crate) timeout: Duration,
 }

@@ -140,6 +140,16 @@ impl NetnsHandle {
     }
 }
 
+/// A netlink socket opened in `netns` (the calling thread's namespace
+/// without one): directly when the calling thread is there, on a
+/// short-lived thread that entered it otherwise.
+pub(crate) fn open_socket(netns: Option<&NetnsHandle>) -> io::Result<NlSocket> {
+    match netns {
+        Some(ns) if !ns.is_current()? => ns.inside(NlSocket::open),
+        _ => NlSocket::open(),
+    }
+}
+
 impl NetnsHandle {
     /// The namespace file's metadata (`fstat`): its device and inode name
     /// the namespace, whichever path opened it.

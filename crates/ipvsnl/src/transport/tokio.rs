@@ -6,8 +6,9 @@ use std::io;
 
 use tokio::io::unix::AsyncFd;
 
+use super::netns::open_socket;
 use super::socket::{NlSocket, Received};
-use super::Transport;
+use super::{Fresh, Transport};
 use crate::proto::Wait;
 
 /// A non-blocking socket registered with the current tokio runtime.
@@ -59,6 +60,24 @@ fn timed_out() -> io::Error {
 impl Transport for Tokio {
     fn cooperate(&mut self) -> impl Future<Output = ()> + Send {
         cooperate()
+    }
+
+    async fn reopen(&mut self, fresh: &Fresh<'_>) -> io::Result<()> {
+        // Entering a namespace takes a thread of its own: off the runtime.
+        let sock = match fresh.netns {
+            Some(ns) => {
+                let ns = ns.try_clone()?;
+                tokio::task::spawn_blocking(move || open_socket(Some(&ns)))
+                    .await
+                    .map_err(io::Error::other)??
+            }
+            None => open_socket(None)?,
+        };
+        if let Some(bytes) = fresh.buffer {
+            sock.set_receive_buffer(bytes)?;
+        }
+        *self = Tokio::new(sock)?;
+        Ok(())
     }
 
     async fn send(&mut self, datagram: &[u8]) -> io::Result<()> {

@@ -11,13 +11,16 @@
 //! - `bad_input`: the bad-input table never sent by a client, and sent
 //!   raw, judged alike by the emulator and the kernel (the VM);
 //! - `connections`: `/proc/net/ip_vs_conn` as a test sets it, printed as
-//!   the kernel prints it (checked against the kernel's in the VM).
+//!   the kernel prints it (checked against the kernel's in the VM);
+//! - `recovery`: a client after a socket the kernel stopped answering
+//!   on moves to a fresh one for its next call.
 
 mod bad_input;
 mod connections;
 mod differential;
 mod faults;
 mod kernel;
+mod recovery;
 mod socket_faults;
 mod sockopt;
 

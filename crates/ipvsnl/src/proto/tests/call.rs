@@ -140,6 +140,9 @@ fn a_dump_that_times_out_is_left_to_be_read_out() {
     let (r, _) = dump(&mut s, &mut sock, Items::default());
     assert!(matches!(r, Err(Failure::TimedOut(t)) if t == T), "{r:?}");
     assert!(s.unfinished_dump().is_some());
+    // A driver that can is told to move to a fresh socket; this one
+    // stays, and the session still copes.
+    assert!(s.wants_fresh_socket());
     // The kernel answers again: the next call looks for that dump's end,
     // then goes on.
     sock.port.recover();
