@@ -240,16 +240,29 @@ fn exclusive_reload_of_ip_vs_under_a_live_client_then_a_pipelined_apply() {
                 .chain((0..3).map(move |j| Request::AddDestination(key(s), dest(s * 8 + j))))
         })
         .collect();
+    // Every change ends as the reload's: not sent to the new module (the
+    // first batch refused under the old id, the rest never sent), never
+    // a refusal; the client takes the new id.
     let out = c.apply(&requests);
     for (r, o) in requests.iter().zip(&out) {
-        assert!(o.is_ok(), "{r}: {}", o.as_ref().unwrap_err());
+        let e = o.as_ref().expect_err("planned before the reload");
+        assert!(e.is_family_changed() && !e.is_refused(), "{r}: {e}");
     }
     let after = c.family_id().unwrap();
     eprintln!("IPVS family id {before:#x} before the reload, {after:#x} after");
     assert_ne!(before, after, "the kernel gave the family its old id back");
+    assert!(c.services().unwrap().is_empty());
+    // Sent again, they are the new module's.
+    let out = c.apply(&requests);
+    for (r, o) in requests.iter().zip(&out) {
+        assert!(o.is_ok(), "{r}: {}", o.as_ref().unwrap_err());
+    }
     assert_eq!(c.services().unwrap().len(), 50);
-    // A single call after another reload recovers too.
+    // A single call after another reload: the same, then the next one
+    // goes through.
     reload_ip_vs(&mut c);
+    let e = c.add_service(&Service::new(key(99))).unwrap_err();
+    assert!(e.is_family_changed(), "{e}");
     c.add_service(&Service::new(key(99))).unwrap();
     assert_eq!(c.services().unwrap().len(), 1);
     c.flush().unwrap();

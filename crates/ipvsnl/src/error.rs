@@ -60,7 +60,11 @@ pub enum Error {
         cause: Cause,
     },
     /// The request was not sent (so not applied): an earlier one of the
-    /// same call failed so that nothing more could be sent.
+    /// same call failed so that nothing more could be sent; or it never
+    /// reached IPVS, sent under a family id gone stale: the module
+    /// reloaded ([`Cause::FamilyChanged`], [`Error::is_family_changed`],
+    /// whatever the request and wherever in the call the reload struck)
+    /// or unloaded ([`Error::Unavailable`]).
     #[error("{target}: not sent: {cause}")]
     #[non_exhaustive]
     NotSent {
@@ -273,6 +277,45 @@ impl Error {
         matches!(self, Error::NotSent { .. } | Error::Unavailable)
     }
 
+    /// The `ip_vs` module was reloaded under the call: the request was
+    /// not applied (it was sent under the old family id, or not at all),
+    /// and the kernel's tables started empty, so what was planned from
+    /// an earlier listing is to be planned again from a new one. The
+    /// client uses the new id from its next call. It has no errno
+    /// ([`Error::errno`] is `None`): the `ENOENT` generic netlink answers
+    /// under an unknown family id is not IPVS's "no such destination" or
+    /// "no such scheduler".
+    ///
+    /// ```
+    /// use ipvsnl::emulator::{Fault, Kernel, When};
+    /// use ipvsnl::{Client, RequestKind, Service, ServiceKey};
+    ///
+    /// let kernel = Kernel::new();
+    /// let mut ipvs = Client::emulated(&kernel);
+    /// kernel.inject(When::next(RequestKind::AddService), Fault::Reload);
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let e = ipvs.add_service(&Service::new(key)).unwrap_err();
+    /// assert!(e.is_family_changed() && e.is_not_sent() && !e.is_refused());
+    /// assert_eq!(e.errno(), None);
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "add service TCP 10.0.0.1:80: not sent: the ip_vs module was reloaded \
+    ///      (its IPVS family id changed): its tables started empty"
+    /// );
+    /// // The next call goes to the reloaded module.
+    /// ipvs.add_service(&Service::new(key))?;
+    /// # Ok::<(), ipvsnl::Error>(())
+    /// ```
+    pub fn is_family_changed(&self) -> bool {
+        matches!(
+            self,
+            Error::NotSent {
+                cause: Cause::FamilyChanged,
+                ..
+            }
+        )
+    }
+
     /// Some wait ran out: a read that got no reply, or a change whose
     /// reply did not come (or that was not sent after one did not).
     pub fn is_timeout(&self) -> bool {
@@ -391,6 +434,20 @@ mod tests {
         let e = Error::refused(Target::new(RequestKind::Flush, Object::Table), 9999);
         assert!(e.to_string().starts_with("flush: "), "{e}");
         assert!(e.to_string().contains("errno 9999"), "{e}");
+        // An errno with no words of ours: the system's, in the style of
+        // the others.
+        let add = Target::new(
+            RequestKind::AddDestination,
+            Object::Destination {
+                service: key(),
+                addr: "10.0.1.1".parse().unwrap(),
+                port: 80,
+            },
+        );
+        assert_eq!(
+            Error::refused(add, libc::ENOENT).to_string(),
+            "add destination 10.0.1.1:80 to TCP 10.0.0.1:80: no such file or directory (ENOENT)"
+        );
         assert!(Error::Unavailable
             .to_string()
             .contains("ip_vs module not loaded"));

@@ -193,6 +193,10 @@
 //!   never reported as a refusal;
 //! - not sent, so not applied, because an earlier request of the same
 //!   call stopped the rest: [`Error::NotSent`] ([`Error::is_not_sent`]);
+//!   among them, every change the `ip_vs` module's reload struck (its
+//!   family id changed, its tables emptied), whatever the change and
+//!   wherever in the call: [`Error::is_family_changed`], never a refusal
+//!   and with no errno to misread;
 //! - not applied, answered as under a stale family id (the `ip_vs` module
 //!   reloaded) and the family lookup that would tell failed:
 //!   [`Error::FamilyUnconfirmed`], never reported as a refusal;
@@ -217,7 +221,7 @@
 //! |---|---|---|---|
 //! | [`Error::Refused`] | not applied: the kernel said no, with its errno | in step | act on the errno |
 //! | [`Error::Unknown`] | may or may not have been applied | in step; after a time-out, on a fresh socket from the next call | read the state back (the sync engine does) |
-//! | [`Error::NotSent`] | not applied | in step (on a fresh socket after a time-out) | send it again |
+//! | [`Error::NotSent`] | not applied | in step (on a fresh socket after a time-out) | send it again; after a reload ([`Error::is_family_changed`]), list and plan again: the tables are empty |
 //! | [`Error::FamilyUnconfirmed`] | not applied; not known to be refused | family forgotten, looked up at the next call | send it again |
 //! | [`Error::Timeout`] | a read: nothing changed | on a fresh socket from the next call | call again |
 //! | [`Error::Io`], [`Error::Decode`] | a read or a lookup: nothing changed (a change whose reply was lost so is [`Error::Unknown`]) | in step | call again |

@@ -55,7 +55,23 @@ pub(crate) fn kernel_reason(target: &Target, errno: i32) -> String {
             "no IPVS socket options: the ip_vs module is not loaded".into()
         }
         libc::ENOPROTOOPT => "protocol not available".into(),
-        _ => io::Error::from_raw_os_error(errno).to_string(),
+        _ => system_text(errno),
+    }
+}
+
+/// The system's words for `errno` in the style of the others: lower case,
+/// without the standard library's "(os error N)" (the symbolic name
+/// follows in every refusal's text).
+fn system_text(errno: i32) -> String {
+    let text = io::Error::from_raw_os_error(errno).to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) => &text[..at],
+        None => &text[..],
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => format!("errno {errno}"),
     }
 }
 

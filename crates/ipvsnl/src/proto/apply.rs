@@ -18,12 +18,25 @@
 //! [`Outcome::Unknown`], and later batches are made smaller.
 //!
 //! A family id gone stale (the `ip_vs` module reloaded) makes the kernel
-//! refuse every message of a batch, each with `ENOENT` (or `EOPNOTSUPP` if
-//! the number went to another family) and nothing applied. When the first
-//! request of a batch is refused so, the id is looked up once more; if it
-//! changed, the refused requests are sent again under the new id. If that
-//! lookup fails, those refused so are
-//! [`Outcome::FamilyUnconfirmed`]: not applied, not known to be refused.
+//! refuse every message under it, each with `ENOENT` (or `EOPNOTSUPP` if
+//! the number went to another family) and nothing applied: from the first
+//! request after the reload, wherever in a batch that falls. When any
+//! request of a batch is refused so, the id is looked up once more, after
+//! the batch's replies are read:
+//!
+//! - the same id: the refusals were IPVS's own (a missing destination, an
+//!   unknown scheduler), and the apply goes on;
+//! - another id: the module was reloaded, its tables emptied under the
+//!   apply. Every request refused so, and every one not yet sent, ends
+//!   [`Outcome::NotSent`] with [`Cause::FamilyChanged`], whatever the
+//!   request and wherever the reload struck: none reached the new
+//!   module, and none is sent to it, as each was meant for a table that
+//!   is gone (its caller plans again from a new listing). The requests
+//!   done before the reload stay [`Outcome::Done`] (their effect went with
+//!   the old tables). A request IPVS itself refused with `ENOENT` in the
+//!   same batch before the reload cannot be told apart, and ends so too;
+//! - the lookup fails: those refused so are
+//!   [`Outcome::FamilyUnconfirmed`]: not applied, not known to be refused.
 //!
 //! A time-out or a socket failure ends the apply: the batch in flight is
 //! unknown where unanswered, the requests after it are
@@ -32,7 +45,7 @@
 use ipvsnl_wire::netlink_packet_core::{NLMSG_NOOP, NLM_F_ACK, NLM_F_REQUEST};
 use ipvsnl_wire::write::push_empty_message;
 
-use crate::proto::batch::{refill, Batch, Queue};
+use crate::proto::batch::{Batch, Queue};
 use crate::proto::family::FamilyStep;
 use crate::proto::frame::{self, Reply};
 use crate::proto::state::State;
@@ -72,6 +85,13 @@ impl Limits {
     pub fn batch_requests(&self) -> usize {
         self.batch_requests
     }
+}
+
+/// Whether `errno` is generic netlink's answer to a message under a family
+/// id it does not know (or that went to another family): `ENOENT`
+/// (`EOPNOTSUPP`), which IPVS gives too, for something missing.
+fn is_stale_answer(errno: i32) -> bool {
+    matches!(errno, libc::ENOENT | libc::EOPNOTSUPP)
 }
 
 /// How many barriers one batch may send (each after its predecessor's ACK
@@ -139,8 +159,6 @@ pub struct Apply<'s, 'r, R: Encode, O: Outcomes> {
     stage: Stage,
     batch: Batch,
     seen: Seen,
-    /// The family was looked up again during this apply (only once).
-    refreshed: bool,
 }
 
 impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
@@ -175,7 +193,6 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
             stage,
             batch: Batch::default(),
             seen: Seen::default(),
-            refreshed: false,
         };
         if matches!(m.stage, Stage::Batch) {
             m.next_batch();
@@ -255,15 +272,12 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
         self.batch.items.clear();
     }
 
-    /// The batch's replies are all read: refresh the family if the batch
-    /// was refused as if it were stale, else settle and go on.
+    /// The batch's replies are all read: refresh the family if a request
+    /// of the batch was refused as if the id were stale, else settle and
+    /// go on.
     fn batch_over(&mut self) {
-        let stale = matches!(
-            self.seen.errnos.first(),
-            Some(&(libc::ENOENT | libc::EOPNOTSUPP))
-        );
-        if stale && !self.refreshed && self.seen.lost.is_none() {
-            self.refreshed = true;
+        let stale = self.seen.errnos.iter().any(|&e| is_stale_answer(e));
+        if stale && self.seen.lost.is_none() {
             let step = FamilyStep::start(self.state, &mut self.tx);
             self.stage = Stage::Lookup {
                 step,
@@ -286,7 +300,7 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
         let items = std::mem::take(&mut self.batch.items);
         let errnos = std::mem::take(&mut self.seen.errnos);
         for (i, errno) in items.into_iter().zip(errnos) {
-            if matches!(errno, libc::ENOENT | libc::EOPNOTSUPP) {
+            if is_stale_answer(errno) {
                 self.outcomes.outcome(i, stale(errno));
             } else {
                 self.batch.items.push(i);
@@ -304,32 +318,12 @@ impl<'s, 'r, R: Encode, O: Outcomes> Apply<'s, 'r, R, O> {
                 self.next_batch();
             }
             (Ok(id), true) if Some(id) != self.state.family => {
-                // Stale: the kernel applied none of the batch. Send again
-                // what it refused so, under the new id.
+                // Reloaded: the kernel applied nothing under the old id,
+                // and what is left was meant for the tables it emptied.
                 self.state.family = Some(id);
-                let mut again = Vec::new();
-                for (at, &i) in self.batch.items.iter().enumerate() {
-                    match self.seen.errnos[at] {
-                        libc::ENOENT | libc::EOPNOTSUPP => again.push(i),
-                        0 => self.outcomes.outcome(i, Outcome::Done),
-                        e => self.outcomes.outcome(i, Outcome::Refused(e)),
-                    }
-                }
-                refill(
-                    &mut self.tx,
-                    &mut self.batch,
-                    self.queue.requests(),
-                    again,
-                    self.state,
-                    id,
-                );
-                self.seen = Seen::default();
-                self.seen.errnos.resize(self.batch.items.len(), 0);
-                self.stage = Stage::Batch;
-                self.pending_tx = !self.batch.items.is_empty();
-                if !self.pending_tx {
-                    self.next_batch();
-                }
+                let changed = Outcome::NotSent(Cause::FamilyChanged);
+                self.settle_as_stale(|_| changed);
+                self.stop(None, Cause::FamilyChanged);
             }
             (Ok(_), true) => {
                 // The same id: the refusals were real.

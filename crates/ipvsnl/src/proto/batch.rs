@@ -79,11 +79,6 @@ impl<'r, R: Encode> Queue<'r, R> {
         }
     }
 
-    /// The requests.
-    pub(crate) fn requests(&self) -> &'r [R] {
-        self.requests
-    }
-
     /// Takes the requests not yet encoded (and not skipped), in order.
     pub(crate) fn drain_rest(&mut self) -> impl Iterator<Item = usize> + 'r {
         let skip = self.skip;
@@ -136,35 +131,6 @@ impl<'r, R: Encode> Queue<'r, R> {
         let unanswered = self.requests[last].may_go_unanswered();
         batch.closer = close_batch(tx, last_start, unanswered, state);
         true
-    }
-}
-
-/// Encodes the requests `items` again, newly numbered (after the family id
-/// changed), into `tx`; `batch` names them.
-pub(crate) fn refill<R: Encode>(
-    tx: &mut Vec<u8>,
-    batch: &mut Batch,
-    requests: &[R],
-    items: Vec<usize>,
-    state: &mut State,
-    family: u16,
-) {
-    tx.clear();
-    batch.closer = None;
-    let mut last_start = 0;
-    for (k, &i) in items.iter().enumerate() {
-        last_start = tx.len();
-        let seq = state.next_seq();
-        if k == 0 {
-            batch.first_seq = seq;
-        }
-        batch.last_seq = seq;
-        requests[i].encode(tx, family, seq, NLM_F_REQUEST);
-    }
-    batch.items = items;
-    if let Some(&last) = batch.items.last() {
-        let unanswered = requests[last].may_go_unanswered();
-        batch.closer = close_batch(tx, last_start, unanswered, state);
     }
 }
 
@@ -255,18 +221,5 @@ mod tests {
         let mut q = Queue::new(&reqs, &all);
         assert!(!q.fill(&mut tx, &mut b, 10, 100, &mut state, 1));
         assert_eq!(Queue::new(&reqs, &skip).drain_rest().count(), 51);
-    }
-
-    #[test]
-    fn a_refill_numbers_the_same_requests_anew() {
-        let reqs = requests(5);
-        let mut state = State::new(Duration::from_secs(1));
-        let (mut tx, mut b) = (Vec::new(), Batch::default());
-        refill(&mut tx, &mut b, &reqs, vec![1, 3, 4], &mut state, 0x30);
-        let f = all_frames(&tx, 0x30).unwrap();
-        assert_eq!(f.len(), 3);
-        assert_eq!((b.first_seq, b.last_seq), (1, 3));
-        assert_eq!(f[2].flags & NLM_F_ACK, NLM_F_ACK);
-        assert_eq!(f[0].flags & NLM_F_ACK, 0);
     }
 }

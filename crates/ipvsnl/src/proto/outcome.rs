@@ -39,6 +39,11 @@ pub enum Cause {
     /// The caller abandoned the call (dropped it) before its reply was
     /// read.
     Abandoned,
+    /// The IPVS family id changed under the call: the `ip_vs` module was
+    /// unloaded and loaded again, and its tables started empty. What was
+    /// sent under the old id never reached IPVS; the rest of the call
+    /// was meant for the tables that are gone, and is not sent.
+    FamilyChanged,
 }
 
 impl Cause {
@@ -63,6 +68,9 @@ impl fmt::Display for Cause {
             Cause::BadReply => f.write_str("a reply could not be read (malformed or truncated)"),
             Cause::Unavailable => f.write_str("IPVS is not available (ip_vs module not loaded)"),
             Cause::Abandoned => f.write_str("the call was abandoned before its reply was read"),
+            Cause::FamilyChanged => f.write_str(
+                "the ip_vs module was reloaded (its IPVS family id changed): its tables started empty",
+            ),
             Cause::FamilyLookup(e) => write!(
                 f,
                 "looking up the IPVS family was refused: {}",

@@ -192,16 +192,18 @@ fn a_reload_between_the_listing_and_the_apply_leaves_no_view() {
     let mut core = connect(&k, true);
     let mut s = Syncer::new(PlanOptions::default());
     let want = table(4, 1);
-    // Listed before the reload; its one new service goes to the new,
-    // empty table (the client finds the new family id).
+    // Listed before the reload; its one new service was planned for a
+    // table that is gone: not sent to the new, empty one (its
+    // destination skipped with it).
     let r = block_on(s.sync_in(&mut core, &want)).unwrap();
-    assert!(r.is_complete(), "{r}");
-    assert_eq!(emulated::services(&k), 1);
-    // The view (four services) is not the kernel's (one): not kept.
+    assert!(!r.is_complete(), "{r}");
+    assert!(r.failures().all(|(_, e)| e.is_family_changed()), "{r}");
+    assert_eq!(emulated::services(&k), 0);
+    // The view (four services) is not the kernel's (none): not kept.
     let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();
     assert!(r.listed(), "{r}");
     assert!(r.is_complete(), "{r}");
-    assert_eq!(r.requests().len(), 6, "three services, each with one: {r}");
+    assert_eq!(r.requests().len(), 8, "four services, each with one: {r}");
     assert_eq!(emulated::services(&k), 4);
     // Converged and unchanged since: trusted again.
     let r = block_on(s.sync_cached_in(&mut core, &want)).unwrap();

@@ -13,7 +13,9 @@
 //! - `connections`: `/proc/net/ip_vs_conn` as a test sets it, printed as
 //!   the kernel prints it (checked against the kernel's in the VM);
 //! - `recovery`: a client after a socket the kernel stopped answering
-//!   on moves to a fresh one for its next call.
+//!   on moves to a fresh one for its next call;
+//! - `reload`: the module reloaded at any change of a batch, one
+//!   classification for every change it strikes.
 
 mod bad_input;
 mod connections;
@@ -21,6 +23,7 @@ mod differential;
 mod faults;
 mod kernel;
 mod recovery;
+mod reload;
 mod socket_faults;
 mod sockopt;
 

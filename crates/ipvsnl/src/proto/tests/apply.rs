@@ -283,7 +283,7 @@ fn errors_in_any_order_before_the_ack() {
 }
 
 #[test]
-fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
+fn a_reloaded_module_is_looked_up_again_and_the_apply_ends_family_changed() {
     let k = Kernel::new();
     let cached = k.family_id();
     k.reload_module();
@@ -294,22 +294,33 @@ fn a_reloaded_module_is_looked_up_again_and_the_batch_resent() {
     let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
     assert_ne!(s.family(), cached);
     assert_eq!(s.family(), k.family_id());
+    // The first batch refused as stale, the rest not sent: none of it
+    // reached the reloaded module, none of it is sent to it.
+    assert_eq!(out.len(), 20);
     for (i, o) in &out {
-        let want = match every_fifth(*i as u32) {
+        assert_eq!(*o, Outcome::NotSent(Cause::FamilyChanged), "request {i}");
+    }
+    assert_eq!(k.requests().iter().filter(|t| t.is_change()).count(), 8);
+    // A real ENOENT (a missing scheduler) with the id unchanged stays a
+    // refusal, after one look-up; at the first request of a batch or
+    // after others, and the apply goes on.
+    let reqs = requests(&k, 100, 3, |_| libc::ENOENT);
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
+    assert!(out.values().all(|o| *o == Outcome::Refused(libc::ENOENT)));
+    let verdict = |i| if i % 4 == 2 { libc::ENOENT } else { 0 };
+    let reqs = requests(&k, 200, 12, verdict);
+    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 4));
+    for (i, o) in &out {
+        let want = match verdict(*i as u32) {
             0 => Outcome::Done,
             e => Outcome::Refused(e),
         };
         assert_eq!(*o, want, "request {i}");
     }
-    // A real ENOENT (a missing scheduler) with the id unchanged stays a
-    // refusal, after one look-up.
-    let reqs = requests(&k, 100, 3, |_| libc::ENOENT);
-    let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 8));
-    assert!(out.values().all(|o| *o == Outcome::Refused(libc::ENOENT)));
     // Unloaded and not back: not applied, IPVS unavailable.
     k.set_autoload(false);
     k.unload_module();
-    let reqs: Vec<Request> = (200..210).map(add).collect();
+    let reqs: Vec<Request> = (300..310).map(add).collect();
     let (out, _) = apply(&mut s, &mut sock, &reqs, Limits::new(1 << 20, 4));
     assert!(out
         .values()

@@ -144,24 +144,27 @@ fn a_closer_lost_to_an_overrun_ends_with_the_barrier() {
 }
 
 #[test]
-fn a_stop_sent_again_under_a_new_family_id_is_closed_too() {
-    // The session's id is stale: the kernel refuses the stop as no such
-    // family, the id is looked up, the stop goes again and is handled
-    // silently.
+fn a_stop_under_a_stale_family_id_is_closed_and_the_next_one_too() {
+    // The session's id is stale: the kernel refuses the batch as no such
+    // family, its closer is answered all the same, the id is looked up:
+    // changed, so nothing of it reached IPVS, and nothing is sent again.
     let k = Kernel::new();
     let stale = k.family_id();
     k.reload_module();
     assert_eq!(k.init_netns().apply(&[start()]), [0]);
-    // Sent under the stale id, the stop is no request of IPVS's: the
-    // fault strikes at the one sent again.
-    silent_stop(&k);
     let mut sock = Socket::new(&k);
     let mut s = Session::new(T);
     s.state.family = stale;
     let (out, _) = apply(&mut s, &mut sock, &[add(0), stop()], wide());
-    assert_eq!(out[&0], Outcome::Done);
-    assert_eq!(out[&1], Outcome::Done);
+    let changed = Outcome::NotSent(Cause::FamilyChanged);
+    assert_eq!((out[&0], out[&1]), (changed, changed));
     assert_eq!(s.family(), k.family_id());
+    assert_eq!(k.init_netns().sync_daemons().len(), 1);
+    nothing_left(&mut sock);
+    // Under the new id, the stop is handled silently and closed.
+    silent_stop(&k);
+    let (out, _) = apply(&mut s, &mut sock, &[add(0), stop()], wide());
+    assert_eq!((out[&0], out[&1]), (Outcome::Done, Outcome::Done));
     assert!(k.init_netns().sync_daemons().is_empty());
     nothing_left(&mut sock);
 }
