@@ -287,6 +287,8 @@ impl Error {
     /// "no such scheduler".
     ///
     /// ```
+    /// # #[cfg(feature = "emulator")]
+    /// # fn main() -> Result<(), ipvsnl::Error> {
     /// use ipvsnl::emulator::{Fault, Kernel, When};
     /// use ipvsnl::{Client, RequestKind, Service, ServiceKey};
     ///
@@ -304,7 +306,10 @@ impl Error {
     /// );
     /// // The next call goes to the reloaded module.
     /// ipvs.add_service(&Service::new(key))?;
-    /// # Ok::<(), ipvsnl::Error>(())
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "emulator"))]
+    /// # fn main() {}
     /// ```
     pub fn is_family_changed(&self) -> bool {
         matches!(

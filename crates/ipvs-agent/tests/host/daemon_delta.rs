@@ -309,7 +309,7 @@ async fn a_drain_in_a_big_table_reads_back_its_service_alone() {
     advance(MS).await;
     let connections = |active| {
         let ns = kernel.init_netns();
-        let c = Connections::new(active, 0, 0);
+        let c = Connections::default().with_active(active);
         let ip = ip(&server(11, 1));
         assert!(ns.set_destination_state(&service(11), ip, 80, c, Stats::default()));
     };

@@ -31,7 +31,9 @@ fn b_connections(kernel: &Kernel, active: u32, persistent: u32) {
         &key(80),
         ip(B),
         80,
-        Connections::new(active, 0, persistent),
+        Connections::default()
+            .with_active(active)
+            .with_persistent(persistent),
         Stats::default(),
     );
     assert!(set, "B is in the kernel");

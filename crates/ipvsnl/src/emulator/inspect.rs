@@ -14,7 +14,15 @@ use crate::proto::frame;
 use crate::request::addr_bytes;
 use crate::{DestinationEntry, Request, ServiceEntry, ServiceKey, Stats, SyncDaemon, Timeouts};
 
-/// A destination's connection counts, as a test sets them.
+/// A destination's connection counts, as a test sets them
+/// ([`Netns::set_destination_state`]): none by default, each count named.
+///
+/// ```
+/// use ipvsnl::emulator::Connections;
+/// let c = Connections::default().with_active(3).with_persistent(1);
+/// assert_eq!((c.active, c.inactive, c.persistent), (3, 0, 1));
+/// assert_eq!(Connections::default(), Connections::default().with_inactive(0));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Connections {
@@ -27,13 +35,26 @@ pub struct Connections {
 }
 
 impl Connections {
-    /// `active`, `inactive` and `persistent` connections.
-    pub fn new(active: u32, inactive: u32, persistent: u32) -> Self {
-        Connections {
-            active,
-            inactive,
-            persistent,
-        }
+    /// These counts with `n` active connections.
+    #[must_use]
+    pub fn with_active(mut self, n: u32) -> Self {
+        self.active = n;
+        self
+    }
+
+    /// These counts with `n` inactive connections.
+    #[must_use]
+    pub fn with_inactive(mut self, n: u32) -> Self {
+        self.inactive = n;
+        self
+    }
+
+    /// These counts with `n` persistence templates (the kernel's
+    /// "persistent connections").
+    #[must_use]
+    pub fn with_persistent(mut self, n: u32) -> Self {
+        self.persistent = n;
+        self
     }
 }
 
@@ -152,6 +173,43 @@ impl Netns {
     /// Sets the connection counts and traffic counters of destination
     /// `addr`:`port` of service `key`: false if there is no such
     /// destination.
+    ///
+    /// They stay as set (0 until a test sets them: nothing emulates
+    /// traffic). A sync that drains ([`Drain`](crate::sync::Drain)) sets
+    /// a removed destination's weight to 0 and keeps it only while these
+    /// counts say it has clients: a test of the drain sets them first, or
+    /// sees the destination deleted at once, with no weight-0 step.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ipvsnl::emulator::{Connections, Kernel};
+    /// use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
+    /// use ipvsnl::{Client, Destination, Request, Service, ServiceKey, Stats};
+    ///
+    /// let kernel = Kernel::new();
+    /// let mut ipvs = Client::emulated(&kernel);
+    /// let drain = Drain::new(Duration::from_secs(300));
+    /// let mut syncer = Syncer::new(PlanOptions::new(Scope::All).with_drain(drain));
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let leaving = Destination::from("10.1.0.1:8080".parse::<std::net::SocketAddr>().unwrap());
+    /// let mut want = Table::new();
+    /// want.insert(Service::new(key), [leaving]);
+    /// syncer.sync(&mut ipvs, &want)?;
+    ///
+    /// // The destination has clients; then it is no longer wanted.
+    /// let ns = kernel.init_netns();
+    /// let busy = Connections::default().with_active(3);
+    /// assert!(ns.set_destination_state(&key, leaving.addr, leaving.port, busy, Stats::default()));
+    /// want.remove_destination(&key, leaving.addr, leaving.port).unwrap();
+    /// let report = syncer.sync(&mut ipvs, &want)?;
+    /// assert_eq!(report.requests(), [Request::EditDestination(key, leaving.with_weight(0))]);
+    ///
+    /// // Its clients gone, the next sync deletes it.
+    /// ns.set_destination_state(&key, leaving.addr, leaving.port, Connections::default(), Stats::default());
+    /// let report = syncer.sync(&mut ipvs, &want)?;
+    /// assert_eq!(report.requests(), [Request::DeleteDestination(key, leaving.addr, leaving.port)]);
+    /// # Ok::<(), ipvsnl::Error>(())
+    /// ```
     pub fn set_destination_state(
         &self,
         key: &ServiceKey,

@@ -37,7 +37,11 @@
 //!   with [`Netns::set_service_stats`] and
 //!   [`Netns::set_destination_state`]), timeouts, `GET_INFO`, sync
 //!   daemons (with the kernel's defaults; interfaces from
-//!   [`Netns::add_link`]).
+//!   [`Netns::add_link`]). A destination's connection counts are 0 until
+//!   the test sets them: a sync that drains
+//!   ([`Drain`](crate::sync::Drain)) deletes a removed destination at
+//!   once, with no weight-0 step, unless the test gave it clients first
+//!   (the last example below).
 //!
 //! Faults ([`Kernel::inject`]) strike where a test says ([`When`]):
 //! [`Fault::Overrun`] (`ENOBUFS`), [`Fault::LoseReply`],
@@ -138,6 +142,40 @@
 //! assert!(e.is_unknown_outcome(), "{e}");
 //! // The kernel did apply it.
 //! assert_eq!(kernel.init_netns().table()[0].destinations.len(), 1);
+//! # Ok::<(), ipvsnl::Error>(())
+//! ```
+//!
+//! A drain, tested: the destination leaving has clients only once the
+//! test says so ([`Connections`], named counts), then it is set to weight
+//! 0 and kept; without them it would be deleted at once.
+//!
+//! ```
+//! use std::net::SocketAddr;
+//! use std::time::Duration;
+//!
+//! use ipvsnl::emulator::{Connections, Kernel};
+//! use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
+//! use ipvsnl::{Client, Destination, Request, Service, ServiceKey, Stats};
+//!
+//! let kernel = Kernel::new();
+//! let mut ipvs = Client::emulated(&kernel);
+//! let drain = Drain::new(Duration::from_secs(60));
+//! let mut syncer = Syncer::new(PlanOptions::new(Scope::All).with_drain(drain));
+//! let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 443);
+//! let backends: [SocketAddr; 2] = ["10.1.0.1:8443".parse().unwrap(), "10.1.0.2:8443".parse().unwrap()];
+//! let mut want = Table::new();
+//! want.insert(Service::new(key), backends.map(Destination::from));
+//! syncer.sync(&mut ipvs, &want)?;
+//!
+//! let leaving = backends[0];
+//! let clients = Connections::default().with_active(5).with_inactive(1);
+//! let ns = kernel.init_netns();
+//! assert!(ns.set_destination_state(&key, leaving.ip(), leaving.port(), clients, Stats::default()));
+//! want.remove_destination(&key, leaving.ip(), leaving.port()).unwrap();
+//! let report = syncer.sync(&mut ipvs, &want)?;
+//! let weight_0 = Destination::from(leaving).with_weight(0);
+//! assert_eq!(report.requests(), [Request::EditDestination(key, weight_0)]);
+//! assert_eq!(ns.service(&key).unwrap().destinations.len(), 2, "kept while it drains");
 //! # Ok::<(), ipvsnl::Error>(())
 //! ```
 

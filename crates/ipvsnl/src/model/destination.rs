@@ -251,6 +251,27 @@ pub const THRESHOLD_MAX: u32 = i32::MAX as u32;
 ///     .with_forward(Forward::Tunnel(Tunnel::gue(6080)));
 /// assert_eq!(d.forward.tunnel().unwrap().port, 6080);
 /// ```
+///
+/// From a socket address (`From<SocketAddr>`: masqueraded, weight 1), as
+/// a configuration or a service registry hands out backends:
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use ipvsnl::sync::Table;
+/// use ipvsnl::{Destination, Service, ServiceKey};
+///
+/// let backends: Vec<SocketAddr> = ["10.1.0.1:8080", "[2001:db8::7]:8080"]
+///     .iter()
+///     .map(|s| s.parse().unwrap())
+///     .collect();
+/// let d: Destination = backends[0].into();
+/// assert_eq!((d.addr, d.port, d.weight), (backends[0].ip(), 8080, 1));
+///
+/// let mut want = Table::new();
+/// let key = ServiceKey::tcp("192.0.2.10".parse().unwrap(), 80);
+/// want.insert(Service::new(key), backends.iter().copied().map(Destination::from));
+/// assert_eq!(want.destination_count(), 2);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]

@@ -37,7 +37,7 @@ pub(crate) fn put(kernel: &Kernel, service: Service, dests: &[(Destination, u32)
     requests.extend(dests.iter().map(|(d, _)| Request::AddDestination(key, *d)));
     assert!(ns.apply(&requests).iter().all(|&e| e == 0), "set up {key}");
     for (d, active) in dests {
-        let conns = Connections::new(*active, 0, 0);
+        let conns = Connections::default().with_active(*active);
         ns.set_destination_state(&key, d.addr, d.port, conns, Stats::default());
     }
 }

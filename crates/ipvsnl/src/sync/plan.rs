@@ -106,6 +106,45 @@ impl fmt::Debug for Scope {
 ///
 /// UDP and SCTP destinations are deleted at once unless
 /// [`Drain::with_datagrams`]: their "connections" are only timers.
+///
+/// Against the emulated kernel (feature `emulator`), a destination has no
+/// clients until the test gives it some: its counts are 0 unless set with
+/// `Netns::set_destination_state`, so a removed destination is deleted at
+/// once, with no weight-0 step. A test of the drain sets them first:
+///
+/// ```
+/// # #[cfg(feature = "emulator")]
+/// # fn main() -> Result<(), ipvsnl::Error> {
+/// use std::net::SocketAddr;
+/// use std::time::Duration;
+/// use ipvsnl::emulator::{Connections, Kernel};
+/// use ipvsnl::sync::{Drain, PlanOptions, Scope, Syncer, Table};
+/// use ipvsnl::{Client, Destination, Request, Service, ServiceKey, Stats};
+///
+/// let kernel = Kernel::new();
+/// let mut ipvs = Client::emulated(&kernel);
+/// let options = PlanOptions::new(Scope::All).with_drain(Drain::new(Duration::from_secs(60)));
+/// let mut syncer = Syncer::new(options);
+/// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+/// let backend: SocketAddr = "10.1.0.1:8080".parse().unwrap();
+/// let mut want = Table::new();
+/// want.insert(Service::new(key), [Destination::from(backend)]);
+/// syncer.sync(&mut ipvs, &want)?;
+///
+/// // Without this, the sync below would delete it at once.
+/// let busy = Connections::default().with_active(2);
+/// let ns = kernel.init_netns();
+/// ns.set_destination_state(&key, backend.ip(), backend.port(), busy, Stats::default());
+///
+/// want.remove_destination(&key, backend.ip(), backend.port()).unwrap();
+/// let report = syncer.sync(&mut ipvs, &want)?;
+/// let weight_0 = Destination::from(backend).with_weight(0);
+/// assert_eq!(report.requests(), [Request::EditDestination(key, weight_0)]);
+/// # Ok(())
+/// # }
+/// # #[cfg(not(feature = "emulator"))]
+/// # fn main() {}
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Drain {

@@ -263,7 +263,11 @@ fn counters_are_zero_set_by_the_test_and_zeroed_by_the_client() {
     stats.conns = 7;
     stats.in_bytes = 1 << 40;
     assert!(ns.set_service_stats(&svc, stats));
-    assert!(ns.set_destination_state(&svc, d.addr, 80, Connections::new(3, 2, 1), stats));
+    let conns = Connections::default()
+        .with_active(3)
+        .with_inactive(2)
+        .with_persistent(1);
+    assert!(ns.set_destination_state(&svc, d.addr, 80, conns, stats));
     let e = c.service(&svc).unwrap();
     assert_eq!(e.stats.conns, 7);
     assert_eq!(e.stats.in_bytes, 1 << 40);

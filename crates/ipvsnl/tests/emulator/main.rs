@@ -6,6 +6,8 @@
 //!   library makes of them;
 //! - `socket_faults`: the emulated socket's own faults, and the answers
 //!   IPVS gives rarely or never;
+//! - `drain`: a removed destination's drain, with the counters a test
+//!   sets (none set: deleted at once);
 //! - `differential`: the emulator against the real kernel, request by
 //!   request (a kernel test: ignored on the host, run in the VM);
 //! - `bad_input`: the bad-input table never sent by a client, and sent
@@ -20,6 +22,7 @@
 mod bad_input;
 mod connections;
 mod differential;
+mod drain;
 mod faults;
 mod kernel;
 mod recovery;

@@ -59,7 +59,10 @@ fn populated() -> Kernel {
         &v4,
         ip("10.1.0.2"),
         80,
-        Connections::new(4, 5, 6),
+        Connections::default()
+            .with_active(4)
+            .with_inactive(5)
+            .with_persistent(6),
         Stats::default()
     ));
     k
