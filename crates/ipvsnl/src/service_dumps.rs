@@ -37,7 +37,10 @@
 //! each takes the other's before a call and gives it back after, so a
 //! family looked up again on one (the module was reloaded) is the other's
 //! too. Errors are those of any call: the errno kept, a reply never seen
-//! an unknown outcome.
+//! an unknown outcome. After a wait on it ran out it is replaced before
+//! its next dump, as the client's own socket is (made in the client's
+//! namespace, on a thread that enters it when the caller is elsewhere:
+//! the one time a client makes a socket after its construction).
 //!
 //! Cost, measured with `scripts/measure/listing-cost --kernel 6.1 --before main`
 //! (main at aefe61a: every call on one socket read with a page; qemu
