@@ -31,5 +31,6 @@ pub mod daemon;
 pub mod desired;
 #[cfg(feature = "fleet")]
 pub mod fleet;
+pub mod import;
 pub mod probe;
 pub mod render;

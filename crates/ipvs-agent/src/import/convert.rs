@@ -1,0 +1,122 @@
+//! The whole import: the files read with their includes, built into a
+//! tree, each top-level block converted (groups first, since a
+//! `virtual_server group` may come before its group), the agent's file
+//! written and then checked by the agent's own parser.
+
+use std::path::Path;
+
+use crate::config;
+use crate::import::files::Files;
+use crate::import::group::{group, Groups};
+use crate::import::includes::read_all;
+use crate::import::keywords::{ROOT_OUTSIDE, SSL};
+use crate::import::outside::Outside;
+use crate::import::report::{ImportError, ImportErrors, NoteKind, Report};
+use crate::import::service::virtual_server;
+use crate::import::tree::build;
+use crate::import::writer::write;
+use crate::import::Import;
+
+/// Imports the keepalived configuration `path` read through `files`.
+pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErrors> {
+    let mut report = Report::default();
+    let lines = read_all(files, path, &mut report);
+    let nodes = build(lines, &mut report);
+    if !report.errors.is_empty() {
+        return Err(fail(report));
+    }
+    let mut groups = Groups::new();
+    for n in nodes.iter().filter(|n| n.name() == "virtual_server_group") {
+        group(n, &mut groups, &mut report);
+    }
+    let mut outside = Outside::default();
+    let mut services = Vec::new();
+    for n in &nodes {
+        match n.name() {
+            "virtual_server_group" => {}
+            "virtual_server" => services.extend(virtual_server(n, &groups, &mut report)),
+            "SSL" => {
+                for c in n.children() {
+                    if !SSL.contains(&c.name()) {
+                        report.error(
+                            c.at(),
+                            format!(
+                                "`{}` is not a keyword of `SSL` (keepalived 2.2.7)",
+                                c.name()
+                            ),
+                        );
+                    }
+                }
+                report.note(
+                    n.at(),
+                    NoteKind::NotSupported,
+                    "`SSL`: the agent's HTTPS checks present no client certificate; left out",
+                );
+            }
+            "real_server" => report.error(n.at(), "a `real_server` outside a `virtual_server`"),
+            name if ROOT_OUTSIDE.contains(&name) => outside.take(n, &mut report),
+            name => report.error(
+                n.at(),
+                format!("`{name}` is not a top-level keyword of keepalived 2.2.7"),
+            ),
+        }
+    }
+    if report.errors.is_empty() && services.is_empty() {
+        report.errors.push(ImportError {
+            at: None,
+            message: format!(
+                "{}: no `virtual_server` with a real server: nothing for the agent's file",
+                path.display()
+            ),
+        });
+    }
+    if !report.errors.is_empty() {
+        return Err(fail(report));
+    }
+    report
+        .notes
+        .sort_by(|a, b| (&a.at.file, a.at.line).cmp(&(&b.at.file, b.at.line)));
+    let summary = outside.summary();
+    let mut header = vec![
+        format!("The agent's configuration, imported from {} (`ipvs-agent import keepalived`).", path.display()),
+        format!(
+            "{} warnings (each FILE:LINE: the import prints them); \"changed meaning\" below marks a setting that differs.",
+            report.notes.len()
+        ),
+    ];
+    if !summary.is_empty() {
+        header.push(String::new());
+        header.extend(summary.iter().cloned());
+    }
+    let toml = write(&header, &services);
+    let name = path.display().to_string();
+    if let Err(e) = config::parse_str(&name, &toml) {
+        return Err(ImportErrors {
+            errors: e
+                .lines()
+                .map(|l| ImportError {
+                    at: None,
+                    message: format!("the agent refuses the converted file: {l}"),
+                })
+                .collect(),
+            notes: report.notes,
+        });
+    }
+    Ok(Import {
+        toml,
+        notes: report.notes,
+        summary,
+        services: services.len(),
+    })
+}
+
+fn fail(mut report: Report) -> ImportErrors {
+    report.errors.sort_by(|a, b| {
+        let key = |e: &ImportError| e.at.as_ref().map(|p| (p.file.clone(), p.line));
+        key(a).cmp(&key(b))
+    });
+    ImportErrors {
+        errors: report.errors,
+        notes: report.notes,
+    }
+}
