@@ -60,6 +60,8 @@ fn the_man_pages_and_completions_are_written_and_name_the_flags() {
         assert!(run.contains(&bold), "{bold} in\n{run}");
     }
     assert!(read(&dir, "man/ipvs-agent-check.1").contains("FILE"));
+    let import = read(&dir, "man/ipvs-agent-import-keepalived.1");
+    assert!(import.contains("dry"), "{import}");
     for file in [
         "completions/bash/ipvs-agent.bash",
         "completions/zsh/_ipvs-agent",

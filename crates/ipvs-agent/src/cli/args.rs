@@ -1,5 +1,5 @@
 //! `ipvs-agent`'s command line as clap reads it (derive): the commands
-//! `check`, `publish` and `run` and every flag of each, the one
+//! `check`, `import`, `publish` and `run` and every flag of each, the one
 //! definition `--help` (per command), `--version`, usage errors with
 //! suggestions, and the packagers' man page and shell completions
 //! ([`command`]) are made from. Values are taken as given; what they
@@ -74,6 +74,10 @@ pub(super) enum AgentCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
+    /// Convert another load balancer's configuration into the agent's
+    /// file
+    #[command(subcommand)]
+    Import(ImportFrom),
     /// Validate a file, then publish it to etcd as the fleet's desired
     /// state (fleet mode)
     #[command(hide = !FLEET, after_help = PUBLISH_AFTER_HELP)]
@@ -82,6 +86,36 @@ pub(super) enum AgentCommand {
     /// servers checked
     #[command(after_help = RUN_AFTER_HELP, args_override_self = true)]
     Run(Box<RunFlags>),
+}
+
+/// What `ipvs-agent import` converts.
+#[derive(Debug, Subcommand)]
+pub(super) enum ImportFrom {
+    /// Convert a keepalived.conf (its virtual servers and checkers) into
+    /// the agent's file; every line it cannot map is a warning at its line
+    #[command(after_help = IMPORT_AFTER_HELP)]
+    Keepalived(ImportFlags),
+}
+
+/// What follows `ipvs-agent import keepalived --help`'s flags.
+const IMPORT_AFTER_HELP: &str = "\
+Warnings (FILE:LINE: changed meaning, not supported, outside the load
+balancer) and the fleet mode's flags for keepalived's VRRP go to stderr.
+Exit status: 0 converted, 1 on an error of the input (each at its
+FILE:LINE), nothing written, 2 on a bad command line.";
+
+/// `ipvs-agent import keepalived`'s flags.
+#[derive(Debug, Args)]
+pub(crate) struct ImportFlags {
+    /// keepalived's configuration file (its includes are read too)
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Write the agent's file there (atomically) instead of to stdout
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Print what would be written, write nothing
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 /// `ipvs-agent publish`'s flags.

@@ -1,5 +1,5 @@
 //! The commands layer: `ipvs-agent`'s command line. It reads the flags of
-//! `check`, `publish` and `run` (clap's derive, one definition: `--help`
+//! `check`, `import`, `publish` and `run` (clap's derive, one definition: `--help`
 //! per command, `--version`, errors with suggestions, and the
 //! packagers' man page and completions from [`command`]), fills the
 //! engines' plain option structs and calls them: the daemon
@@ -14,6 +14,7 @@
 
 mod args;
 mod check;
+mod import;
 #[cfg(feature = "fleet")]
 mod publish;
 mod run;
@@ -49,6 +50,7 @@ pub fn main(args: &[&str], prober: impl FnOnce() -> Arc<dyn Prober>) -> ExitCode
     };
     match cli.command {
         AgentCommand::Check { file } => check(&file),
+        AgentCommand::Import(args::ImportFrom::Keepalived(flags)) => import::keepalived(&flags),
         AgentCommand::Publish(flags) => publish(flags),
         AgentCommand::Run(flags) => run::run(*flags, prober),
     }

@@ -90,7 +90,7 @@ fn an_unreadable_file_exits_1_and_usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(0));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("Usage: ipvs-agent <COMMAND>"), "{stdout}");
-    for command in ["check", "run"] {
+    for command in ["check", "import", "run"] {
         assert!(stdout.contains(&format!("\n  {command} ")), "{stdout}");
     }
     let out = agent(&["--version"]);
