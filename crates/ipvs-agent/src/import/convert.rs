@@ -30,11 +30,17 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
         group(n, &mut groups, &mut report);
     }
     let mut outside = Outside::default();
+    let mut used = std::collections::BTreeSet::new();
     let mut services = Vec::new();
     for n in &nodes {
         match n.name() {
             "virtual_server_group" => {}
-            "virtual_server" => services.extend(virtual_server(n, &groups, &mut report)),
+            "virtual_server" => {
+                if let (Some("group"), Some(g)) = (n.arg(0), n.arg(1)) {
+                    used.insert(g.to_string());
+                }
+                services.extend(virtual_server(n, &groups, &mut report));
+            }
             "SSL" => {
                 for c in n.children() {
                     if !SSL.contains(&c.name()) {
@@ -59,6 +65,15 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
                 n.at(),
                 format!("`{name}` is not a top-level keyword of keepalived 2.2.7"),
             ),
+        }
+    }
+    for n in nodes.iter().filter(|n| n.name() == "virtual_server_group") {
+        if n.arg(0).is_some_and(|g| !used.contains(g)) {
+            report.note(
+                n.at(),
+                NoteKind::NotSupported,
+                "a group no `virtual_server group` uses: keepalived configures nothing for it; left out",
+            );
         }
     }
     if report.errors.is_empty() && services.is_empty() {
@@ -111,6 +126,9 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
 }
 
 fn fail(mut report: Report) -> ImportErrors {
+    report
+        .notes
+        .sort_by(|a, b| (&a.at.file, a.at.line).cmp(&(&b.at.file, b.at.line)));
     report.errors.sort_by(|a, b| {
         let key = |e: &ImportError| e.at.as_ref().map(|p| (p.file.clone(), p.line));
         key(a).cmp(&key(b))

@@ -69,6 +69,14 @@ pub(crate) fn virtual_server(node: &Node, groups: &Groups, report: &mut Report) 
             servers.push(srv);
         }
     }
+    if servers.iter().any(|x| x.inhibit) && !servers.iter().all(|x| x.inhibit) {
+        report.note(
+            at,
+            NoteKind::Changed,
+            "only some real servers have `inhibit_on_failure`: the agent's choice is the \
+             service's, `remove_after_drain = true` (a failed server is removed once drained)",
+        );
+    }
     if servers.is_empty() {
         report.note(
             at,
