@@ -76,6 +76,24 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
             );
         }
     }
+    let mut seen: Vec<(String, &crate::import::report::Place)> = Vec::new();
+    for s in &services {
+        let key = s
+            .table
+            .fields
+            .iter()
+            .filter(|f| matches!(f.0, "protocol" | "address" | "port" | "fwmark" | "family"))
+            .map(|f| format!("{}={:?}", f.0, f.1))
+            .collect::<Vec<_>>()
+            .join(" ");
+        match seen.iter().find(|(k, _)| *k == key) {
+            Some((_, first)) => report.error(
+                &s.at,
+                format!("this virtual service is configured twice (first at {first})"),
+            ),
+            None => seen.push((key, &s.at)),
+        }
+    }
     if report.errors.is_empty() && services.is_empty() {
         report.errors.push(ImportError {
             at: None,

@@ -2,6 +2,8 @@
 //! checks, each a list of keys and values with the comments that say
 //! where they came from and what changed.
 
+use crate::import::report::Place;
+
 /// A value of the agent's file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Val {
@@ -55,8 +57,10 @@ pub(crate) struct OutServer {
 }
 
 /// A virtual service.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct OutService {
+    /// The line it comes from (a group member's own line).
+    pub(crate) at: Place,
     pub(crate) table: Table,
     pub(crate) servers: Vec<OutServer>,
 }

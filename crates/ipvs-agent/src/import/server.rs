@@ -10,7 +10,7 @@ use crate::import::forward::{self, method, Method};
 use crate::import::keywords::{CHECKERS, REAL_SERVER};
 use crate::import::numbers::uint;
 use crate::import::output::{OutServer, Val};
-use crate::import::report::{NoteKind, Report};
+use crate::import::report::{NoteKind, Place, Report};
 use crate::import::timing::Timing;
 use crate::import::tree::Node;
 
@@ -20,6 +20,12 @@ pub(crate) struct Server {
     pub(crate) out: OutServer,
     pub(crate) inhibit: bool,
     pub(crate) address: IpAddr,
+    /// Its port, if the line gives one.
+    pub(crate) port: Option<u64>,
+    /// Its weight.
+    pub(crate) weight: u64,
+    /// Its `real_server` line.
+    pub(crate) at: Place,
 }
 
 /// The real server of `node`, its method and checks defaulting to the
@@ -141,5 +147,8 @@ pub(crate) fn real_server(
         out,
         inhibit,
         address,
+        port,
+        weight,
+        at: at.clone(),
     })
 }

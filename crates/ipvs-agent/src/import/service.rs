@@ -77,6 +77,7 @@ pub(crate) fn virtual_server(node: &Node, groups: &Groups, report: &mut Report) 
              service's, `remove_after_drain = true` (a failed server is removed once drained)",
         );
     }
+    check_servers(node, &s, &keys, &servers, report);
     if servers.is_empty() {
         report.note(
             at,
@@ -104,7 +105,7 @@ struct Settings {
     engine: Option<String>,
     sorry: Option<(IpAddr, Option<u64>, Place)>,
     sorry_method: Option<Method>,
-    quorum: Option<u64>,
+    quorum: Option<(u64, Place)>,
 }
 
 fn settings(node: &Node, report: &mut Report) -> Settings {
@@ -172,7 +173,7 @@ fn settings(node: &Node, report: &mut Report) -> Settings {
                 _ => report.error(&at, "`sorry_server` takes an IP address and a port"),
             },
             "sorry_server_inhibit" => report.note(&at, NoteKind::Changed, "`sorry_server_inhibit`: the agent never checks the sorry server, so never inhibits it"),
-            "quorum" => s.quorum = uint(c, 0, 1, u64::from(u32::MAX), report),
+            "quorum" => s.quorum = uint(c, 0, 1, u64::from(u32::MAX), report).map(|q| (q, at)),
             "hysteresis" => report.note(&at, NoteKind::NotSupported, "`hysteresis`: the agent's quorum has none: the service is below it as soon as the healthy weight is"),
             "quorum_up" | "quorum_down" => report.note(&at, NoteKind::NotSupported, format!("`{name}`: the agent runs no script; the quorum's transitions are logged and counted (`ipvs_agent_transitions_total`)")),
             "omega" => report.note(&at, NoteKind::NotSupported, "`omega`: the agent runs no script when a service goes"),
@@ -293,10 +294,10 @@ fn service(
         let fields = d.fields.into_iter().map(|(k, v, _)| (k, v)).collect();
         t.set_noted("sorry_server", Val::Inline(fields), format!("{at}"));
     }
-    if let Some(q) = s.quorum {
+    if let Some((q, _)) = &s.quorum {
         t.set_noted(
             "quorum",
-            Val::Inline(vec![("min_weight", Val::Int(q))]),
+            Val::Inline(vec![("min_weight", Val::Int(*q))]),
             "the sum of the healthy servers' weights, as keepalived counts it",
         );
     }
@@ -317,7 +318,65 @@ fn service(
         }
     }
     OutService {
+        at: member.unwrap_or(node.at()).clone(),
         table: t,
         servers: servers.iter().map(|x| x.out.clone()).collect(),
     }
+}
+
+/// What the agent would refuse, said at keepalived's lines: a server
+/// twice, the sorry server among the servers, a quorum the weights can
+/// never meet (keepalived then always uses the sorry server).
+fn check_servers(
+    node: &Node,
+    s: &Settings,
+    keys: &[(Key, Option<Place>)],
+    servers: &[Server],
+    report: &mut Report,
+) {
+    let vs_port = keys.first().and_then(|(k, _)| match k {
+        Key::Addr(_, p) => Some(u64::from(*p)),
+        Key::Mark(_) => None,
+    });
+    let port = |p: Option<u64>| p.or(vs_port).unwrap_or(0);
+    for (i, a) in servers.iter().enumerate() {
+        if let Some(b) = servers[..i]
+            .iter()
+            .find(|b| b.address == a.address && port(b.port) == port(a.port))
+        {
+            report.error(
+                &a.at,
+                format!(
+                    "real server {} port {} is in this virtual server twice (first at {})",
+                    a.address,
+                    port(a.port),
+                    b.at
+                ),
+            );
+        }
+    }
+    if let Some((ip, p, at)) = &s.sorry {
+        if let Some(b) = servers
+            .iter()
+            .find(|b| b.address == *ip && port(b.port) == port(*p))
+        {
+            report.error(
+                at,
+                format!(
+                    "the sorry server is also a real server ({}): the agent keeps them apart",
+                    b.at
+                ),
+            );
+        }
+    }
+    if let Some((q, at)) = &s.quorum {
+        let total: u64 = servers.iter().map(|x| x.weight).sum();
+        if *q > total && !servers.is_empty() {
+            report.error(
+                at,
+                format!("`quorum {q}` can never be met: the real servers' weights sum to {total}; the agent refuses such a quorum"),
+            );
+        }
+    }
+    let _ = node;
 }

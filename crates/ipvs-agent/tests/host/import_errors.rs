@@ -202,3 +202,21 @@ fn a_file_without_virtual_servers_is_refused_with_its_lines_noted() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn what_the_agent_would_refuse_is_said_at_keepaliveds_lines() {
+    let text = format!(
+        "{}{}",
+        vs("    quorum 5\n    sorry_server 10.0.0.1 80\n"),
+        vs("").replace(SERVER, &format!("{SERVER}{SERVER}"))
+    );
+    assert_eq!(
+        errors(&[("k.conf", &text)]),
+        [
+            "k.conf:2: `quorum 5` can never be met: the real servers' weights sum to 1; the agent refuses such a quorum",
+            "k.conf:3: the sorry server is also a real server (k.conf:4): the agent keeps them apart",
+            "k.conf:10: this virtual service is configured twice (first at k.conf:1)",
+            "k.conf:16: real server 10.0.0.1 port 80 is in this virtual server twice (first at k.conf:11)",
+        ]
+    );
+}
