@@ -21,6 +21,9 @@ pub(super) fn keepalived(flags: &ImportFlags) -> ExitCode {
             for n in &e.notes {
                 eprintln!("warning: {n}");
             }
+            for s in &e.summary {
+                eprintln!("{s}");
+            }
             for err in &e.errors {
                 eprintln!("{err}");
             }

@@ -104,7 +104,9 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
         });
     }
     if !report.errors.is_empty() {
-        return Err(fail(report));
+        let mut e = fail(report);
+        e.summary = outside.summary();
+        return Err(e);
     }
     report
         .notes
@@ -133,6 +135,7 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
                 })
                 .collect(),
             notes: report.notes,
+            summary,
         });
     }
     Ok(Import {
@@ -154,5 +157,6 @@ fn fail(mut report: Report) -> ImportErrors {
     ImportErrors {
         errors: report.errors,
         notes: report.notes,
+        summary: Vec::new(),
     }
 }

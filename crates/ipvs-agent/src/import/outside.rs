@@ -34,7 +34,7 @@ impl Outside {
                         }
                         "virtual_ipaddress" | "virtual_ipaddress_excluded" => {
                             for a in c.children() {
-                                vips.push(with_prefix(a.name()));
+                                push_new(&mut vips, &with_prefix(a.name()));
                             }
                         }
                         "lvs_sync_daemon_interface" => {

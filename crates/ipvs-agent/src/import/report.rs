@@ -100,6 +100,9 @@ pub struct ImportErrors {
     pub errors: Vec<ImportError>,
     /// The warnings of the lines read before the errors stopped the import.
     pub notes: Vec<Note>,
+    /// What to run instead of keepalived's VRRP, when the input says (a
+    /// file of nothing but VRRP is refused, but still has one).
+    pub summary: Vec<String>,
 }
 
 impl fmt::Display for ImportErrors {

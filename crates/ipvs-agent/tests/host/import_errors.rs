@@ -201,6 +201,10 @@ fn a_file_without_virtual_servers_is_refused_with_its_lines_noted() {
         notes[1].starts_with("k.conf:6: not supported: a conditional line (@node1)"),
         "{notes:?}"
     );
+    assert_eq!(
+        e.summary.last().map(String::as_str),
+        Some("Run each director: ipvs-agent run --etcd URL --vip 192.0.2.1/32")
+    );
 }
 
 #[test]
