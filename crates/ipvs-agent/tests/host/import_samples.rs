@@ -6,10 +6,10 @@
 //! every warning at its line (import_samples.txt).
 //!
 //! The samples are the ones .ci/setup unpacks from the package into the
-//! VM cache (`${IPVSNL_VM_CACHE:-~/.cache/ipvsnl-vm}/peers/`), or
-//! those of `IPVSNL_KEEPALIVED_SAMPLES` (a directory). Without them the
-//! test says so and passes on a developer's machine, and fails where
-//! `IPVSNL_REQUIRE_PEERS` is set (.ci/gate sets it).
+//! VM cache (`${IPVSNL_VM_CACHE:-${XDG_CACHE_HOME:-~/.cache}/ipvsnl-vm}/peers/`),
+//! or those of `IPVSNL_KEEPALIVED_SAMPLES` (a directory). Without them the
+//! test fails under CI (`CI=true`, as the other tests of what .ci/setup
+//! unpacks) and says it was skipped elsewhere.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,12 +23,11 @@ fn samples_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("IPVSNL_KEEPALIVED_SAMPLES") {
         return PathBuf::from(d);
     }
-    let cache = match std::env::var_os("IPVSNL_VM_CACHE") {
-        Some(c) => PathBuf::from(c),
-        None => {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/ipvsnl-vm")
-        }
-    };
+    let var = |v: &str| std::env::var_os(v).map(PathBuf::from);
+    let cache = var("IPVSNL_VM_CACHE")
+        .or_else(|| var("XDG_CACHE_HOME").map(|x| x.join("ipvsnl-vm")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache/ipvsnl-vm")))
+        .unwrap_or_default();
     cache.join("peers/usr/share/doc/keepalived/samples")
 }
 
@@ -78,8 +77,8 @@ fn every_debian_sample_imports_to_what_it_must_configure() {
              2.2.7 into the VM cache's peers/), or set IPVSNL_KEEPALIVED_SAMPLES",
             dir.display()
         );
-        assert!(std::env::var_os("IPVSNL_REQUIRE_PEERS").is_none(), "{why}");
-        eprintln!("NOT RUN: {why}");
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+        eprintln!("skipped: {why}");
         return;
     }
     let expected = expected();
