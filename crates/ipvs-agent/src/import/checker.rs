@@ -117,6 +117,7 @@ pub(crate) fn checker(node: &Node, inherited: &Timing, report: &mut Report) -> O
         "MISC_CHECK" => 0,
         _ => 1,
     };
+    t.origin = Some(at.clone());
     t.comment(format!("{kind}, {at}"));
     match kind {
         "TCP_CHECK" | "SMTP_CHECK" => {

@@ -123,17 +123,28 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
         header.push(String::new());
         header.extend(summary.iter().cloned());
     }
-    let toml = write(&header, &services);
+    let (toml, origins) = write(&header, &services);
     let name = path.display().to_string();
     if let Err(e) = config::parse_str(&name, &toml) {
+        // Said at the keepalived line of the table the error is in.
+        let errors = e
+            .errors
+            .iter()
+            .map(|err| {
+                let line = err.line;
+                let at = origins
+                    .iter()
+                    .rev()
+                    .find(|(l, _)| *l <= line)
+                    .map(|(_, p)| p.clone());
+                ImportError {
+                    at,
+                    message: format!("the agent refuses this: {}", err.message),
+                }
+            })
+            .collect();
         return Err(ImportErrors {
-            errors: e
-                .lines()
-                .map(|l| ImportError {
-                    at: None,
-                    message: format!("the agent refuses the converted file: {l}"),
-                })
-                .collect(),
+            errors,
             notes: report.notes,
             summary,
         });
@@ -154,6 +165,8 @@ fn fail(mut report: Report) -> ImportErrors {
         let key = |e: &ImportError| e.at.as_ref().map(|p| (p.file.clone(), p.line));
         key(a).cmp(&key(b))
     });
+    // One error of a virtual server said once, not once per group member.
+    report.errors.dedup();
     ImportErrors {
         errors: report.errors,
         notes: report.notes,

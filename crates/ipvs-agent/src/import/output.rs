@@ -23,6 +23,9 @@ pub(crate) enum Val {
 /// comment at the end of its line, if any.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Table {
+    /// The keepalived line it comes from: the agent's errors about the
+    /// table are said there.
+    pub(crate) origin: Option<Place>,
     pub(crate) comments: Vec<String>,
     pub(crate) fields: Vec<(&'static str, Val, Option<String>)>,
 }

@@ -61,6 +61,7 @@ pub(crate) fn real_server(
         report.error(at, "`real_server` takes an address and a port");
     }
     let mut out = OutServer::default();
+    out.table.origin = Some(at.clone());
     out.table.comment(format!("real_server, {at}"));
     out.table.set("address", Val::Str(address.to_string()));
     if let Some(p) = port {

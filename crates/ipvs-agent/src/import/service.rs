@@ -86,9 +86,11 @@ pub(crate) fn virtual_server(node: &Node, groups: &Groups, report: &mut Report) 
         );
         return Vec::new();
     }
-    keys.iter()
-        .map(|(key, member)| service(node, *key, member.as_ref(), &s, &servers))
-        .collect()
+    let mut out = Vec::new();
+    for (key, member) in &keys {
+        out.push(service(node, *key, member.as_ref(), &s, &servers, report));
+    }
+    out
 }
 
 /// What the lines of a virtual server set, besides its real servers.
@@ -229,8 +231,12 @@ fn service(
     member: Option<&Place>,
     s: &Settings,
     servers: &[Server],
+    report: &mut Report,
 ) -> OutService {
-    let mut t = Table::default();
+    let mut t = Table {
+        origin: Some(member.unwrap_or(node.at()).clone()),
+        ..Table::default()
+    };
     t.comment(match member {
         Some(m) => format!(
             "virtual_server {} {}, {} (group member, {m})",
@@ -270,13 +276,20 @@ fn service(
     t.fields.extend(s.table.fields.iter().cloned());
     if let Some((timeout, _)) = &s.persistence {
         let mut p = vec![("timeout", Val::Int(*timeout))];
-        if let Some((g, _)) = &s.granularity {
+        if let Some((g, gat)) = &s.granularity {
             match (v6, g.parse::<std::net::Ipv4Addr>(), g.parse::<u8>()) {
                 (false, Ok(_), _) => p.push(("netmask", Val::Str(g.clone()))),
-                (true, _, Ok(n)) => p.push(("prefix", Val::Int(u64::from(n)))),
-                _ => t.comment(format!(
-                    "persistence_granularity {g}: not a netmask of this family, left out"
-                )),
+                (false, _, Ok(n @ 1..=32)) => {
+                    let mask = std::net::Ipv4Addr::from(u32::MAX << (32 - u32::from(n)));
+                    p.push(("netmask", Val::Str(mask.to_string())));
+                }
+                (true, _, Ok(n @ 1..=128)) => p.push(("prefix", Val::Int(u64::from(n)))),
+                _ => report.error(
+                    gat,
+                    format!(
+                        "`persistence_granularity {g}`: not a netmask of this service's family"
+                    ),
+                ),
             }
         }
         if let Some(e) = &s.engine {

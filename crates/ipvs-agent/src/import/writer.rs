@@ -5,24 +5,27 @@
 use std::fmt::Write as _;
 
 use crate::import::output::{OutService, Table, Val};
+use crate::import::report::Place;
 
-/// The file's text.
-pub(crate) fn write(header: &[String], services: &[OutService]) -> String {
+/// The file's text, and where each of its tables comes from: the line of
+/// its header (from 1) and the keepalived line.
+pub(crate) fn write(header: &[String], services: &[OutService]) -> (String, Vec<(usize, Place)>) {
     let mut out = String::new();
+    let mut origins = Vec::new();
     for line in header {
         comment(&mut out, line);
     }
     for s in services {
         out.push('\n');
-        table(&mut out, "[[service]]", &s.table);
+        table(&mut out, &mut origins, "[[service]]", &s.table);
         for srv in &s.servers {
-            table(&mut out, "[[service.server]]", &srv.table);
+            table(&mut out, &mut origins, "[[service.server]]", &srv.table);
             if let Some(c) = &srv.check {
-                table(&mut out, "[service.server.check]", c);
+                table(&mut out, &mut origins, "[service.server.check]", c);
             }
         }
     }
-    out
+    (out, origins)
 }
 
 fn comment(out: &mut String, line: &str) {
@@ -35,9 +38,12 @@ fn comment(out: &mut String, line: &str) {
     }
 }
 
-fn table(out: &mut String, header: &str, t: &Table) {
+fn table(out: &mut String, origins: &mut Vec<(usize, Place)>, header: &str, t: &Table) {
     for c in &t.comments {
         comment(out, c);
+    }
+    if let Some(at) = &t.origin {
+        origins.push((out.lines().count() + 1, at.clone()));
     }
     out.push_str(header);
     out.push('\n');

@@ -224,3 +224,28 @@ fn what_the_agent_would_refuse_is_said_at_keepaliveds_lines() {
         ]
     );
 }
+
+#[test]
+fn the_agents_own_refusals_are_said_at_keepaliveds_lines() {
+    let text = "virtual_server fd00::1 80 {\n  real_server 10.0.0.1 80 {\n  }\n}\n\
+                virtual_server 192.0.2.2 0 {\n  real_server 10.0.0.1 80 {\n  }\n}\n";
+    assert_eq!(
+        errors(&[("k.conf", text)]),
+        [
+            "k.conf:2: the agent refuses this: a server: invalid destination: IPv4 destination 10.0.0.1 on an IPv6 service needs tunnel forwarding",
+            "k.conf:5: the agent refuses this: `port` 0 (every port) is only for a persistent service: add `persistence`",
+        ]
+    );
+    // A granularity as a prefix length is a netmask for IPv4.
+    let out = run(&[(
+        "k.conf",
+        &vs("    persistence_timeout 60\n    persistence_granularity 24\n"),
+    )])
+    .unwrap();
+    assert!(
+        out.toml
+            .contains("persistence = { timeout = 60, netmask = \"255.255.255.0\" }"),
+        "{}",
+        out.toml
+    );
+}

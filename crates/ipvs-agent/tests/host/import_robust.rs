@@ -8,7 +8,7 @@ use ipvs_agent::import::{keepalived, MemFiles};
 
 const SEED: &str = "\
 global_defs {\n  router_id x\n}\n\
-virtual_server_group G {\n  10.0.0.1-3 80\n  fwmark 7\n  fd00::1-2 443\n}\n\
+virtual_server_group G {\n  10.0.0.1-3 80\n  fwmark 7\n}\n\
 virtual_server group G {\n  delay_loop 2\n  lb_algo sh\n  sh-port\n  lb_kind TUN type gre\n  persistence_timeout\n  persistence_granularity 255.255.255.0\n  quorum 2\n  sorry_server 10.9.9.9 80\n\
   real_server 10.0.1.1 80 {\n    weight 2\n    uthreshold 9\n    HTTP_GET {\n      url {\n        path /h\n        status_code 200-204\n      }\n      connect_port 81\n    }\n  }\n\
   real_server 10.0.1.2 80 {\n    DNS_CHECK {\n      name example.org\n      type A\n    }\n    SMTP_CHECK {\n      helo_name \"x y\"\n    }\n  }\n}\n\
@@ -59,7 +59,7 @@ fn the_seed_imports() {
         .files
         .insert(PathBuf::from("other.conf"), String::new());
     let out = keepalived(&files, "k.conf".as_ref()).unwrap();
-    assert_eq!(out.services, 7, "{}", out.toml);
+    assert_eq!(out.services, 5, "{}", out.toml);
 }
 
 #[test]
