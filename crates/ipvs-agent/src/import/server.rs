@@ -60,6 +60,16 @@ pub(crate) fn real_server(
     if node.args.len() > 2 {
         report.error(at, "`real_server` takes an address and a port");
     }
+    if !fwmark && port.unwrap_or(0) == 0 {
+        report.note(
+            at,
+            NoteKind::Changed,
+            "a real server without a port: keepalived gives the kernel port 0, the agent the \
+             service's port",
+        );
+    }
+    // keepalived reads port 0 as no port.
+    let port = port.filter(|p| *p != 0);
     let mut out = OutServer::default();
     out.table.origin = Some(at.clone());
     out.table.comment(format!("real_server, {at}"));

@@ -249,3 +249,19 @@ fn the_agents_own_refusals_are_said_at_keepaliveds_lines() {
         out.toml
     );
 }
+
+#[test]
+fn a_real_server_without_a_port_takes_the_services_with_a_note() {
+    let out = run(&[(
+        "k.conf",
+        "virtual_server 192.0.2.1 80 {\n  lb_kind DR\n  real_server 10.0.0.1 {\n  }\n}\n",
+    )])
+    .unwrap();
+    let config = ipvs_agent::config::parse_str("o", &out.toml).unwrap();
+    assert_eq!(config.services[0].servers[0].destination.port, 80);
+    let notes: Vec<String> = out.notes.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        notes,
+        ["k.conf:3: changed meaning: a real server without a port: keepalived gives the kernel port 0, the agent the service's port"]
+    );
+}
