@@ -42,6 +42,7 @@ pub(crate) fn checker(node: &Node, inherited: &Timing, report: &mut Report) -> O
                  its lines are left out, a `command` check can do it"
             ),
         );
+        node.inner(&mut report.mapped);
         return None;
     }
     let mut timing = inherited.clone();
@@ -66,6 +67,12 @@ pub(crate) fn checker(node: &Node, inherited: &Timing, report: &mut Report) -> O
         }
         if timing.take(c, report) {
             continue;
+        }
+        if matches!(
+            c.name(),
+            "connect_port" | "type" | "name" | "misc_path" | "misc_timeout"
+        ) {
+            report.mapped(at);
         }
         match c.name() {
             "connect_port" => port = uint(c, 0, 1, 65535, report),
@@ -98,6 +105,7 @@ pub(crate) fn checker(node: &Node, inherited: &Timing, report: &mut Report) -> O
                     "an SMTP_CHECK `host` block (deprecated in keepalived): the agent checks \
                      the server's own address; its lines are left out",
                 );
+                c.inner(&mut report.mapped);
             }
             "connect_ip" | "bindto" | "bind_port" | "bind_if" | "fwmark" => report.note(
                 at,
@@ -112,6 +120,7 @@ pub(crate) fn checker(node: &Node, inherited: &Timing, report: &mut Report) -> O
         }
     }
     let at = node.at();
+    report.mapped(at);
     let default_retry = match kind {
         "DNS_CHECK" => 3,
         "MISC_CHECK" => 0,
@@ -230,10 +239,15 @@ fn http(t: &mut Table, urls: &[&Node], timing: &Timing, at: &Place, report: &mut
                     urls[0].at()
                 ),
             );
+            url.inner(&mut report.mapped);
             continue;
         }
+        report.mapped(url.at());
         for c in url.children() {
             let at = c.at();
+            if matches!(c.name(), "path" | "status_code" | "virtualhost") {
+                report.mapped(at);
+            }
             match c.name() {
                 "path" => match c.arg(0) {
                     Some(p) if p.starts_with('/') && !p.contains(char::is_whitespace) => {

@@ -58,6 +58,7 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
                     NoteKind::NotSupported,
                     "`SSL`: the agent's HTTPS checks present no client certificate; left out",
                 );
+                n.inner(&mut report.mapped);
             }
             "real_server" => report.error(n.at(), "a `real_server` outside a `virtual_server`"),
             name if ROOT_OUTSIDE.contains(&name) => outside.take(n, &mut report),
@@ -74,7 +75,10 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
                 NoteKind::NotSupported,
                 "a group no `virtual_server group` uses: keepalived configures nothing for it; left out",
             );
+        } else {
+            report.mapped(n.at());
         }
+        n.inner(&mut report.mapped);
     }
     let mut seen: Vec<(String, &crate::import::report::Place)> = Vec::new();
     for s in &services {
@@ -93,6 +97,11 @@ pub(crate) fn import(files: &dyn Files, path: &Path) -> Result<Import, ImportErr
             ),
             None => seen.push((key, &s.at)),
         }
+    }
+    // (With errors the input is refused: the lines after an error are not
+    // all read, and the errors say what to fix.)
+    if report.errors.is_empty() {
+        account(&nodes, &mut report);
     }
     if report.errors.is_empty() && services.is_empty() {
         report.errors.push(ImportError {
@@ -171,5 +180,61 @@ fn fail(mut report: Report) -> ImportErrors {
         errors: report.errors,
         notes: report.notes,
         summary: Vec::new(),
+    }
+}
+
+/// Every statement neither mapped nor noted (nor in error) gets a note:
+/// no line of the input passes unsaid. (None should: the tests of the
+/// samples check that this note never appears.)
+fn account(nodes: &[crate::import::tree::Node], report: &mut Report) {
+    let mut all = Vec::new();
+    for n in nodes {
+        all.push(n.at().clone());
+        n.inner(&mut all);
+    }
+    let said: std::collections::HashSet<_> = report
+        .mapped
+        .iter()
+        .chain(report.notes.iter().map(|n| &n.at))
+        .chain(report.errors.iter().filter_map(|e| e.at.as_ref()))
+        .cloned()
+        .collect();
+    for at in all {
+        if !said.contains(&at) {
+            report.note(&at, NoteKind::NotSupported, UNACCOUNTED);
+        }
+    }
+}
+
+/// The note of a line no rule of the import took.
+pub(crate) const UNACCOUNTED: &str = "left out: the import has no rule for this line";
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::import::lexer::words;
+
+    #[test]
+    fn a_line_no_rule_took_gets_a_note() {
+        let file: Arc<str> = Arc::from("k.conf");
+        let lines = ["a {", "  b 1", "  c", "}"]
+            .iter()
+            .enumerate()
+            .map(|(i, l)| words(&file, u32::try_from(i + 1).unwrap(), l).unwrap())
+            .collect();
+        let mut report = Report::default();
+        let nodes = build(lines, &mut report);
+        report.mapped(nodes[0].at());
+        report.note(nodes[0].children()[1].at(), NoteKind::Changed, "c");
+        account(&nodes, &mut report);
+        let left: Vec<String> = report
+            .notes
+            .iter()
+            .filter(|n| n.message == UNACCOUNTED)
+            .map(|n| n.at.to_string())
+            .collect();
+        assert_eq!(left, ["k.conf:2"]);
     }
 }

@@ -77,6 +77,7 @@ fn file(
             continue;
         }
         if first.is("include") {
+            report.mapped(&first.at);
             include(files, path, &toks, stack, out, report);
             continue;
         }

@@ -84,6 +84,8 @@ impl Outside {
             _ => format!("`{name}{what}`: keepalived's own; the agent has no such setting"),
         };
         report.note(node.at(), NoteKind::Outside, msg);
+        // The note speaks for the block's lines.
+        node.inner(&mut report.mapped);
     }
 
     /// The summary: what to run instead of keepalived's VRRP (empty when

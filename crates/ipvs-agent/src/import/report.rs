@@ -119,16 +119,23 @@ impl fmt::Display for ImportErrors {
 
 impl std::error::Error for ImportErrors {}
 
-/// The errors and warnings gathered while converting.
+/// The errors and warnings gathered while converting, and the lines
+/// mapped as they are (every line must be one or the other).
 #[derive(Debug, Default)]
 pub(crate) struct Report {
     pub(crate) errors: Vec<ImportError>,
     pub(crate) notes: Vec<Note>,
+    pub(crate) mapped: Vec<Place>,
 }
 
 impl Report {
     pub(crate) fn error(&mut self, at: &Place, message: impl Into<String>) {
         self.errors.push(ImportError::at(at, message));
+    }
+
+    /// Records that the line `at` is mapped as it is.
+    pub(crate) fn mapped(&mut self, at: &Place) {
+        self.mapped.push(at.clone());
     }
 
     pub(crate) fn note(&mut self, at: &Place, kind: NoteKind, message: impl Into<String>) {

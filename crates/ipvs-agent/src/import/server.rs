@@ -70,6 +70,7 @@ pub(crate) fn real_server(
     }
     // keepalived reads port 0 as no port.
     let port = port.filter(|p| *p != 0);
+    report.mapped(at);
     let mut out = OutServer::default();
     out.table.origin = Some(at.clone());
     out.table.comment(format!("real_server, {at}"));
@@ -98,6 +99,12 @@ pub(crate) fn real_server(
         }
         if timing.take(c, report) {
             continue;
+        }
+        if matches!(
+            name,
+            "weight" | "lvs_method" | "uthreshold" | "lthreshold" | "inhibit_on_failure"
+        ) {
+            report.mapped(c.at());
         }
         match name {
             "weight" => weight = uint(c, 0, 0, 2_147_483_647, report).unwrap_or(1),

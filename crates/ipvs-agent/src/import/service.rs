@@ -55,6 +55,7 @@ pub(crate) fn virtual_server(node: &Node, groups: &Groups, report: &mut Report) 
         report.error(at, "`virtual_server` needs a `{ }` block");
         return Vec::new();
     }
+    report.mapped(at);
     let s = settings(node, report);
     let any_mark = keys.iter().any(|(k, _)| matches!(k, Key::Mark(_)));
     let mut servers: Vec<Server> = Vec::new();
@@ -126,6 +127,26 @@ fn settings(node: &Node, report: &mut Report) -> Settings {
         }
         if name == "real_server" || s.timing.take(c, report) {
             continue;
+        }
+        // Mapped as they are (the flags once named, below).
+        if matches!(
+            name,
+            "lb_algo"
+                | "lvs_sched"
+                | "lb_kind"
+                | "lvs_method"
+                | "sorry_server_lvs_method"
+                | "ops"
+                | "protocol"
+                | "ip_family"
+                | "persistence_timeout"
+                | "persistence_granularity"
+                | "persistence_engine"
+                | "inhibit_on_failure"
+                | "sorry_server"
+                | "quorum"
+        ) {
+            report.mapped(&at);
         }
         match name {
             "lb_algo" | "lvs_sched" => match c.arg(0) {
@@ -208,7 +229,10 @@ fn settings(node: &Node, report: &mut Report) -> Settings {
             _ => None,
         };
         match named {
-            Some(n) => names.push(n.to_string()),
+            Some(n) => {
+                report.mapped(&at);
+                names.push(n.to_string());
+            }
             None => report.note(
                 &at,
                 NoteKind::NotSupported,

@@ -34,11 +34,13 @@ impl Timing {
         let at = node.at().clone();
         match node.name() {
             "delay_loop" => {
+                report.mapped(&at);
                 if let Some(d) = timer(node, report) {
                     self.delay_loop = Some((d, at));
                 }
             }
             "connect_timeout" => {
+                report.mapped(&at);
                 if let Some(d) = timer(node, report) {
                     self.connect_timeout = Some((d, at));
                 }
@@ -81,9 +83,15 @@ impl Timing {
                     self.warmup = Some((d, at));
                 }
             }
-            "alpha" => self.alpha = Some(at),
+            "alpha" => {
+                report.mapped(&at);
+                self.alpha = Some(at);
+            }
             "virtualhost" => match node.arg(0) {
-                Some(h) => self.virtualhost = Some((h.to_string(), at)),
+                Some(h) => {
+                    report.mapped(&at);
+                    self.virtualhost = Some((h.to_string(), at));
+                }
                 None => report.error(&at, "`virtualhost` needs a host name"),
             },
             _ => return false,

@@ -39,6 +39,14 @@ impl Node {
     pub(crate) fn children(&self) -> &[Node] {
         self.block.as_deref().unwrap_or(&[])
     }
+
+    /// Where every statement inside its block is, at any depth.
+    pub(crate) fn inner(&self, out: &mut Vec<Place>) {
+        for c in self.children() {
+            out.push(c.at().clone());
+            c.inner(out);
+        }
+    }
 }
 
 /// The top-level statements of `lines`.

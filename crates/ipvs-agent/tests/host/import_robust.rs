@@ -1,5 +1,6 @@
-//! The keepalived import on random and mutated inputs: never a panic, and
-//! whatever it accepts the agent's parser accepts. (The `keepalived_import`
+//! The keepalived import on random and mutated inputs: never a panic,
+//! every line mapped or noted by a rule of its own (never the catch-all
+//! note), and whatever it accepts the agent's parser accepts. (The `keepalived_import`
 //! fuzz target does the same under libFuzzer, fuzz/.)
 
 use std::path::PathBuf;
@@ -39,7 +40,15 @@ fn import_does_not_panic(text: &str) {
     files
         .files
         .insert(PathBuf::from("other.conf"), "! nothing\n".to_string());
-    if let Ok(out) = keepalived(&files, "k.conf".as_ref()) {
+    let result = keepalived(&files, "k.conf".as_ref());
+    let notes = match &result {
+        Ok(out) => &out.notes,
+        Err(e) => &e.notes,
+    };
+    if let Some(n) = notes.iter().find(|n| n.message.contains("has no rule")) {
+        panic!("a line no rule took: {n}\ninput:\n{text}");
+    }
+    if let Ok(out) = result {
         if let Err(e) = ipvs_agent::config::parse_str("out", &out.toml) {
             panic!(
                 "accepted input, refused output: {e}\ninput:\n{text}\noutput:\n{}",
