@@ -78,7 +78,7 @@ pub(crate) fn virtual_server(node: &Node, groups: &Groups, report: &mut Report) 
              service's, `remove_after_drain = true` (a failed server is removed once drained)",
         );
     }
-    check_servers(node, &s, &keys, &servers, report);
+    check_servers(&s, &keys, &servers, report);
     if servers.is_empty() {
         report.note(
             at,
@@ -365,7 +365,6 @@ fn service(
 /// twice, the sorry server among the servers, a quorum the weights can
 /// never meet (keepalived then always uses the sorry server).
 fn check_servers(
-    node: &Node,
     s: &Settings,
     keys: &[(Key, Option<Place>)],
     servers: &[Server],
@@ -415,5 +414,4 @@ fn check_servers(
             );
         }
     }
-    let _ = node;
 }

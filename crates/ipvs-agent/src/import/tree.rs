@@ -62,8 +62,8 @@ pub(crate) fn build(lines: Vec<Vec<Token>>, report: &mut Report) -> Vec<Node> {
     }
     for line in lines {
         let mut words: Vec<Token> = Vec::new();
-        // Whether the last statement was on this line (a `{` alone on a
-        // line opens the statement of the line before).
+        // The words of the statement being read (a `{` with none opens
+        // the last statement read, on the line before).
         for tok in line {
             if tok.is("{") {
                 let node = if words.is_empty() {
