@@ -22,8 +22,30 @@ impl Wake for Unpark {
     }
 }
 
-/// Polls `future` to its end on this thread.
-pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+/// Runs `future` to its end on the calling thread: the executor of code
+/// written for [`Operations`](crate::Operations) (a controller's
+/// reconciling step, a test) when it is given the blocking
+/// [`Client`](crate::Client), whose futures never wait, so no async
+/// runtime is needed. A future that does wait parks the thread until it is
+/// woken; a future of the async client needs its runtime instead.
+///
+/// ```
+/// use ipvsnl::{Error, Operations};
+///
+/// /// Written once, for either client.
+/// async fn version(ipvs: &mut impl Operations) -> Result<u32, Error> {
+///     Ok(ipvs.info().await?.version)
+/// }
+///
+/// // A generic-netlink socket opens on any Linux host, IPVS or not.
+/// let mut ipvs = ipvsnl::Client::new()?;
+/// match ipvsnl::block_on(version(&mut ipvs)) {
+///     Ok(v) => println!("IPVS {}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff),
+///     Err(e) => assert!(e.is_unavailable(), "{e}"),
+/// }
+/// # Ok::<(), Error>(())
+/// ```
+pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = Context::from_waker(&waker);

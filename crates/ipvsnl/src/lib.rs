@@ -343,6 +343,7 @@ pub mod watch;
 
 #[cfg(feature = "tokio")]
 pub use async_client::AsyncClient;
+pub use block_on::block_on;
 pub use client::Client;
 pub use decode_error::DecodeError;
 pub use errno::errno_name;

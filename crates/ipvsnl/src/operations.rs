@@ -28,15 +28,7 @@ use crate::{
     ServiceEntry, ServiceKey, Stats, SyncDaemon, Timeouts,
 };
 
-mod sealed {
-    /// Only this crate's clients implement [`super::Operations`] (so an
-    /// operation can be added to it without breaking anyone's code).
-    #[allow(unnameable_types)] // sealed: unnameable outside on purpose
-    pub trait Sealed {}
-    impl Sealed for crate::Client {}
-    #[cfg(feature = "tokio")]
-    impl Sealed for crate::AsyncClient {}
-}
+pub(crate) mod sealed;
 
 client_ops! {
     /// Every operation of a client, for code written once for the blocking

@@ -21,6 +21,7 @@ mod cached;
 mod clock;
 mod drains;
 mod fates;
+mod generic;
 mod journal;
 mod ledger;
 mod namespace;
