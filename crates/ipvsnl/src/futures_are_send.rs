@@ -26,6 +26,19 @@ fn the_syncer(c: &mut AsyncClient, s: &mut Syncer, t: &Table) {
     send(&s.sync_cached_async(c, t));
 }
 
+fn the_syncer_on_either_client(
+    c: &mut AsyncClient,
+    b: &mut crate::Client,
+    s: &mut Syncer,
+    t: &Table,
+) {
+    send(&s.list_on(c));
+    send(&s.plan_on(c, t));
+    send(&s.sync_on(c, t));
+    send(&s.sync_cached_on(c, t));
+    send(&s.sync_on(b, t));
+}
+
 fn the_watcher(w: &mut Watcher<AsyncClient>) {
     send(&w.next());
 }

@@ -72,54 +72,78 @@
 //! other socket options, the other files of `/proc/net`, and traffic
 //! (counters and connections move only when a test sets them).
 //!
-//! A controller's unit test: the function under test is the user's, written
-//! for either client ([`Operations`](crate::Operations)); the test gives it
-//! a client of an emulated kernel, then checks the kernel's table and what
-//! the controller did when the kernel failed it.
+//! A controller's unit test: the function under test is the user's,
+//! written once for either client ([`Operations`](crate::Operations), with
+//! the sync engine's [`Syncer::sync_on`](crate::sync::Syncer::sync_on)); the
+//! test gives it a client of an emulated kernel, the blocking one or the
+//! async one, then checks the kernel's table and what the controller did
+//! when the kernel failed it.
 //!
 //! ```
 //! use std::net::IpAddr;
 //!
 //! use ipvsnl::emulator::{Fault, Kernel, When};
 //! use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
-//! use ipvsnl::{Client, Destination, Error, RequestKind, Service, ServiceKey};
+//! use ipvsnl::{Client, Destination, Error, Operations, RequestKind, Service, ServiceKey};
 //!
-//! /// The code under test: publish `backends` behind one virtual service,
-//! /// retrying once what the kernel's answer left unknown.
-//! fn publish(ipvs: &mut Client, syncer: &mut Syncer, vip: IpAddr, backends: &[IpAddr])
-//!     -> Result<(), Error>
-//! {
+//! /// The code under test, one body for both clients: publish `backends`
+//! /// behind one virtual service, retrying once what the kernel's answer
+//! /// left unknown.
+//! async fn publish(
+//!     ipvs: &mut impl Operations,
+//!     syncer: &mut Syncer,
+//!     vip: IpAddr,
+//!     backends: &[IpAddr],
+//! ) -> Result<(), Error> {
 //!     let mut want = Table::new();
 //!     want.insert(
 //!         Service::new(ServiceKey::tcp(vip, 443)),
 //!         backends.iter().map(|b| Destination::new(*b, 8443)),
 //!     );
-//!     let report = syncer.sync(ipvs, &want)?;
+//!     let report = syncer.sync_on(ipvs, &want).await?;
 //!     if !report.is_complete() {
-//!         syncer.sync(ipvs, &want)?;
+//!         syncer.sync_on(ipvs, &want).await?;
 //!     }
 //!     Ok(())
 //! }
 //!
+//! /// The test's checks, whichever client ran the code.
+//! fn published(kernel: &Kernel, backends: &[IpAddr]) {
+//!     let table = kernel.init_netns().table();
+//!     assert_eq!(table.len(), 1);
+//!     let mut listed: Vec<IpAddr> = table[0].destinations.iter().map(|d| d.destination.addr).collect();
+//!     listed.sort();
+//!     assert_eq!(listed, backends);
+//!     // What the controller sent, in the library's words.
+//!     let adds = kernel.requests().iter().filter(|t| t.kind == Some(RequestKind::AddDestination)).count();
+//!     assert_eq!(adds, 2, "each destination added once: the unknown one was found applied");
+//! }
+//!
 //! // The test: no root, no kernel module.
-//! let kernel = Kernel::new();
-//! let mut ipvs = Client::emulated(&kernel);
-//! let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
 //! let vip: IpAddr = "10.0.0.1".parse().unwrap();
 //! let backends: Vec<IpAddr> = vec!["10.1.0.1".parse().unwrap(), "10.1.0.2".parse().unwrap()];
 //!
+//! // With the blocking client, run by `block_on` (its futures never wait).
+//! let kernel = Kernel::new();
 //! // The kernel never answers the first destination add.
 //! kernel.inject(When::next(RequestKind::AddDestination), Fault::LoseReply);
-//! publish(&mut ipvs, &mut syncer, vip, &backends)?;
+//! let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+//! let mut ipvs = Client::emulated(&kernel);
+//! ipvsnl::block_on(publish(&mut ipvs, &mut syncer, vip, &backends))?;
+//! published(&kernel, &backends);
 //!
-//! let table = kernel.init_netns().table();
-//! assert_eq!(table.len(), 1);
-//! let mut listed: Vec<IpAddr> = table[0].destinations.iter().map(|d| d.destination.addr).collect();
-//! listed.sort();
-//! assert_eq!(listed, backends);
-//! // What the controller sent, in the library's words.
-//! let adds = kernel.requests().iter().filter(|t| t.kind == Some(RequestKind::AddDestination)).count();
-//! assert_eq!(adds, 2, "each destination added once: the unknown one was found applied");
+//! // The same function with the async client (feature `tokio`), on tokio.
+//! # #[cfg(feature = "tokio")] {
+//! let kernel = Kernel::new();
+//! kernel.inject(When::next(RequestKind::AddDestination), Fault::LoseReply);
+//! let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+//! runtime.block_on(async {
+//!     let mut ipvs = ipvsnl::AsyncClient::emulated(&kernel);
+//!     publish(&mut ipvs, &mut syncer, vip, &backends).await
+//! })?;
+//! published(&kernel, &backends);
+//! # }
 //! # Ok::<(), ipvsnl::Error>(())
 //! ```
 //!

@@ -17,7 +17,9 @@
 //! - `recovery`: a client after a socket the kernel stopped answering
 //!   on moves to a fresh one for its next call;
 //! - `reload`: the module reloaded at any change of a batch, one
-//!   classification for every change it strikes.
+//!   classification for every change it strikes;
+//! - `one_controller`: one reconciling function, generic over the
+//!   clients' operations, run with both clients.
 
 mod bad_input;
 mod connections;
@@ -25,6 +27,7 @@ mod differential;
 mod drain;
 mod faults;
 mod kernel;
+mod one_controller;
 mod recovery;
 mod reload;
 mod socket_faults;
