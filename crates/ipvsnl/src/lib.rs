@@ -130,7 +130,8 @@
 //! as futures (`Send`, cancel-safe: drop one at any await and the next
 //! call does not read the abandoned call's replies), with the same types
 //! and errors. The sync engine runs on it too (`Syncer::sync_async`,
-//! `sync_cached_async`, `plan_async`, `list_async`).
+//! `sync_cached_async`, `plan_async`, `list_async`, or the `*_on` methods
+//! that take either client: [code for both clients](#code-for-both-clients-operations)).
 //!
 //! IPVS sends no change notifications, so [`watch::Watcher`] polls: each
 //! tick lists the table once and yields the settings that changed since
@@ -254,14 +255,28 @@
 //! [`Operations`] is a trait both clients implement, every operation
 //! returning a future: code written once against it (a daemon's
 //! reconciling code, a test suite) runs on the blocking [`Client`], whose
-//! futures are complete when made, and on [`AsyncClient`].
+//! futures are complete when made, and on [`AsyncClient`]. The sync
+//! engine takes it too ([`sync::Syncer::sync_on`], `sync_cached_on`,
+//! `plan_on`, `list_on`), so a controller is one body for both clients;
+//! [`block_on`] runs it on the blocking client without an async runtime.
 //!
 //! ```no_run
+//! use ipvsnl::sync::{Report, Syncer, Table};
 //! use ipvsnl::{Error, Operations};
 //!
 //! async fn count(ipvs: &mut impl Operations) -> Result<usize, Error> {
 //!     Ok(ipvs.services().await?.len())
 //! }
+//!
+//! async fn reconcile(ipvs: &mut impl Operations, syncer: &mut Syncer, want: &Table)
+//!     -> Result<Report, Error>
+//! {
+//!     syncer.sync_on(ipvs, want).await
+//! }
+//!
+//! let mut ipvs = ipvsnl::Client::new()?;
+//! println!("{} services", ipvsnl::block_on(count(&mut ipvs))?);
+//! # Ok::<(), Error>(())
 //! ```
 //!
 //! # Feature flags
@@ -270,7 +285,6 @@
 //! |---|---|
 //! | `tokio` | [`AsyncClient`]; `Syncer::sync_async`, `sync_cached_async`, `plan_async`, `list_async`; the table watcher [`watch::Watcher`] (a `Stream` of changes); [`Operations`] for `AsyncClient` |
 //! | `serde` | `Serialize`/`Deserialize` for the model types, the listed entries and [`sync::Table`] (flags as lists of names, unknown values as numbers), so a desired table can live in a JSON, YAML or TOML file |
-//!
 //! | `emulator` | `ipvsnl::emulator`: an in-process model of the kernel's IPVS family (its checks and errnos, listing order, dump framing, faults), and `Client::emulated` / `AsyncClient::emulated`, the same clients over it: a controller's unit tests without root (take it in `[dev-dependencies]`) |
 //!
 //! None is on by default. The items each adds are marked with it in

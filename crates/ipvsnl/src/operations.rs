@@ -44,7 +44,9 @@ client_ops! {
     /// executor (or [`std::future::Future::poll`]ed once).
     ///
     /// Only the clients of this crate implement it (it is sealed), so new
-    /// operations can join it.
+    /// operations can join it. The sync engine takes it as well
+    /// ([`Syncer::sync_on`](crate::sync::Syncer::sync_on) and its
+    /// siblings), with the same behaviour on each client.
     ///
     /// ```no_run
     /// use ipvsnl::{Destination, Error, Operations, Service, ServiceKey};
@@ -59,14 +61,9 @@ client_ops! {
     /// }
     ///
     /// // The blocking client's futures are complete when made: any
-    /// // executor runs them, here a minimal one.
-    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    /// #     let mut f = std::pin::pin!(f);
-    /// #     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    /// #     loop { if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; } }
-    /// # }
+    /// // executor runs them, or none, with `ipvsnl::block_on`.
     /// let mut blocking = ipvsnl::Client::new()?;
-    /// println!("{} services", block_on(publish(&mut blocking))?);
+    /// println!("{} services", ipvsnl::block_on(publish(&mut blocking))?);
     /// # Ok::<(), Error>(())
     /// ```
     pub trait Operations;

@@ -10,7 +10,9 @@ use crate::{AsyncClient, Error};
 
 /// The sync engine from async code: the same engine as
 /// [`Syncer::sync`], its listing and batches awaited on the async client
-/// (the planning between them is CPU work of the calling task).
+/// (the planning between them is CPU work of the calling task). Each is
+/// the `*_on` method of the same name ([`Syncer::sync_on`]) given an
+/// async client; code written for either client calls those.
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 impl Syncer {
     /// [`Syncer::list`] on an async client.

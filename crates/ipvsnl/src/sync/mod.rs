@@ -11,7 +11,9 @@
 //! - [`Syncer`]: lists (or remembers) the kernel's table, plans, applies
 //!   the plan pipelined ([`crate::Client::apply`]) and reports every
 //!   request's [`Fate`] (with the `tokio` feature, the same on an
-//!   `AsyncClient`: `Syncer::sync_async` and the others). Its
+//!   `AsyncClient`: `Syncer::sync_async` and the others; on either client,
+//!   for code written once over [`Operations`](crate::Operations):
+//!   [`Syncer::sync_on`] and the others). Its
 //!   [`DrainLedger`] remembers the destinations draining between syncs.
 
 mod apply;
