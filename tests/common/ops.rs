@@ -2,9 +2,10 @@
 //! `kernel_api/operations.rs` are written once, as async functions generic over
 //! [`Ops`], and `both!` (tests/common/both.rs) runs each with the blocking [`Client`] and with
 //! the tokio [`AsyncClient`]. The client's operations are the library's
-//! [`Operations`] trait (declared once, with the clients' methods); [`Ops`]
-//! adds only the sync engine's calls, which take each client by a method
-//! of its own (`Syncer::sync`, `Syncer::sync_async`).
+//! [`Operations`] trait (declared once, with the clients' methods), and
+//! so is the sync engine's (`Syncer::sync_on` and its siblings take
+//! either client); [`Ops`] adds the client's name, and keeps the engine's
+//! calls as methods of the client for the suite's brevity.
 
 #![allow(async_fn_in_trait)]
 
@@ -14,38 +15,26 @@ use ipvsnl::sync::{Report, Syncer, Table};
 use ipvsnl::{AsyncClient, Client, Error, Operations, ServiceEntry, ServiceKey};
 
 /// A client's operations, and the sync engine run on it.
-pub trait Ops: Operations {
+pub trait Ops: Operations + Sized {
     /// Which client this is, for messages.
     const NAME: &'static str;
-    async fn sync(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error>;
-    async fn sync_cached(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error>;
-    async fn list(&mut self, s: &Syncer) -> Result<Table, Error>;
+    async fn sync(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error> {
+        s.sync_on(self, t).await
+    }
+    async fn sync_cached(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error> {
+        s.sync_cached_on(self, t).await
+    }
+    async fn list(&mut self, s: &Syncer) -> Result<Table, Error> {
+        s.list_on(self).await
+    }
 }
 
 impl Ops for Client {
     const NAME: &'static str = "blocking";
-    async fn sync(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error> {
-        s.sync(self, t)
-    }
-    async fn sync_cached(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error> {
-        s.sync_cached(self, t)
-    }
-    async fn list(&mut self, s: &Syncer) -> Result<Table, Error> {
-        s.list(self)
-    }
 }
 
 impl Ops for AsyncClient {
     const NAME: &'static str = "tokio";
-    async fn sync(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error> {
-        s.sync_async(self, t).await
-    }
-    async fn sync_cached(&mut self, s: &mut Syncer, t: &Table) -> Result<Report, Error> {
-        s.sync_cached_async(self, t).await
-    }
-    async fn list(&mut self, s: &Syncer) -> Result<Table, Error> {
-        s.list_async(self).await
-    }
 }
 
 /// The keys `for_each_service` visits, stopping after `stop_after`.
