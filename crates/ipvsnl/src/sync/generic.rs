@@ -32,6 +32,28 @@ use crate::{Error, Operations};
 /// [`block_on`](crate::block_on).
 impl Syncer {
     /// [`Syncer::list`] on either client.
+    ///
+    /// ```
+    /// # #[cfg(feature = "emulator")]
+    /// # fn main() -> Result<(), ipvsnl::Error> {
+    /// use ipvsnl::emulator::Kernel;
+    /// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+    /// use ipvsnl::{Client, Destination, Service, ServiceKey};
+    ///
+    /// let kernel = Kernel::new();
+    /// let mut ipvs = Client::emulated(&kernel); // or an AsyncClient, awaited on its runtime
+    /// let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let mut want = Table::new();
+    /// want.insert(Service::new(key), [Destination::new("10.1.0.1".parse().unwrap(), 80)]);
+    /// ipvsnl::block_on(syncer.sync_on(&mut ipvs, &want))?;
+    /// let listed = ipvsnl::block_on(syncer.list_on(&mut ipvs))?;
+    /// assert!(listed.same_settings(&want));
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "emulator"))]
+    /// # fn main() {}
+    /// ```
     pub fn list_on<'a, C: Operations>(
         &'a self,
         client: &'a mut C,
@@ -40,6 +62,28 @@ impl Syncer {
     }
 
     /// [`Syncer::plan`] (a dry run) on either client.
+    ///
+    /// ```
+    /// # #[cfg(feature = "emulator")]
+    /// # fn main() -> Result<(), ipvsnl::Error> {
+    /// use ipvsnl::emulator::Kernel;
+    /// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+    /// use ipvsnl::{Client, Destination, Service, ServiceKey};
+    ///
+    /// let kernel = Kernel::new();
+    /// let mut ipvs = Client::emulated(&kernel); // or an AsyncClient, awaited on its runtime
+    /// let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let mut want = Table::new();
+    /// want.insert(Service::new(key), [Destination::new("10.1.0.1".parse().unwrap(), 80)]);
+    /// let dry = ipvsnl::block_on(syncer.plan_on(&mut ipvs, &want))?;
+    /// assert_eq!(dry.requests().len(), 2); // the service, its destination
+    /// assert!(kernel.init_netns().table().is_empty(), "nothing applied");
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "emulator"))]
+    /// # fn main() {}
+    /// ```
     pub fn plan_on<'a, C: Operations>(
         &'a self,
         client: &'a mut C,
@@ -51,7 +95,10 @@ impl Syncer {
     /// [`Syncer::sync`] on either client: lists the kernel's table, plans
     /// and applies.
     ///
-    /// ```no_run
+    /// ```
+    /// # #[cfg(feature = "emulator")]
+    /// # fn main() -> Result<(), ipvsnl::Error> {
+    /// use ipvsnl::emulator::Kernel;
     /// use ipvsnl::sync::{PlanOptions, Report, Scope, Syncer, Table};
     /// use ipvsnl::{Client, Destination, Error, Operations, Service, ServiceKey};
     ///
@@ -70,12 +117,27 @@ impl Syncer {
     /// let mut want = Table::new();
     /// want.insert(Service::new(key), [Destination::new("172.16.0.1".parse().unwrap(), 80)]);
     /// let mut syncer = Syncer::new(PlanOptions::new(Scope::keys([key])));
-    /// // The blocking client: no runtime needed.
-    /// let mut ipvs = Client::new()?;
-    /// let report = ipvsnl::block_on(reconcile(&mut ipvs, &mut syncer, &want))?;
-    /// println!("{report}");
-    /// // With `tokio`, the same function awaited on an `AsyncClient`.
-    /// # Ok::<(), Error>(())
+    ///
+    /// // The blocking client (here of an emulated kernel): no runtime needed.
+    /// let kernel = Kernel::new();
+    /// let mut ipvs = Client::emulated(&kernel);
+    /// assert!(ipvsnl::block_on(reconcile(&mut ipvs, &mut syncer, &want))?.is_complete());
+    ///
+    /// // The same function, awaited on an async client (feature `tokio`).
+    /// # #[cfg(feature = "tokio")] {
+    /// let kernel = Kernel::new();
+    /// let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// let mut syncer = Syncer::new(PlanOptions::new(Scope::keys([key])));
+    /// let report = runtime.block_on(async {
+    ///     let mut ipvs = ipvsnl::AsyncClient::emulated(&kernel);
+    ///     reconcile(&mut ipvs, &mut syncer, &want).await
+    /// })?;
+    /// assert!(report.is_complete(), "{report}");
+    /// # }
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "emulator"))]
+    /// # fn main() {}
     /// ```
     pub fn sync_on<'a, C: Operations>(
         &'a mut self,
@@ -87,6 +149,29 @@ impl Syncer {
 
     /// [`Syncer::sync_cached`] on either client. Dropped before it
     /// finished, it leaves no cached view (the next sync lists).
+    ///
+    /// ```
+    /// # #[cfg(feature = "emulator")]
+    /// # fn main() -> Result<(), ipvsnl::Error> {
+    /// use ipvsnl::emulator::Kernel;
+    /// use ipvsnl::sync::{PlanOptions, Scope, Syncer, Table};
+    /// use ipvsnl::{Client, Destination, Service, ServiceKey};
+    ///
+    /// let kernel = Kernel::new();
+    /// let mut ipvs = Client::emulated(&kernel); // or an AsyncClient, awaited on its runtime
+    /// let mut syncer = Syncer::new(PlanOptions::new(Scope::All));
+    /// let key = ServiceKey::tcp("10.0.0.1".parse().unwrap(), 80);
+    /// let mut want = Table::new();
+    /// want.insert(Service::new(key), [Destination::new("10.1.0.1".parse().unwrap(), 80)]);
+    /// ipvsnl::block_on(syncer.sync_on(&mut ipvs, &want))?;
+    /// want.set_weight(&key, "10.1.0.1".parse().unwrap(), 80, 5).unwrap();
+    /// let report = ipvsnl::block_on(syncer.sync_cached_on(&mut ipvs, &want))?;
+    /// assert!(report.is_complete() && report.requests().len() == 1, "{report}");
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "emulator"))]
+    /// # fn main() {}
+    /// ```
     pub fn sync_cached_on<'a, C: Operations>(
         &'a mut self,
         client: &'a mut C,
