@@ -15,6 +15,9 @@
 //!   for code written once over [`Operations`](crate::Operations):
 //!   [`Syncer::sync_on`] and the others). Its
 //!   [`DrainLedger`] remembers the destinations draining between syncs.
+//! - [`Ownership`]: what one owner created, kept across restarts in a
+//!   file, and the scope built from it (a service removed while the owner
+//!   was down is deleted at its next start).
 
 mod apply;
 #[cfg(feature = "tokio")]
@@ -27,6 +30,9 @@ mod generic;
 mod journal;
 mod ledger;
 mod namespace;
+pub mod ownership;
+mod ownership_error;
+mod ownership_file;
 mod plan;
 mod planned;
 mod report;
@@ -41,6 +47,8 @@ mod view;
 pub use clock::Clock;
 pub use fates::Fate;
 pub use ledger::{DestinationId, DrainLedger};
+pub use ownership::Ownership;
+pub use ownership_error::OwnershipError;
 pub use plan::{plan, Drain, PlanOptions, Scope};
 pub use planned::{Plan, PlanRequests};
 pub use report::{Found, Report, Unknown};
@@ -54,6 +62,8 @@ mod drain_tests;
 mod emulated;
 #[cfg(test)]
 mod engine_tests;
+#[cfg(test)]
+mod ownership_tests;
 #[cfg(test)]
 mod planned_tests;
 #[cfg(test)]
