@@ -217,9 +217,9 @@ pub(crate) struct RunFlags {
     /// prefix (no secret)
     #[arg(long, value_name = "FILE", hide = !FLEET, help_heading = "Fleet mode (--etcd)")]
     pub(crate) peer_key: Option<PathBuf>,
-    /// Where the record of the VIPs this agent added is kept
-    /// [default: /run/ipvs-agent]
-    #[arg(long, value_name = "DIR", hide = !FLEET, help_heading = "Fleet mode (--etcd)")]
+    /// Where the records of the services this agent created and (fleet
+    /// mode) of the VIPs it added are kept [default: /run/ipvs-agent]
+    #[arg(long, value_name = "DIR")]
     pub(crate) state_dir: Option<PathBuf>,
 }
 

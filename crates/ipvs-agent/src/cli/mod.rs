@@ -20,6 +20,7 @@ mod publish;
 mod run;
 mod run_options;
 mod runtime;
+mod state;
 mod usage;
 
 use std::process::ExitCode;

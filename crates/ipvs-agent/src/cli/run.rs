@@ -12,6 +12,7 @@ use std::sync::Arc;
 use crate::cli::args::RunFlags;
 use crate::cli::run_options::RunOptions;
 use crate::cli::runtime::command_runtime;
+use crate::cli::state::{open_record, DEFAULT_STATE_DIR};
 use crate::config::{self, LoadError};
 use crate::daemon::{
     abort_on_panic, forward_signals, init_logging, raise_open_files_limit, serve, watch_file,
@@ -103,7 +104,17 @@ pub(super) fn run(flags: RunFlags, prober: impl FnOnce() -> Arc<dyn Prober>) -> 
         let agent_options = agent_options
             .with_remove_on_exit(options.remove_on_exit)
             .with_notifier(Notifier::from_env());
-        let agent = Agent::new(config, connector.clone(), prober(), agent_options);
+        let state_dir = options.state_dir.clone();
+        let state_dir = state_dir.unwrap_or_else(|| DEFAULT_STATE_DIR.into());
+        let record = match open_record(&state_dir, options.netns.as_deref()) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot keep the record of the agent's services");
+                return ExitCode::from(1);
+            }
+        };
+        let agent =
+            Agent::new(config, connector.clone(), prober(), agent_options).with_ownership(record);
         let handle = agent.handle();
         // Fleet mode with VIPs or a sync interface: the election.
         let leading = if following.is_some() {

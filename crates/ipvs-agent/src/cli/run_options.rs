@@ -60,8 +60,9 @@ pub struct RunOptions {
     /// `--peer-key FILE`: the peer link's HMAC key (the file's content);
     /// without it, the prefix (no secret).
     pub peer_key: Option<PathBuf>,
-    /// `--state-dir DIR`: where the record of the VIPs this agent added
-    /// is kept (default `/run/ipvs-agent`).
+    /// `--state-dir DIR`: where the records of the services this agent
+    /// created (`services`) and, in fleet mode, of the VIPs it added
+    /// (`vips`) are kept (default `/run/ipvs-agent`).
     pub state_dir: Option<PathBuf>,
 }
 
@@ -226,11 +227,9 @@ impl RunOptions {
             || o.peer_listen.is_some()
             || !o.peers.is_empty()
             || o.peer_key.is_some()
-            || o.state_dir.is_some()
         {
             return Err(UsageError(
-                "--lease-ttl, --peers, --peer-listen, --peer-key and --state-dir go with --etcd"
-                    .into(),
+                "--lease-ttl, --peers, --peer-listen and --peer-key go with --etcd".into(),
             ));
         }
         o.config = config

@@ -2,13 +2,15 @@
 //! move each server's health, the desired table follows, syncs carry it to
 //! the kernel (coalesced, retried, a periodic resync repairing what
 //! changed behind the agent's back); reloads and stop come through the
-//! [`Handle`]. At start the kernel's table is adopted (`daemon/startup.rs`).
+//! [`Handle`]. At start the kernel's table is adopted (`daemon/startup.rs`)
+//! and the services the ownership record holds that the file no longer
+//! has are retired (`daemon/owned.rs`, `daemon/retiring.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ipvsnl::sync::{DestinationId, PlanOptions, Scope, Table};
+use ipvsnl::sync::{DestinationId, Ownership, PlanOptions, Scope, Table};
 use ipvsnl::ServiceKey;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{sleep_until, Instant};
@@ -22,7 +24,9 @@ use crate::daemon::control::{AgentState, Command, Handle, ServerState, Shared, S
 use crate::daemon::limits::checks_in_flight_cap;
 use crate::daemon::notify::Notifier;
 use crate::daemon::options::AgentOptions;
+use crate::daemon::owned::Owned;
 use crate::daemon::reloading::{removes_most, Reloading};
+use crate::daemon::retiring::Retiring;
 use crate::daemon::startup::Startup;
 use crate::daemon::syncing::{Done, Syncing};
 use crate::desired::{desired, desired_service, plan_options};
@@ -42,6 +46,7 @@ pub struct Agent {
     options: AgentOptions,
     commands: mpsc::UnboundedReceiver<Command>,
     handle: Handle,
+    ownership: Option<Ownership>,
 }
 
 impl std::fmt::Debug for dyn Prober {
@@ -66,6 +71,8 @@ struct Looping {
     changed: HashMap<DestinationId, Instant>,
     /// The services waiting for their servers' first results (`None`: none).
     startup: Option<Startup>,
+    /// The services recorded as the agent's that the file no longer has.
+    retiring: Retiring,
     resync_at: Instant,
     ready: bool,
     /// The sync in flight started with every service settled: it readies.
@@ -97,7 +104,18 @@ impl Agent {
                 commands: tx,
                 shared: Arc::new(Shared::default()),
             },
+            ownership: None,
         }
+    }
+
+    /// Keeps `record` of the services this agent created: a service it
+    /// holds that the file no longer has (removed while the agent was
+    /// down) is drained, then removed, at the start; a service it does
+    /// not hold is never touched (see `ipvsnl::sync::Ownership`).
+    #[must_use]
+    pub fn with_ownership(mut self, record: Ownership) -> Self {
+        self.ownership = Some(record);
+        self
     }
 
     /// Its handle.
@@ -112,8 +130,11 @@ impl Agent {
     pub async fn run(mut self) -> Result<(), ipvsnl::Error> {
         let client = self.connector.connect().await?;
         let config = Arc::clone(&self.config);
-        let mut syncing = Syncing::new(self.connector.clone(), plan_options(&config), client);
+        let owned = Owned::new(self.ownership.take());
+        let mut syncing =
+            Syncing::new(self.connector.clone(), plan_options(&config), client, owned);
         let found = syncing.list().await?;
+        let retiring = Retiring::new(&config, &found, &syncing.recorded());
         let now = Instant::now();
         let mut book = HealthBook::new();
         book.reconcile(&config);
@@ -138,7 +159,9 @@ impl Agent {
         })
         .table;
         startup.hold_all(&mut table);
+        retiring.hold_all(&mut table);
         let mut l = Looping {
+            retiring,
             syncing,
             resync_at: now + config.agent.resync,
             positions: positions(&config),
@@ -255,6 +278,7 @@ impl Looping {
         if let Some(s) = &self.startup {
             s.hold_all(&mut self.table);
         }
+        self.retiring.hold_all(&mut self.table);
     }
 
     /// At start, the service `key` is settled: its entry is decided.
@@ -418,6 +442,9 @@ impl Looping {
             }
         }
         self.syncing.finish(done, now, self.config.agent.resync);
+        if self.retiring.update(self.syncing.view(), &mut self.table) {
+            self.syncing.request(false);
+        }
     }
 
     /// A reload asked for (SIGHUP, the watch, the handle): the file is read
@@ -552,6 +579,7 @@ impl Looping {
             servers_unchanged = self.book.len() - r.added.len() - r.retuned.len(),
             "reloaded"
         );
+        self.retiring.keep_only_outside(&new);
         let old = std::mem::replace(&mut self.config, Arc::new(new));
         if let Some(p) = d.positions {
             self.positions = p;

@@ -4,7 +4,9 @@
 //! by a reload until one complete sync has removed what the reload took
 //! out; while servers drain, their services are read back every
 //! [`DRAIN_POLL`] (or every resync period, if shorter) to delete them once
-//! their connections are gone or their drain has run its longest.
+//! their connections are gone or their drain has run its longest. With
+//! an ownership record (`daemon/owned.rs`), the services a sync may create
+//! are claimed before it starts, and the scope holds those recorded.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,9 +17,14 @@ use ipvsnl::AsyncClient;
 use tokio::time::Instant;
 
 use crate::daemon::connect::Connector;
+use crate::daemon::owned::Owned;
 
 /// The first pause after a failed sync.
 pub(crate) const MIN_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest pause between tries to record the services a sync would
+/// create (a state directory that cannot be written).
+const CLAIM_BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// How often a drain is looked at: a cached sync, which reads back the
 /// services with servers draining (their connection counts) before it
@@ -44,8 +51,11 @@ type InFlight = Pin<Box<dyn Future<Output = Done> + Send>>;
 /// The sync side of the loop.
 pub(crate) struct Syncing {
     connector: Connector,
-    /// The options the syncer has, or gets when it is back.
+    /// The options the syncer has, or gets when it is back (the scope
+    /// without the services recorded: `owned` adds them).
     options: PlanOptions,
+    /// The ownership record.
+    owned: Owned,
     syncer: Option<Syncer>,
     client: Option<AsyncClient>,
     in_flight: Option<InFlight>,
@@ -66,11 +76,17 @@ pub(crate) struct Syncing {
 }
 
 impl Syncing {
-    pub(crate) fn new(connector: Connector, options: PlanOptions, client: AsyncClient) -> Self {
+    pub(crate) fn new(
+        connector: Connector,
+        options: PlanOptions,
+        client: AsyncClient,
+        owned: Owned,
+    ) -> Self {
         Syncing {
             connector,
-            syncer: Some(Syncer::new(options.clone())),
+            syncer: Some(Syncer::new(owned.scope(options.clone()))),
             options,
+            owned,
             client: Some(client),
             in_flight: None,
             dirty: true,
@@ -125,8 +141,32 @@ impl Syncing {
         retry.into_iter().chain(self.drain_check_at).min()
     }
 
-    /// Starts a sync to `desired` (of configuration `generation`).
+    /// The keys the ownership record holds.
+    pub(crate) fn recorded(&self) -> std::collections::BTreeSet<ipvsnl::ServiceKey> {
+        self.owned.keys()
+    }
+
+    /// The table the syncer last left, if it is back and kept a view.
+    pub(crate) fn view(&self) -> Option<&Table> {
+        self.syncer.as_ref().and_then(Syncer::cached)
+    }
+
+    /// Starts a sync to `desired` (of configuration `generation`), once
+    /// its services are claimed in the ownership record (a claim that
+    /// fails is retried at the backoff, the sync not started: a service
+    /// it created could leak).
     pub(crate) fn start(&mut self, desired: Table, generation: u64) {
+        if self.syncer.is_none() {
+            return;
+        }
+        if let Err(e) = self.owned.claim(&desired) {
+            tracing::error!(error = %e, "sync not started: its services cannot be recorded");
+            let now = Instant::now();
+            self.retry_at = Some(now + self.backoff);
+            self.backoff = (self.backoff * 2).min(CLAIM_BACKOFF_MAX);
+            self.dirty = true;
+            return;
+        }
         let Some(mut syncer) = self.syncer.take() else {
             return;
         };
@@ -183,8 +223,11 @@ impl Syncing {
     pub(crate) fn finish(&mut self, done: Done, now: Instant, resync: Duration) {
         self.in_flight = None;
         let mut syncer = done.syncer;
+        if self.owned.after(&syncer) && self.pending.is_none() {
+            syncer.set_options(self.owned.scope(self.options.clone()));
+        }
         if let Some(p) = self.pending.take() {
-            syncer.set_options(p);
+            syncer.set_options(self.owned.scope(p));
         }
         let complete = matches!(&done.result, Ok(r) if r.is_complete());
         self.client = if done.result.is_ok() {
@@ -206,7 +249,7 @@ impl Syncing {
             if let Some((generation, options)) = self.narrow.take() {
                 if done.generation >= generation {
                     self.options = options.clone();
-                    syncer.set_options(options);
+                    syncer.set_options(self.owned.scope(options));
                 } else {
                     self.narrow = Some((generation, options));
                 }
@@ -223,7 +266,7 @@ impl Syncing {
     pub(crate) fn set_options(&mut self, options: PlanOptions) {
         self.options = options.clone();
         match self.syncer.as_mut() {
-            Some(s) => s.set_options(options),
+            Some(s) => s.set_options(self.owned.scope(options)),
             None => self.pending = Some(options),
         }
     }
@@ -246,19 +289,23 @@ impl Syncing {
             Err(_) => {
                 self.in_flight = None;
                 self.pending = None;
-                self.syncer = Some(Syncer::new(self.options.clone()));
+                self.syncer = Some(Syncer::new(self.owned.scope(self.options.clone())));
             }
         }
     }
 
     /// Removes every service of the syncer's scope from the kernel (the
-    /// agent's own, at exit): deleted at once, no drain.
+    /// agent's own, at exit, those recorded too): deleted at once, no
+    /// drain.
     pub(crate) async fn remove_all(&mut self) -> Result<Report, ipvsnl::Error> {
-        let mut syncer = Syncer::new(PlanOptions::new(self.options.scope.clone()));
+        let scope = self.owned.scope(self.options.clone()).scope;
+        let mut syncer = Syncer::new(PlanOptions::new(scope));
         let mut client = match self.client.take() {
             Some(c) => c,
             None => self.connector.connect().await?,
         };
-        syncer.sync_async(&mut client, &Table::new()).await
+        let report = syncer.sync_async(&mut client, &Table::new()).await;
+        self.owned.after(&syncer);
+        report
     }
 }

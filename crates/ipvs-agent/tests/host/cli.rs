@@ -113,6 +113,7 @@ fn each_commands_help_lists_its_flags_and_a_typo_gets_a_suggestion() {
         "--remove-on-exit",
         "--log-format <FORMAT>",
         "--watch <PERIOD>",
+        "--state-dir <DIR>",
     ];
     let fleet = [
         "--etcd <URL[,URL...]>",
@@ -125,7 +126,6 @@ fn each_commands_help_lists_its_flags_and_a_typo_gets_a_suggestion() {
         "--peer-listen <ADDR:PORT>",
         "--peers <ADDR:PORT[,...]>",
         "--peer-key <FILE>",
-        "--state-dir <DIR>",
     ];
     if cfg!(feature = "fleet") {
         flags.extend(fleet);

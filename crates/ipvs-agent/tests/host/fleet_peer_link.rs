@@ -328,7 +328,7 @@ fn the_peer_and_lease_options_are_taken_and_checked() {
     );
     assert_eq!(
         parse(&["a.toml", "--lease-ttl", "5"]).unwrap_err(),
-        "--lease-ttl, --peers, --peer-listen, --peer-key and --state-dir go with --etcd"
+        "--lease-ttl, --peers, --peer-listen and --peer-key go with --etcd"
     );
 }
 

@@ -21,6 +21,7 @@ mod daemon_health;
 mod daemon_http;
 mod daemon_http_slow;
 mod daemon_lifecycle;
+mod daemon_ownership;
 mod daemon_reload_guard;
 mod daemon_short;
 mod daemon_startup;

@@ -248,12 +248,16 @@ impl Ownership {
         &mut self,
         keys: impl IntoIterator<Item = K>,
     ) -> Result<bool, OwnershipError> {
-        let mut next = self.keys.clone();
-        let before = next.len();
-        next.extend(keys.into_iter().map(|k| *k.borrow()));
-        if next.len() == before {
+        let new: Vec<ServiceKey> = keys
+            .into_iter()
+            .map(|k| *k.borrow())
+            .filter(|k| !self.keys.contains(k))
+            .collect();
+        if new.is_empty() {
             return Ok(false);
         }
+        let mut next = self.keys.clone();
+        next.extend(new);
         self.store(next)?;
         Ok(true)
     }
