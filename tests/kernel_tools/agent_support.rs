@@ -160,8 +160,10 @@ impl Drop for Scratch {
 }
 
 /// `ipvs-agent run FILE --netns (this thread's namespace) --listen
-/// 127.0.0.1:PORT`, started from the calling thread (so its checks run in
-/// the director's namespace), its log in a file; killed when dropped.
+/// 127.0.0.1:PORT --state-dir (FILE's directory)/state`, started from the
+/// calling thread (so its checks run in the director's namespace), its
+/// log in a file; killed when dropped. Its ownership record is the
+/// test's own: tests run in parallel, each in its namespace.
 pub struct Agent {
     child: Child,
     listen: String,
@@ -178,6 +180,13 @@ impl Agent {
             .arg("run")
             .arg(config)
             .args(["--netns", &netns, "--listen", &listen])
+            .arg("--state-dir")
+            .arg(
+                config
+                    .parent()
+                    .expect("a file in a directory")
+                    .join("state"),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)

@@ -15,6 +15,7 @@ mod agent_flap;
 mod agent_health;
 mod agent_ipv6;
 mod agent_kill;
+mod agent_owned;
 mod agent_reload;
 mod agent_startup;
 mod agent_support;
