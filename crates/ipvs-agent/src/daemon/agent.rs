@@ -46,7 +46,8 @@ pub struct Agent {
     options: AgentOptions,
     commands: mpsc::UnboundedReceiver<Command>,
     handle: Handle,
-    ownership: Option<Ownership>,
+    /// The record of the services it created (`daemon/agent_owns.rs`).
+    pub(super) ownership: Option<Ownership>,
 }
 
 impl std::fmt::Debug for dyn Prober {
@@ -106,16 +107,6 @@ impl Agent {
             },
             ownership: None,
         }
-    }
-
-    /// Keeps `record` of the services this agent created: a service it
-    /// holds that the file no longer has (removed while the agent was
-    /// down) is drained, then removed, at the start; a service it does
-    /// not hold is never touched (see `ipvsnl::sync::Ownership`).
-    #[must_use]
-    pub fn with_ownership(mut self, record: Ownership) -> Self {
-        self.ownership = Some(record);
-        self
     }
 
     /// Its handle.

@@ -8,6 +8,7 @@
 //! fleet mode (`crate::fleet`, `ipvs-agent run --etcd`).
 
 mod agent;
+mod agent_owns;
 mod changes;
 mod checks;
 mod connect;
