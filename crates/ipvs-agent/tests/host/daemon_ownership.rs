@@ -5,6 +5,7 @@
 //! record's write (the record as the write-ahead leaves it), converges at
 //! the next start without leaking a service or touching a foreign one.
 //! Without a record the agent owns its file's services only (the leak).
+//! A record that cannot be written holds the syncs back until it can.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -233,4 +234,27 @@ async fn a_crash_between_the_kernel_change_and_the_record_write_converges() {
     foreign_intact(&kernel);
     agent.stop(false).await;
     assert_eq!(recorded(&dir), [80]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_record_that_cannot_be_written_holds_back_the_syncs_until_it_can() {
+    let dir = state_dir("unwritable");
+    // The record's temporary file cannot be made: a directory has its name.
+    let blocker = dir.join("services.tmp");
+    std::fs::create_dir(&blocker).unwrap();
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let agent = start_owned(&kernel, &file(true), &prober, &dir);
+    advance(3 * S).await;
+    // Nothing created that the record could not hold.
+    assert_eq!(weight(&kernel, &key(80), A), "no service");
+    assert!(!agent.handle.ready());
+    // Writable again: in at the next try (the backoff doubles from 1 s).
+    std::fs::remove_dir(&blocker).unwrap();
+    advance(10 * S).await;
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    assert_eq!(weight(&kernel, &key(81), A81), "5");
+    assert!(agent.handle.ready());
+    agent.stop(false).await;
+    assert_eq!(recorded(&dir), [80, 81]);
 }

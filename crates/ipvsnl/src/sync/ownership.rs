@@ -39,7 +39,9 @@
 //!   owner's the kernel holds: a crash after a create leaves it recorded
 //!   (deleted at the next start if no longer wanted), a crash after a
 //!   delete leaves a key recorded that the kernel lacks (harmless: the
-//!   next sync sees it gone and drops it). Never a leak.
+//!   next sync sees it gone and drops it). Never a leak. (A listing that
+//!   misses a service, rarely, see [`Syncer::list`], drops its key: the
+//!   safe side, a leak at worst, never a foreign delete.)
 //! - **A record from another host, boot or namespace** (a copied disk, a
 //!   shared directory). The record names its owner; [`Ownership::open`]
 //!   refuses a record of another name ([`OwnershipError::OtherOwner`]).
