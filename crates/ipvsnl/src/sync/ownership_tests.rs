@@ -9,10 +9,19 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::block_on::block_on;
 use crate::emulator::{Connections, Kernel};
+use crate::sync::emulated::connect;
 use crate::sync::ownership_file::encode;
+use crate::sync::report::Report;
 use crate::sync::{Drain, Ownership, OwnershipError, PlanOptions, Scope, Syncer, Table};
-use crate::{Client, Destination, Service, ServiceKey, Stats};
+use crate::{Destination, Error, Service, ServiceKey, Stats};
+
+/// `syncer.sync` on a client of `kernel` (the emulator's own port: the
+/// crate's tests build without the `emulator` feature).
+fn sync(syncer: &mut Syncer, kernel: &Kernel, want: &Table) -> Result<Report, Error> {
+    block_on(syncer.sync_in(&mut connect(kernel, true), want))
+}
 
 fn ip(s: &str) -> IpAddr {
     s.parse().unwrap()
@@ -67,7 +76,7 @@ fn run(kernel: &Kernel, owned: &mut Ownership, want: &Table, drain: bool) -> Syn
         options = options.with_drain(Drain::new(Duration::from_secs(60)));
     }
     let mut syncer = Syncer::new(options);
-    let report = syncer.sync(&mut Client::emulated(kernel), want).unwrap();
+    let report = sync(&mut syncer, kernel, want).unwrap();
     assert!(report.is_complete(), "{report}");
     owned.after_sync(&syncer).unwrap();
     syncer
@@ -78,10 +87,7 @@ fn foreign(kernel: &Kernel) {
     let mut t = table(&[80, FOREIGN]);
     t.remove(&key(80));
     let mut s = Syncer::new(PlanOptions::new(Scope::keys([key(FOREIGN)])));
-    assert!(s
-        .sync(&mut Client::emulated(kernel), &t)
-        .unwrap()
-        .is_complete());
+    assert!(sync(&mut s, kernel, &t).unwrap().is_complete());
 }
 
 #[test]
@@ -89,10 +95,10 @@ fn keys_alone_leak_a_service_removed_while_the_owner_was_down() {
     // What the record fixes: a scope of what is wanted now.
     let kernel = Kernel::new();
     let mut s = Syncer::new(PlanOptions::new(Scope::keys([key(80), key(81)])));
-    let r = s.sync(&mut Client::emulated(&kernel), &table(&[80, 81]));
+    let r = sync(&mut s, &kernel, &table(&[80, 81]));
     assert!(r.unwrap().is_complete());
     let mut s = Syncer::new(PlanOptions::new(Scope::keys([key(80)])));
-    let r = s.sync(&mut Client::emulated(&kernel), &table(&[80]));
+    let r = sync(&mut s, &kernel, &table(&[80]));
     assert!(r.unwrap().is_complete());
     assert_eq!(held(&kernel), [80, 81]);
 }
@@ -158,7 +164,7 @@ fn a_crash_between_the_kernel_change_and_the_record_write_leaks_nothing() {
         let want = table(&[80, 81]);
         owned.claim(want.keys()).unwrap();
         let mut syncer = Syncer::new(PlanOptions::new(owned.scope(want.keys())));
-        let r = syncer.sync(&mut Client::emulated(&kernel), &want);
+        let r = sync(&mut syncer, &kernel, &want);
         assert!(r.unwrap().is_complete());
     }
     // A run that deletes 81 and crashes before it observes: 81 stays
@@ -168,7 +174,7 @@ fn a_crash_between_the_kernel_change_and_the_record_write_leaks_nothing() {
         let want = table(&[80]);
         owned.claim(want.keys()).unwrap();
         let mut syncer = Syncer::new(PlanOptions::new(owned.scope(want.keys())));
-        let r = syncer.sync(&mut Client::emulated(&kernel), &want);
+        let r = sync(&mut syncer, &kernel, &want);
         assert!(r.unwrap().is_complete());
         assert_eq!(held(&kernel), [80, FOREIGN]);
     }
