@@ -268,6 +268,26 @@ impl Ownership {
     /// kernel was seen to hold (every service, as a [`Syncer`] lists it
     /// or leaves its view). Whether the record changed. On `Err` it is as
     /// it was (and still holds every key: the safe side).
+    ///
+    /// ```
+    /// use ipvsnl::sync::{Ownership, Table};
+    /// use ipvsnl::{Service, ServiceKey};
+    /// # let dir = std::env::temp_dir().join(format!("ipvsnl-doc-observe-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("owned");
+    /// let web = ServiceKey::tcp("192.0.2.1".parse().unwrap(), 80);
+    /// let old = ServiceKey::tcp("192.0.2.2".parse().unwrap(), 80);
+    /// let mut owned = Ownership::open(&path, "doc").unwrap();
+    /// owned.claim([web, old]).unwrap(); // on disk before the sync
+    /// // The kernel seen after the sync: `old` is gone.
+    /// let mut seen = Table::new();
+    /// seen.insert(Service::new(web), []);
+    /// assert!(owned.observe(&seen).unwrap());
+    /// drop(owned);
+    /// let again = Ownership::open(&path, "doc").unwrap();
+    /// assert_eq!(again.keys().iter().collect::<Vec<_>>(), [&web]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn observe(&mut self, seen: &Table) -> Result<bool, OwnershipError> {
         let next: BTreeSet<ServiceKey> = self
             .keys
