@@ -1,6 +1,8 @@
 //! The agent's ownership record from the command line: the services this
 //! agent created, in `STATE_DIR/services` (`--state-dir`, `/run/ipvs-agent`
-//! by default, in fleet mode too, beside the record of the VIPs).
+//! by default, in fleet mode too, beside the record of the VIPs); with
+//! `--netns PATH`, `STATE_DIR/services@PATH` (its `/` as `_`), so that
+//! agents of several namespaces share the default directory.
 //!
 //! `/run` is a tmpfs: the record is gone at a reboot, like the kernel's
 //! table it describes, so a record can never claim a service another tool
@@ -22,9 +24,16 @@ use ipvsnl::sync::{Ownership, OwnershipError};
 /// The default `--state-dir`.
 pub(crate) const DEFAULT_STATE_DIR: &str = "/run/ipvs-agent";
 
-/// The record's file in `state_dir`.
-pub(crate) fn record_path(state_dir: &Path) -> PathBuf {
-    state_dir.join("services")
+/// The record's file in `state_dir` for the agent of `netns` (its own
+/// namespace without).
+pub(crate) fn record_path(state_dir: &Path, netns: Option<&Path>) -> PathBuf {
+    match netns {
+        None => state_dir.join("services"),
+        Some(p) => {
+            let name = p.to_string_lossy().replace('/', "_");
+            state_dir.join(format!("services@{name}"))
+        }
+    }
 }
 
 /// Opens the record in `state_dir` for the agent keeping the namespace
@@ -32,7 +41,7 @@ pub(crate) fn record_path(state_dir: &Path) -> PathBuf {
 pub(crate) fn open_record(state_dir: &Path, netns: Option<&Path>) -> Result<Ownership, String> {
     std::fs::create_dir_all(state_dir)
         .map_err(|e| format!("--state-dir {}: {e}", state_dir.display()))?;
-    let path = record_path(state_dir);
+    let path = record_path(state_dir, netns);
     let owner = owner_name(netns);
     match Ownership::open(&path, &owner) {
         Ok(record) => Ok(record),
@@ -76,7 +85,11 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let key = ipvsnl::ServiceKey::tcp("192.0.2.1".parse().unwrap(), 80);
         std::fs::create_dir_all(&dir).unwrap();
-        let mut r = Ownership::open(record_path(&dir), "elsewhere").unwrap();
+        assert_eq!(
+            record_path(&dir, Some(Path::new("/run/netns/blue"))),
+            dir.join("services@_run_netns_blue")
+        );
+        let mut r = Ownership::open(record_path(&dir, None), "elsewhere").unwrap();
         r.claim([key]).unwrap();
         drop(r);
         let mine = open_record(&dir, None).unwrap();
