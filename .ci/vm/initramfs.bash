@@ -93,6 +93,12 @@ build_initramfs() {
     copy_peer usr/sbin/keepalived
     copy_peer usr/bin/etcd
     copy_peer usr/bin/etcdctl
+    # keepalived's sample configurations: the side by side of the agent's
+    # import with keepalived (tests/kernel_tools/keepalived_side.rs).
+    if [ -d "$CACHE/peers/usr/share/doc/keepalived/samples" ]; then
+      mkdir -p "$ROOT/usr/share/doc/keepalived"
+      cp -r "$CACHE/peers/usr/share/doc/keepalived/samples" "$ROOT/usr/share/doc/keepalived/"
+    fi
   fi
   # busybox applets, where no real binary was installed above.
   for a in $("$BUSYBOX" --list-full); do

@@ -22,3 +22,5 @@ mod agent_support;
 mod crosscheck;
 mod doctor;
 mod exporter;
+mod keepalived_side;
+mod keepalived_side_support;
