@@ -164,7 +164,10 @@ impl Agent {
             book,
             checks,
             changed: HashMap::new(),
-            startup: Some(startup),
+            // Over at once when no server waits for a first result (a
+            // file without checks): nothing would end it otherwise, and
+            // no sync would count for readiness.
+            startup: Some(startup).filter(|s| !s.is_over()),
             ready: false,
             readying: false,
             syncs: 0,

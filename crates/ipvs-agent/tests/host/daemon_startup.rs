@@ -239,3 +239,26 @@ async fn a_restart_over_a_serving_table_sends_nothing_even_with_start_down() {
     assert_eq!(weight(&kernel, &key(80), B), "20");
     second.stop(false).await;
 }
+
+/// A file where no server has a check (what `ipvs-agent import
+/// keepalived` writes for PING_CHECK and UDP_CHECK): no service waits for
+/// a first result, and the agent is ready after its first sync (it never
+/// was: nothing ended the start, so no sync counted for readiness).
+#[tokio::test(start_paused = true)]
+async fn a_file_without_any_check_is_ready_after_its_first_sync() {
+    let kernel = Kernel::new();
+    let prober = Scripted::default();
+    let c = config(&format!(
+        "[[service]]\nprotocol = \"tcp\"\naddress = \"{VIP}\"\nport = 80\n\
+         [[service.server]]\naddress = \"{A}\"\nweight = 10\n"
+    ));
+    let agent = start(&kernel, c, &prober, AgentOptions::default());
+    let mut waited = 0;
+    while !agent.handle.ready() && waited < 10_000 {
+        advance(MS).await;
+        waited += 1;
+    }
+    assert_eq!(weight(&kernel, &key(80), A), "10");
+    assert!(agent.handle.ready(), "not ready after {waited} ms");
+    agent.stop(false).await;
+}
