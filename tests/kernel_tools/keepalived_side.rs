@@ -7,12 +7,7 @@
 //! side"); then one real server killed in both, and the tables again.
 //! Needs keepalived in the VM (IPVSNL_VM_PEERS=1: .ci/kernel-tests sets it).
 
-use crate::keepalived_side_support::{side_by_side, Case, Conf, Diff};
-
-/// keepalived removes a failed server at once; the agent drains it at
-/// weight 0 first, and removes it (`remove_after_drain`) once it has no
-/// connections: at once here. So no difference is expected.
-const NO_DIFFS: &[Diff] = &[];
+use crate::keepalived_side_support::{lines, side_by_side, Case, Conf};
 
 #[test]
 #[ignore = "needs IPVS and keepalived: runs in the VM via .ci/kernel-tests"]
@@ -22,17 +17,20 @@ fn keepalived_side_fwmark() {
         &Case {
             conf: Conf::Sample("fwmark"),
             listeners: &["192.168.201.100:80", "192.168.201.101:80"],
-            kill: 1,
-            up: &[
+            kill: Some(1),
+            up: lines(&[
                 "-A -f 1 -s rr -p 900",
                 "-a -f 1 -r 192.168.201.100:0 -m -w 1",
                 "-a -f 1 -r 192.168.201.101:0 -m -w 1",
-            ],
-            down: &[
+            ]),
+            down: lines(&[
                 "-A -f 1 -s rr -p 900",
                 "-a -f 1 -r 192.168.201.100:0 -m -w 1",
-            ],
-            diffs: NO_DIFFS,
+            ]),
+            // keepalived removes a failed server at once; the agent drains
+            // it at weight 0 first and removes it (`remove_after_drain`)
+            // once it has no connections: at once here.
+            diffs: Vec::new(),
         },
     );
 }
@@ -68,19 +66,22 @@ fn keepalived_side_own_wrr() {
         &Case {
             conf: Conf::Own(OWN_WRR),
             listeners: &["10.50.1.1:8080", "10.50.1.2:8080", "10.50.1.3:8080"],
-            kill: 1,
-            up: &[
+            kill: Some(1),
+            up: lines(&[
                 "-A -t 10.50.0.1:80 -s wrr",
                 "-a -t 10.50.0.1:80 -r 10.50.1.1:8080 -m -w 3",
                 "-a -t 10.50.0.1:80 -r 10.50.1.2:8080 -m -w 2",
                 "-a -t 10.50.0.1:80 -r 10.50.1.3:8080 -m -w 1",
-            ],
-            down: &[
+            ]),
+            down: lines(&[
                 "-A -t 10.50.0.1:80 -s wrr",
                 "-a -t 10.50.0.1:80 -r 10.50.1.1:8080 -m -w 3",
                 "-a -t 10.50.0.1:80 -r 10.50.1.3:8080 -m -w 1",
-            ],
-            diffs: NO_DIFFS,
+            ]),
+            // keepalived removes a failed server at once; the agent drains
+            // it at weight 0 first and removes it (`remove_after_drain`)
+            // once it has no connections: at once here.
+            diffs: Vec::new(),
         },
     );
 }
@@ -114,18 +115,21 @@ fn keepalived_side_own_inhibit_dr() {
         &Case {
             conf: Conf::Own(OWN_INHIBIT_DR),
             listeners: &["10.51.1.1:443", "10.51.1.2:443"],
-            kill: 0,
-            up: &[
+            kill: Some(0),
+            up: lines(&[
                 "-A -t 10.51.0.1:443 -s sh",
                 "-a -t 10.51.0.1:443 -r 10.51.1.1:443 -g -w 5",
                 "-a -t 10.51.0.1:443 -r 10.51.1.2:443 -g -w 5",
-            ],
-            down: &[
+            ]),
+            down: lines(&[
                 "-A -t 10.51.0.1:443 -s sh",
                 "-a -t 10.51.0.1:443 -r 10.51.1.1:443 -g -w 0",
                 "-a -t 10.51.0.1:443 -r 10.51.1.2:443 -g -w 5",
-            ],
-            diffs: NO_DIFFS,
+            ]),
+            // keepalived removes a failed server at once; the agent drains
+            // it at weight 0 first and removes it (`remove_after_drain`)
+            // once it has no connections: at once here.
+            diffs: Vec::new(),
         },
     );
 }

@@ -47,9 +47,27 @@ pub enum Phase {
 /// such line) is the agent's line (None: the agent has none), and why.
 pub struct Diff {
     pub phase: Phase,
-    pub keepalived: Option<&'static str>,
-    pub agent: Option<&'static str>,
+    pub keepalived: Option<String>,
+    pub agent: Option<String>,
     pub why: &'static str,
+}
+
+impl Diff {
+    /// keepalived's `k` is the agent's `a` (`""`: no line on that side).
+    pub fn new(phase: Phase, k: &str, a: &str, why: &'static str) -> Diff {
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        Diff {
+            phase,
+            keepalived: some(k),
+            agent: some(a),
+            why,
+        }
+    }
+}
+
+/// Lines as owned strings.
+pub fn lines(l: &[&str]) -> Vec<String> {
+    l.iter().map(|s| (*s).to_owned()).collect()
 }
 
 /// A side-by-side case.
@@ -58,14 +76,15 @@ pub struct Case {
     /// The real servers that listen (`busybox httpd`), as `ADDR:PORT`
     /// (`[V6]:PORT`); their addresses go on `lo`.
     pub listeners: &'static [&'static str],
-    /// The listener killed (an index into `listeners`).
-    pub kill: usize,
+    /// The listener killed (an index into `listeners`); None: no kill
+    /// (a case whose servers no check of ours can bring up or down).
+    pub kill: Option<usize>,
     /// keepalived's `ipvsadm -S -n` with every listener up.
-    pub up: &'static [&'static str],
+    pub up: Vec<String>,
     /// keepalived's `ipvsadm -S -n` after the kill.
-    pub down: &'static [&'static str],
+    pub down: Vec<String>,
     /// How the agent's tables differ from keepalived's.
-    pub diffs: &'static [Diff],
+    pub diffs: Vec<Diff>,
 }
 
 /// Which program builds the table.
@@ -121,7 +140,7 @@ fn run_side(side: Side, case: &Case, scratch: &Scratch, conf: &Path, toml: &Path
     for l in case.listeners {
         let (addr, v6) = host(l);
         let line = if v6 {
-            format!("-6 addr add {addr}/128 dev lo nodad")
+            format!("addr add {addr}/128 dev lo nodad")
         } else {
             format!("addr add {addr}/32 dev lo")
         };
@@ -132,18 +151,20 @@ fn run_side(side: Side, case: &Case, scratch: &Scratch, conf: &Path, toml: &Path
     ipvsnl_test_support::commands::ip_batch(&lines);
     let mut listeners: Vec<Child> = case.listeners.iter().map(|l| httpd(l, &www)).collect();
     let peer = Peer::start(side, scratch, conf, toml);
-    let want_up = expected(side, case.up, case.diffs, Phase::Up);
+    let want_up = expected(side, &case.up, &case.diffs, Phase::Up);
     let took = reach(side, &peer, &want_up, "every server up");
     println!("{side:?}: every server up: the table in {took:?}");
-    let victim = &mut listeners[case.kill];
-    let _ = victim.kill();
-    let _ = victim.wait();
-    let want_down = expected(side, case.down, case.diffs, Phase::Down);
-    let took = reach(side, &peer, &want_down, "one killed");
-    println!(
-        "{side:?}: {} killed: the table in {took:?}",
-        case.listeners[case.kill]
-    );
+    if let Some(kill) = case.kill {
+        let victim = &mut listeners[kill];
+        let _ = victim.kill();
+        let _ = victim.wait();
+        let want_down = expected(side, &case.down, &case.diffs, Phase::Down);
+        let took = reach(side, &peer, &want_down, "one killed");
+        println!(
+            "{side:?}: {} killed: the table in {took:?}",
+            case.listeners[kill]
+        );
+    }
     drop(peer);
     for mut l in listeners {
         let _ = l.kill();
@@ -153,14 +174,14 @@ fn run_side(side: Side, case: &Case, scratch: &Scratch, conf: &Path, toml: &Path
 
 /// The table `side` must show: keepalived's, with the differences of
 /// `phase` applied for the agent. Sorted.
-fn expected(side: Side, keepalived: &[&str], diffs: &[Diff], phase: Phase) -> Vec<String> {
-    let mut want: Vec<String> = keepalived.iter().map(|s| (*s).to_owned()).collect();
+fn expected(side: Side, keepalived: &[String], diffs: &[Diff], phase: Phase) -> Vec<String> {
+    let mut want: Vec<String> = keepalived.to_vec();
     if let Side::Agent = side {
         for d in diffs
             .iter()
             .filter(|d| d.phase == phase || d.phase == Phase::Both)
         {
-            if let Some(k) = d.keepalived {
+            if let Some(k) = &d.keepalived {
                 let at = want.iter().position(|l| l == k).unwrap_or_else(|| {
                     panic!(
                         "the difference {k:?} -> {:?} ({}): keepalived's table has no such line",
@@ -169,8 +190,8 @@ fn expected(side: Side, keepalived: &[&str], diffs: &[Diff], phase: Phase) -> Ve
                 });
                 want.remove(at);
             }
-            if let Some(a) = d.agent {
-                want.push(a.to_owned());
+            if let Some(a) = &d.agent {
+                want.push(a.clone());
             }
         }
     }

@@ -23,4 +23,5 @@ mod crosscheck;
 mod doctor;
 mod exporter;
 mod keepalived_side;
+mod keepalived_side_samples;
 mod keepalived_side_support;
